@@ -1,0 +1,188 @@
+/*
+ * algorithms.c - the one registry of coltune's algorithms.
+ *
+ * Adding an algorithm is one file under src/<collective>/ plus one entry here:
+ * its name (as written in rules files and COLTUNE_* variables), parameters
+ * with ranges and defaults, and restrictions the selector checks before the
+ * algorithm ever runs.
+ */
+#include "algorithms.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const coll_names[CT_COLL_COUNT] = {
+    [CT_COLL_ALLTOALLV] = "alltoallv",
+};
+
+const char *ct_coll_name(ct_coll coll)
+{
+    return (coll >= 0 && coll < CT_COLL_COUNT) ? coll_names[coll] : "?";
+}
+
+int ct_coll_from_name(const char *name, size_t len, ct_coll *out)
+{
+    for (int c = 0; c < CT_COLL_COUNT; c++) {
+        if (strlen(coll_names[c]) == len && strncmp(coll_names[c], name, len) == 0) {
+            *out = (ct_coll)c;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Expressions of P, Q, N                                              */
+/* ------------------------------------------------------------------ */
+
+/* round(sqrt(x)) in integer arithmetic: the r >= 0 nearest to sqrt(x). */
+static long isqrt_round(long x)
+{
+    if (x <= 0)
+        return 0;
+    long r = 0;
+    while ((r + 1) * (r + 1) <= x)
+        r++;
+    /* r = floor(sqrt(x)); round up when x >= (r + 1/2)^2, i.e. 4x >= (2r+1)^2 */
+    if (4 * x >= (2 * r + 1) * (2 * r + 1))
+        r++;
+    return r;
+}
+
+long ct_expr_eval(ct_expr e, const ct_env *env)
+{
+    switch (e.term) {
+    case CT_TERM_CONST:
+        return e.offset;
+    case CT_TERM_P:
+        return env->P + e.offset;
+    case CT_TERM_Q:
+        return env->Q + e.offset;
+    case CT_TERM_N:
+        return env->N + e.offset;
+    case CT_TERM_SQRT_P:
+        return isqrt_round(env->P) + e.offset;
+    case CT_TERM_SQRT_Q:
+        return isqrt_round(env->Q) + e.offset;
+    case CT_TERM_NM1_Q:
+        return (env->N - 1) * env->Q + e.offset;
+    }
+    return e.offset;
+}
+
+void ct_expr_format(ct_expr e, char *buf, size_t len)
+{
+    static const char *const term_names[] = {
+        [CT_TERM_CONST] = "",   [CT_TERM_P] = "P",          [CT_TERM_Q] = "Q",
+        [CT_TERM_N] = "N",      [CT_TERM_SQRT_P] = "sqrt",  [CT_TERM_SQRT_Q] = "sqrtQ",
+        [CT_TERM_NM1_Q] = "(N-1)*Q",
+    };
+    if (e.term == CT_TERM_CONST)
+        snprintf(buf, len, "%ld", e.offset);
+    else if (e.offset == 0)
+        snprintf(buf, len, "%s", term_names[e.term]);
+    else
+        snprintf(buf, len, "%s%+ld", term_names[e.term], e.offset);
+}
+
+/* ------------------------------------------------------------------ */
+/* The registry                                                        */
+/* ------------------------------------------------------------------ */
+
+#define K(v) {CT_TERM_CONST, (v)}
+#define EXPR(t, o) {CT_TERM_##t, (o)}
+
+/* Defaults are clamped into their range at resolve time (spec.c), so
+ * block_count's default of 32 (MPICH's MPIR_CVAR_ALLTOALL_THROTTLE) means
+ * min(32, P). A value given explicitly out of range is a restriction instead. */
+static const ct_algorithm registry[] = {
+    {
+        .name = "pmpi",
+        .coll = CT_COLL_ALLTOALLV,
+        .summary = "forward to the MPI library's own PMPI_Alltoallv",
+        .run.alltoallv = ct_alltoallv_pmpi,
+    },
+    {
+        .name = "pairwise",
+        .coll = CT_COLL_ALLTOALLV,
+        .summary = "pairwise exchange: one send and one receive per step (paper 004 Alg. 1)",
+        .run.alltoallv = ct_alltoallv_pairwise,
+    },
+    {
+        .name = "nonblocking",
+        .coll = CT_COLL_ALLTOALLV,
+        .summary = "all sends and receives posted in spread-out order, one Waitall "
+                   "(paper 004 Alg. 2; paper 001 II(d))",
+        .run.alltoallv = ct_alltoallv_nonblocking,
+    },
+    {
+        .name = "linear",
+        .coll = CT_COLL_ALLTOALLV,
+        .summary = "all sends and receives posted in ascending rank order "
+                   "(Open MPI basic linear; paper 001 II(d))",
+        .run.alltoallv = ct_alltoallv_linear,
+    },
+    {
+        .name = "scattered",
+        .coll = CT_COLL_ALLTOALLV,
+        .summary = "spread-out order in batches of block_count peers, waiting on each "
+                   "batch (MPICH scattered; paper 001 II(d))",
+        .nparams = 1,
+        .params = {{"block_count", K(1), EXPR(P, 0), K(32),
+                    "peers per batch (values above P act as P)"}},
+        .run.alltoallv = ct_alltoallv_scattered,
+    },
+    {
+        .name = "multipair_blocking",
+        .coll = CT_COLL_ALLTOALLV,
+        .summary = "pairwise order, stride exchanges in flight, Waitall per group "
+                   "(paper 004 Alg. 3)",
+        .nparams = 1,
+        .params = {{"stride", K(1), EXPR(P, 0), K(8), "exchanges per group"}},
+        .run.alltoallv = ct_alltoallv_multipair_blocking,
+    },
+    {
+        .name = "multipair_waitany",
+        .coll = CT_COLL_ALLTOALLV,
+        .summary = "pairwise order, stride exchanges in flight, refilled on Waitany "
+                   "(paper 004 Alg. 4)",
+        .nparams = 1,
+        .params = {{"stride", K(1), EXPR(P, 0), K(8), "exchanges in flight"}},
+        .run.alltoallv = ct_alltoallv_multipair_waitany,
+    },
+    {
+        .name = "multipair_testany",
+        .coll = CT_COLL_ALLTOALLV,
+        .summary = "pairwise order, stride exchanges in flight, refilled on Testany "
+                   "(paper 004 Alg. 5)",
+        .nparams = 1,
+        .params = {{"stride", K(1), EXPR(P, 0), K(8), "exchanges in flight"}},
+        .run.alltoallv = ct_alltoallv_multipair_testany,
+    },
+};
+
+#define REGISTRY_SIZE ((int)(sizeof registry / sizeof registry[0]))
+
+int ct_algorithm_count(void) { return REGISTRY_SIZE; }
+
+const ct_algorithm *ct_algorithm_at(int i)
+{
+    return (i >= 0 && i < REGISTRY_SIZE) ? &registry[i] : NULL;
+}
+
+int ct_algorithm_index(const ct_algorithm *alg) { return (int)(alg - registry); }
+
+const ct_algorithm *ct_algorithm_find(ct_coll coll, const char *name, size_t len)
+{
+    for (int i = 0; i < REGISTRY_SIZE; i++) {
+        const ct_algorithm *a = &registry[i];
+        if (a->coll == coll && strlen(a->name) == len && strncmp(a->name, name, len) == 0)
+            return a;
+    }
+    return NULL;
+}
+
+const ct_algorithm *ct_algorithm_pmpi(ct_coll coll)
+{
+    return ct_algorithm_find(coll, "pmpi", 4);
+}

@@ -1,0 +1,138 @@
+/*
+ * algorithms.h - the one algorithm registry.
+ *
+ * Each algorithm declares its name, collective, parameters (with ranges that
+ * may depend on the communicator: P, Q, N) and restrictions. The rules file,
+ * the environment and the direct C API all resolve an algorithm through this
+ * table and pass through the same restriction checks (select/decide.c), so no
+ * algorithm ever has to fail halfway through a call.
+ */
+#ifndef CT_ALGORITHMS_H
+#define CT_ALGORITHMS_H
+
+#include "core/ct_common.h"
+
+struct ct_ctx;
+
+typedef enum ct_coll {
+    CT_COLL_ALLTOALLV = 0,
+    CT_COLL_COUNT
+} ct_coll;
+
+const char *ct_coll_name(ct_coll coll);
+/* Returns 0 and sets *out when name is a known collective, -1 otherwise. */
+int ct_coll_from_name(const char *name, size_t len, ct_coll *out);
+
+/* ------------------------------------------------------------------ */
+/* Parameters                                                          */
+/* ------------------------------------------------------------------ */
+
+#define CT_MAX_PARAMS 4
+
+/* The communicator quantities a parameter bound or expression may use. */
+typedef struct ct_env {
+    long P; /* communicator size */
+    long Q; /* ranks per node (largest node when nodes are uneven) */
+    long N; /* number of nodes */
+} ct_env;
+
+/* A value that is a constant or a simple expression of P, Q or N:
+ * value = base * ? + offset, where base is one of the ct_term values. */
+typedef enum ct_term {
+    CT_TERM_CONST = 0, /* offset alone */
+    CT_TERM_P,         /* P + offset */
+    CT_TERM_Q,         /* Q + offset */
+    CT_TERM_N,         /* N + offset */
+    CT_TERM_SQRT_P,    /* round(sqrt(P)) + offset, integer arithmetic */
+    CT_TERM_SQRT_Q,    /* round(sqrt(Q)) + offset */
+    CT_TERM_NM1_Q      /* (N - 1) * Q + offset */
+} ct_term;
+
+typedef struct ct_expr {
+    ct_term term;
+    long offset;
+} ct_expr;
+
+long ct_expr_eval(ct_expr e, const ct_env *env);
+/* Writes the expression as it would be written in a rules file. */
+void ct_expr_format(ct_expr e, char *buf, size_t len);
+
+typedef struct ct_param_desc {
+    const char *name;
+    ct_expr min, max; /* inclusive, evaluated against the communicator */
+    ct_expr def;      /* default when the spec does not set it */
+    const char *help;
+} ct_param_desc;
+
+/* ------------------------------------------------------------------ */
+/* Call arguments, one struct per collective                           */
+/* ------------------------------------------------------------------ */
+
+typedef struct ct_alltoallv_args {
+    const void *sendbuf; /* never MPI_IN_PLACE when an algorithm sees it */
+    const int *sendcounts;
+    const int *sdispls;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    const int *recvcounts;
+    const int *rdispls;
+    MPI_Datatype recvtype;
+    MPI_Comm comm; /* the user's communicator: only pmpi uses it */
+} ct_alltoallv_args;
+
+typedef int (*ct_alltoallv_fn)(const ct_alltoallv_args *args, struct ct_ctx *ctx,
+                               const long *params);
+
+/* ------------------------------------------------------------------ */
+/* Restrictions                                                        */
+/* ------------------------------------------------------------------ */
+
+/* Restrictions that depend only on the communicator (identical on every
+ * rank by construction): checked without communication. */
+#define CT_R_NODE_CONSECUTIVE 0x01u /* ranks of a node are consecutive */
+#define CT_R_NODE_UNIFORM 0x02u     /* every node holds Q ranks */
+
+/* Restrictions that depend on rank-local call arguments: the decision
+ * combines them over all ranks in the one small allreduce (decide.c). */
+#define CT_R_CONTIG_TYPES 0x10u /* send/recv types contiguous with lb == 0 */
+#define CT_R_INT_OFFSETS 0x20u  /* every byte offset and total fits in int */
+
+#define CT_R_LOCAL_MASK 0xf0u
+
+typedef struct ct_algorithm {
+    const char *name;
+    ct_coll coll;
+    const char *summary; /* one line, with the paper reference */
+    int nparams;
+    ct_param_desc params[CT_MAX_PARAMS];
+    unsigned restrictions;
+    union {
+        ct_alltoallv_fn alltoallv;
+    } run;
+} ct_algorithm;
+
+/* The registry: a NULL-terminated view. */
+const ct_algorithm *ct_algorithm_find(ct_coll coll, const char *name, size_t len);
+int ct_algorithm_count(void);
+const ct_algorithm *ct_algorithm_at(int i);
+int ct_algorithm_index(const ct_algorithm *alg);
+/* The forwarding algorithm ("pmpi") of a collective. */
+const ct_algorithm *ct_algorithm_pmpi(ct_coll coll);
+
+/* ------------------------------------------------------------------ */
+/* Algorithm entry points (one file each under src/<collective>/)      */
+/* ------------------------------------------------------------------ */
+
+int ct_alltoallv_pmpi(const ct_alltoallv_args *a, struct ct_ctx *ctx, const long *params);
+int ct_alltoallv_pairwise(const ct_alltoallv_args *a, struct ct_ctx *ctx, const long *params);
+int ct_alltoallv_nonblocking(const ct_alltoallv_args *a, struct ct_ctx *ctx, const long *params);
+int ct_alltoallv_linear(const ct_alltoallv_args *a, struct ct_ctx *ctx, const long *params);
+int ct_alltoallv_scattered(const ct_alltoallv_args *a, struct ct_ctx *ctx, const long *params);
+int ct_alltoallv_multipair_blocking(const ct_alltoallv_args *a, struct ct_ctx *ctx,
+                                    const long *params);
+int ct_alltoallv_multipair_waitany(const ct_alltoallv_args *a, struct ct_ctx *ctx,
+                                   const long *params);
+int ct_alltoallv_multipair_testany(const ct_alltoallv_args *a, struct ct_ctx *ctx,
+                                   const long *params);
+
+#endif

@@ -1,0 +1,264 @@
+/*
+ * alltoallv.c - the MPI_Alltoallv driver and the helpers its algorithms share.
+ */
+#include "alltoallv/alltoallv.h"
+#include "core/log.h"
+#include "core/state.h"
+#include "core/stats.h"
+#include "select/decide.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Helpers for the algorithms                                          */
+/* ------------------------------------------------------------------ */
+
+int ct_a2av_prepare(ct_a2av *x, const ct_alltoallv_args *a, ct_ctx *ctx)
+{
+    int rc;
+    MPI_Aint lb;
+    MPI_Count size;
+    x->a = a;
+    x->ctx = ctx;
+    CT_CALL(PMPI_Type_get_extent(a->sendtype, &lb, &x->sext));
+    CT_CALL(PMPI_Type_get_extent(a->recvtype, &lb, &x->rext));
+    CT_CALL(PMPI_Type_size_x(a->sendtype, &size));
+    x->ssize = (MPI_Aint)size;
+    CT_CALL(PMPI_Type_size_x(a->recvtype, &size));
+    x->rsize = (MPI_Aint)size;
+out:
+    return rc;
+}
+
+int ct_a2av_self_copy(const ct_a2av *x)
+{
+    int me = x->ctx->rank;
+    return ct_copy_typed(ct_a2av_sendblock(x, me), x->a->sendcounts[me], x->a->sendtype,
+                         ct_a2av_recvblock(x, me), x->a->recvcounts[me], x->a->recvtype,
+                         x->ctx->comm, me);
+}
+
+int ct_a2av_isend(const ct_a2av *x, int peer, MPI_Request *req)
+{
+    int rc = MPI_SUCCESS;
+    *req = MPI_REQUEST_NULL;
+    if (ct_a2av_sends_to(x, peer))
+        CT_CALL(PMPI_Isend(ct_a2av_sendblock(x, peer), x->a->sendcounts[peer], x->a->sendtype,
+                           peer, CT_TAG_ALLTOALLV, x->ctx->comm, req));
+out:
+    return rc;
+}
+
+int ct_a2av_irecv(const ct_a2av *x, int peer, MPI_Request *req)
+{
+    int rc = MPI_SUCCESS;
+    *req = MPI_REQUEST_NULL;
+    if (ct_a2av_recvs_from(x, peer))
+        CT_CALL(PMPI_Irecv(ct_a2av_recvblock(x, peer), x->a->recvcounts[peer], x->a->recvtype,
+                           peer, CT_TAG_ALLTOALLV, x->ctx->comm, req));
+out:
+    return rc;
+}
+
+int ct_a2av_sendrecv(const ct_a2av *x, int send_to, int recv_from)
+{
+    int rc;
+    int dst = ct_a2av_sends_to(x, send_to) ? send_to : MPI_PROC_NULL;
+    int src = ct_a2av_recvs_from(x, recv_from) ? recv_from : MPI_PROC_NULL;
+    CT_CALL(PMPI_Sendrecv(ct_a2av_sendblock(x, send_to), x->a->sendcounts[send_to],
+                          x->a->sendtype, dst, CT_TAG_ALLTOALLV, ct_a2av_recvblock(x, recv_from),
+                          x->a->recvcounts[recv_from], x->a->recvtype, src, CT_TAG_ALLTOALLV,
+                          x->ctx->comm, MPI_STATUS_IGNORE));
+out:
+    return rc;
+}
+
+/* Window state: slot k < W holds a send, slot W + k a receive; the next step
+ * to start in each direction (steps 1..P-1, empty blocks are passed over). */
+typedef struct window {
+    const ct_a2av *x;
+    MPI_Request *reqs;
+    int W, next_send, next_recv;
+} window;
+
+static int window_refill(window *w, int slot)
+{
+    const int P = w->x->ctx->size, p = w->x->ctx->rank;
+    w->reqs[slot] = MPI_REQUEST_NULL;
+    if (slot < w->W) {
+        while (w->next_send < P && w->reqs[slot] == MPI_REQUEST_NULL) {
+            int rc = ct_a2av_isend(w->x, (p + w->next_send++) % P, &w->reqs[slot]);
+            if (rc != MPI_SUCCESS)
+                return rc;
+        }
+    } else {
+        while (w->next_recv < P && w->reqs[slot] == MPI_REQUEST_NULL) {
+            int rc = ct_a2av_irecv(w->x, (p - w->next_recv++ + P) % P, &w->reqs[slot]);
+            if (rc != MPI_SUCCESS)
+                return rc;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+int ct_a2av_window(const ct_a2av *x, int stride, ct_a2av_any_fn wait_any)
+{
+    int rc = MPI_SUCCESS, idx;
+    const int P = x->ctx->size;
+    window w = {.x = x, .W = stride < P - 1 ? stride : P - 1, .next_send = 1, .next_recv = 1};
+    w.reqs = ct_ctx_requests(x->ctx, 2 * w.W + 1);
+    if (w.reqs == NULL)
+        return MPI_ERR_NO_MEM;
+    for (int slot = 0; slot < 2 * w.W; slot++)
+        CT_CALL(window_refill(&w, slot));
+    CT_CALL(ct_a2av_self_copy(x));
+    for (;;) {
+        CT_CALL(wait_any(2 * w.W, w.reqs, &idx));
+        if (idx == MPI_UNDEFINED)
+            break;
+        CT_CALL(window_refill(&w, idx));
+    }
+out:
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Per-call facts for the decision                                     */
+/* ------------------------------------------------------------------ */
+
+/* Does any block's end offset, or the total, exceed INT_MAX bytes? */
+static int offsets_overflow_int(int P, const int *counts, const int *displs, MPI_Aint ext,
+                                MPI_Aint size)
+{
+    MPI_Aint total = 0;
+    for (int j = 0; j < P; j++) {
+        MPI_Aint end = ((MPI_Aint)displs[j] + counts[j]) * ext;
+        total += (MPI_Aint)counts[j] * size;
+        if (end > INT_MAX || end < INT_MIN || total > INT_MAX)
+            return 1;
+    }
+    return 0;
+}
+
+static int local_facts(const void *args, const ct_ctx *ctx, ct_call_facts *f)
+{
+    const ct_alltoallv_args *a = args;
+    int rc, inplace = a->sendbuf == MPI_IN_PLACE;
+    ct_typeinfo s, r;
+    /* With MPI_IN_PLACE the send side is described by the receive arguments. */
+    const int *scounts = inplace ? a->recvcounts : a->sendcounts;
+    const int *sdispls = inplace ? a->rdispls : a->sdispls;
+    CT_CALL(ct_type_info(inplace ? a->recvtype : a->sendtype, &s));
+    CT_CALL(ct_type_info(a->recvtype, &r));
+    f->msg_size = 0;
+    for (int j = 0; j < ctx->size; j++)
+        if ((long)scounts[j] * (long)s.size > f->msg_size)
+            f->msg_size = (long)scounts[j] * (long)s.size;
+    f->violations = 0;
+    if (!s.contig || !r.contig)
+        f->violations |= CT_R_CONTIG_TYPES;
+    if (offsets_overflow_int(ctx->size, scounts, sdispls, s.extent, s.size) ||
+        offsets_overflow_int(ctx->size, a->recvcounts, a->rdispls, r.extent, r.size))
+        f->violations |= CT_R_INT_OFFSETS;
+out:
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* MPI_IN_PLACE                                                        */
+/* ------------------------------------------------------------------ */
+
+/*
+ * With MPI_IN_PLACE the block for peer j is receive block j, and the block
+ * received from j replaces it. The bytes spanned by all receive blocks are
+ * copied aside once and the algorithm runs with the copy as its send buffer
+ * (same counts, displacements and type), which is exactly the standard's
+ * semantics. *tmp receives the allocation (NULL when nothing is sent).
+ */
+static int inplace_args(const ct_alltoallv_args *a, int P, ct_alltoallv_args *out, void **tmp,
+                        size_t *tmp_bytes)
+{
+    int rc;
+    ct_typeinfo r;
+    MPI_Aint lo = 0, hi = 0;
+    int any = 0;
+    *tmp = NULL;
+    *tmp_bytes = 0;
+    CT_CALL(ct_type_info(a->recvtype, &r));
+    for (int j = 0; j < P; j++) {
+        if (a->recvcounts[j] == 0)
+            continue;
+        MPI_Aint start = (MPI_Aint)a->rdispls[j] * r.extent + r.true_lb;
+        MPI_Aint end = start + (MPI_Aint)(a->recvcounts[j] - 1) * r.extent + r.true_extent;
+        lo = (!any || start < lo) ? start : lo;
+        hi = (!any || end > hi) ? end : hi;
+        any = 1;
+    }
+    *out = *a;
+    out->sendcounts = a->recvcounts;
+    out->sdispls = a->rdispls;
+    out->sendtype = a->recvtype;
+    out->sendbuf = a->recvbuf;
+    if (any && hi > lo) {
+        CT_ALLOC(*tmp, (size_t)(hi - lo));
+        memcpy(*tmp, (char *)a->recvbuf + lo, (size_t)(hi - lo));
+        *tmp_bytes = (size_t)(hi - lo);
+        /* The usual MPI idiom: a base address such that base + lo is the copy. */
+        out->sendbuf = (char *)*tmp - lo;
+    }
+out:
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* The driver                                                          */
+/* ------------------------------------------------------------------ */
+
+static double bytes_sent(const ct_alltoallv_args *a, int P)
+{
+    int size;
+    double total = 0;
+    if (PMPI_Type_size(a->sendtype, &size) != MPI_SUCCESS)
+        return 0;
+    for (int j = 0; j < P; j++)
+        total += (double)a->sendcounts[j] * size;
+    return total;
+}
+
+static int run_choice(ct_ctx *ctx, const ct_choice *ch, const ct_alltoallv_args *a)
+{
+    int rc, stats = ct_cfg()->stats;
+    double t0 = stats ? PMPI_Wtime() : 0;
+    void *tmp = NULL;
+    size_t tmp_bytes = 0;
+    ct_alltoallv_args copy = *a;
+    ctx->call_extra = 0;
+    if (a->sendbuf == MPI_IN_PLACE && ch->alg != ct_algorithm_pmpi(CT_COLL_ALLTOALLV))
+        CT_CALL(inplace_args(a, ctx->size, &copy, &tmp, &tmp_bytes));
+    CT_CALL(ch->alg->run.alltoallv(&copy, ctx, ch->params));
+    if (stats)
+        ct_stats_record(ct_algorithm_index(ch->alg), bytes_sent(&copy, ctx->size),
+                        PMPI_Wtime() - t0, ctx->call_extra + tmp_bytes);
+out:
+    free(tmp);
+    return rc;
+}
+
+int ct_alltoallv_dispatch(const ct_alltoallv_args *a, const ct_spec *forced)
+{
+    ct_ctx *ctx;
+    ct_choice choice;
+    int rc = ct_ctx_get(a->comm, &ctx);
+    if (rc != MPI_SUCCESS) {
+        ct_log_once("alltoallv: no coltune context for this communicator; forwarding to "
+                    "PMPI_Alltoallv");
+        return ct_alltoallv_pmpi(a, NULL, NULL);
+    }
+    ct_call call = {.coll = CT_COLL_ALLTOALLV, .args = a, .local_facts = local_facts};
+    rc = ct_decide(ctx, &call, forced, &choice);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return run_choice(ctx, &choice, a);
+}

@@ -1,0 +1,112 @@
+/*
+ * api.c - the direct C API of include/coltune.h. Each call builds a spec and
+ * goes through the same driver, restriction checks and fallback as a spec
+ * forced through the environment.
+ */
+#include "coltune.h"
+
+#include "alltoallv/alltoallv.h"
+#include "core/log.h"
+#include "core/state.h"
+#include "shim/shim.h"
+
+#include <string.h>
+
+/* Lazily initialises coltune; 0 when comm is a usable intra-communicator. */
+static int api_check_comm(MPI_Comm comm)
+{
+    int inter = 0;
+    if (comm == MPI_COMM_NULL)
+        return MPI_ERR_COMM;
+    (void)ct_shim_active(comm);
+    int rc = PMPI_Comm_test_inter(comm, &inter);
+    return rc != MPI_SUCCESS ? rc : inter ? MPI_ERR_COMM : MPI_SUCCESS;
+}
+
+/* Runs algorithm name with parameter key (NULL for none) set to value. */
+static int alltoallv_named(const ct_alltoallv_args *a, const char *name, const char *key,
+                           long value)
+{
+    ct_spec spec;
+    int rc = api_check_comm(a->comm);
+    if (rc != MPI_SUCCESS)
+        return ct_shim_return(a->comm, rc);
+    ct_spec_default(ct_algorithm_find(CT_COLL_ALLTOALLV, name, strlen(name)), &spec);
+    for (int i = 0; key != NULL && i < spec.alg->nparams; i++) {
+        if (strcmp(spec.alg->params[i].name, key) == 0) {
+            spec.values[i] = (ct_expr){CT_TERM_CONST, value};
+            spec.set_mask |= 1u << i;
+        }
+    }
+    return ct_shim_return(a->comm, ct_alltoallv_dispatch(a, &spec));
+}
+
+#define A2AV_PARAMS                                                                          \
+    const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, \
+        void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,   \
+        MPI_Comm comm
+#define A2AV_ARGS                                                                       \
+    {                                                                                   \
+        sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, \
+            comm                                                                        \
+    }
+
+CT_EXPORT int coltune_alltoallv(const char *spec_text, A2AV_PARAMS)
+{
+    ct_alltoallv_args a = A2AV_ARGS;
+    ct_spec spec;
+    ct_parse_error err;
+    int rc = api_check_comm(comm);
+    if (rc != MPI_SUCCESS)
+        return ct_shim_return(comm, rc);
+    if (spec_text == NULL)
+        return ct_shim_return(comm, ct_alltoallv_dispatch(&a, NULL));
+    if (ct_spec_parse(spec_text, strlen(spec_text), CT_COLL_ALLTOALLV, &spec, &err) != 0) {
+        ct_log_once("coltune_alltoallv: spec '%s': column %d: %s", spec_text, err.column + 1,
+                    err.message);
+        return ct_shim_return(comm, MPI_ERR_ARG);
+    }
+    return ct_shim_return(comm, ct_alltoallv_dispatch(&a, &spec));
+}
+
+CT_EXPORT int coltune_alltoallv_pairwise(A2AV_PARAMS)
+{
+    ct_alltoallv_args a = A2AV_ARGS;
+    return alltoallv_named(&a, "pairwise", NULL, 0);
+}
+
+CT_EXPORT int coltune_alltoallv_nonblocking(A2AV_PARAMS)
+{
+    ct_alltoallv_args a = A2AV_ARGS;
+    return alltoallv_named(&a, "nonblocking", NULL, 0);
+}
+
+CT_EXPORT int coltune_alltoallv_linear(A2AV_PARAMS)
+{
+    ct_alltoallv_args a = A2AV_ARGS;
+    return alltoallv_named(&a, "linear", NULL, 0);
+}
+
+CT_EXPORT int coltune_alltoallv_scattered(A2AV_PARAMS, int block_count)
+{
+    ct_alltoallv_args a = A2AV_ARGS;
+    return alltoallv_named(&a, "scattered", "block_count", block_count);
+}
+
+CT_EXPORT int coltune_alltoallv_multipair_blocking(A2AV_PARAMS, int stride)
+{
+    ct_alltoallv_args a = A2AV_ARGS;
+    return alltoallv_named(&a, "multipair_blocking", "stride", stride);
+}
+
+CT_EXPORT int coltune_alltoallv_multipair_waitany(A2AV_PARAMS, int stride)
+{
+    ct_alltoallv_args a = A2AV_ARGS;
+    return alltoallv_named(&a, "multipair_waitany", "stride", stride);
+}
+
+CT_EXPORT int coltune_alltoallv_multipair_testany(A2AV_PARAMS, int stride)
+{
+    ct_alltoallv_args a = A2AV_ARGS;
+    return alltoallv_named(&a, "multipair_testany", "stride", stride);
+}

@@ -1,0 +1,250 @@
+/*
+ * context.c - per-communicator contexts and node topology.
+ */
+#include "core/context.h"
+#include "core/log.h"
+#include "core/state.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Topology                                                            */
+/* ------------------------------------------------------------------ */
+
+void ct_topo_free(ct_topo *topo)
+{
+    free(topo->node_of);
+    free(topo->local_of);
+    free(topo->node_size);
+    memset(topo, 0, sizeof *topo);
+}
+
+/*
+ * node_key[r] in [0, P) names the node of rank r (ranks with equal keys share
+ * a node). Nodes are numbered in order of their lowest rank.
+ */
+int ct_topo_from_map(int P, int rank, const int *node_key, ct_topo *topo)
+{
+    int rc = MPI_SUCCESS;
+    int *index_of_key = NULL;
+    memset(topo, 0, sizeof *topo);
+    CT_ALLOC(index_of_key, (size_t)P * sizeof(int));
+    CT_ALLOC(topo->node_of, (size_t)P * sizeof(int));
+    CT_ALLOC(topo->local_of, (size_t)P * sizeof(int));
+    CT_ALLOC(topo->node_size, (size_t)P * sizeof(int)); /* at most P nodes */
+    for (int r = 0; r < P; r++)
+        index_of_key[r] = -1;
+    for (int r = 0; r < P; r++) {
+        int k = node_key[r];
+        if (index_of_key[k] < 0) {
+            index_of_key[k] = topo->N;
+            topo->node_size[topo->N++] = 0;
+        }
+        int n = index_of_key[k];
+        topo->node_of[r] = n;
+        topo->local_of[r] = topo->node_size[n]++;
+    }
+    topo->consecutive = 1;
+    for (int r = 1; r < P; r++)
+        if (topo->node_of[r] != topo->node_of[r - 1] &&
+            topo->node_of[r] != topo->node_of[r - 1] + 1)
+            topo->consecutive = 0;
+    topo->uniform = 1;
+    for (int n = 0; n < topo->N; n++) {
+        if (topo->node_size[n] > topo->Q)
+            topo->Q = topo->node_size[n];
+        if (topo->node_size[n] != topo->node_size[0])
+            topo->uniform = 0;
+    }
+    topo->node = topo->node_of[rank];
+    topo->local_rank = topo->local_of[rank];
+out:
+    free(index_of_key);
+    if (rc != MPI_SUCCESS)
+        ct_topo_free(topo);
+    return rc;
+}
+
+/* Node keys from COLTUNE_PPN: blocks of ppn consecutive ranks, or (cyclic)
+ * rank r on node r mod ceil(P / ppn), as a round-robin launcher places them. */
+static void emulated_keys(int P, int ppn, int cyclic, int *key)
+{
+    int nodes = (P + ppn - 1) / ppn;
+    for (int r = 0; r < P; r++)
+        key[r] = cyclic ? r % nodes : r / ppn;
+}
+
+int ct_topo_compute(MPI_Comm comm, int ppn, int cyclic, ct_topo *topo)
+{
+    int rc = MPI_SUCCESS, P, rank;
+    int *key = NULL;
+    MPI_Comm shm = MPI_COMM_NULL;
+    CT_CALL(PMPI_Comm_size(comm, &P));
+    CT_CALL(PMPI_Comm_rank(comm, &rank));
+    CT_ALLOC(key, (size_t)P * sizeof(int));
+    if (ppn > 0) {
+        emulated_keys(P, ppn, cyclic, key);
+    } else {
+        /* A node's key is its lowest rank in comm. */
+        int leader;
+        CT_CALL(PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shm));
+        CT_CALL(PMPI_Allreduce(&rank, &leader, 1, MPI_INT, MPI_MIN, shm));
+        CT_CALL(PMPI_Allgather(&leader, 1, MPI_INT, key, 1, MPI_INT, comm));
+    }
+    CT_CALL(ct_topo_from_map(P, rank, key, topo));
+    topo->emulated = ppn > 0;
+out:
+    if (shm != MPI_COMM_NULL)
+        PMPI_Comm_free(&shm);
+    free(key);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Contexts                                                            */
+/* ------------------------------------------------------------------ */
+
+static void ctx_free(ct_ctx *ctx)
+{
+    if (ctx == NULL)
+        return;
+    if (ctx->comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&ctx->comm);
+    ct_topo_free(&ctx->topo);
+    for (int i = 0; i < ctx->nlogged; i++)
+        free(ctx->logged[i]);
+    free(ctx->scratch);
+    free(ctx->reqs);
+    free(ctx);
+}
+
+static int ctx_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm;
+    (void)keyval;
+    (void)extra;
+    ctx_free(attr);
+    return MPI_SUCCESS;
+}
+
+static int keyval_get(int *keyval)
+{
+    ct_state *st = ct_state_get();
+    int rc = MPI_SUCCESS;
+    ct_state_lock(st);
+    if (st->keyval == MPI_KEYVAL_INVALID)
+        rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, ctx_delete_fn, &st->keyval, NULL);
+    *keyval = st->keyval;
+    ct_state_unlock(st);
+    if (rc != MPI_SUCCESS)
+        ct_log_mpi_error(rc, "MPI_Comm_create_keyval", __FILE__, __LINE__);
+    return rc;
+}
+
+static int ctx_create(MPI_Comm user, ct_ctx **out)
+{
+    int rc = MPI_SUCCESS, len;
+    ct_ctx *ctx = calloc(1, sizeof *ctx);
+    if (ctx == NULL)
+        return MPI_ERR_NO_MEM;
+    ctx->comm = MPI_COMM_NULL;
+    CT_CALL(PMPI_Comm_dup(user, &ctx->comm));
+    /* Errors inside coltune come back as return codes; the shim hands them to
+     * the user's error handler on the user's communicator. */
+    CT_CALL(PMPI_Comm_set_errhandler(ctx->comm, MPI_ERRORS_RETURN));
+    CT_CALL(PMPI_Comm_test_inter(ctx->comm, &ctx->is_inter));
+    CT_CALL(PMPI_Comm_size(ctx->comm, &ctx->size));
+    CT_CALL(PMPI_Comm_rank(ctx->comm, &ctx->rank));
+    CT_CALL(PMPI_Comm_get_name(user, ctx->name, &len));
+    if (!ctx->is_inter) {
+        const ct_config *cfg = ct_cfg();
+        CT_CALL(ct_topo_compute(ctx->comm, cfg->ppn, cfg->ppn_cyclic, &ctx->topo));
+    } else {
+        ctx->topo.N = ctx->topo.Q = 1; /* intercommunicator groups: see allgather_inter */
+    }
+    ctx->env.P = ctx->size;
+    ctx->env.Q = ctx->topo.Q;
+    ctx->env.N = ctx->topo.N;
+    ct_state *st = ct_state_get();
+    ct_state_lock(st);
+    ctx->serial = st->ctx_serial++;
+    ct_state_unlock(st);
+    *out = ctx;
+    return MPI_SUCCESS;
+out:
+    ctx_free(ctx);
+    return rc;
+}
+
+int ct_ctx_get(MPI_Comm comm, ct_ctx **out)
+{
+    int rc, keyval, flag = 0;
+    void *val = NULL;
+    *out = NULL;
+    if ((rc = keyval_get(&keyval)) != MPI_SUCCESS)
+        return rc;
+    CT_CALL(PMPI_Comm_get_attr(comm, keyval, &val, &flag));
+    if (flag) {
+        *out = val;
+        return MPI_SUCCESS;
+    }
+    ct_ctx *ctx;
+    CT_CALL(ctx_create(comm, &ctx));
+    rc = PMPI_Comm_set_attr(comm, keyval, ctx);
+    if (rc != MPI_SUCCESS) {
+        ct_log_mpi_error(rc, "MPI_Comm_set_attr", __FILE__, __LINE__);
+        ctx_free(ctx);
+        return rc;
+    }
+    *out = ctx;
+out:
+    return rc;
+}
+
+void *ct_ctx_scratch(ct_ctx *ctx, size_t n)
+{
+    if (n > ctx->scratch_size) {
+        void *p = realloc(ctx->scratch, n);
+        if (p == NULL)
+            return NULL;
+        ctx->scratch = p;
+        ctx->scratch_size = n;
+    }
+    return ctx->scratch;
+}
+
+MPI_Request *ct_ctx_requests(ct_ctx *ctx, int n)
+{
+    if (n > ctx->nreqs) {
+        MPI_Request *r = realloc(ctx->reqs, (size_t)n * sizeof *r);
+        if (r == NULL)
+            return NULL;
+        ctx->reqs = r;
+        ctx->nreqs = n;
+    }
+    return ctx->reqs;
+}
+
+void ct_ctx_release_predefined(void)
+{
+    int keyval = ct_state_get()->keyval;
+    if (keyval == MPI_KEYVAL_INVALID)
+        return;
+    MPI_Comm predefined[2] = {MPI_COMM_WORLD, MPI_COMM_SELF};
+    for (int i = 0; i < 2; i++) {
+        void *val;
+        int flag = 0;
+        /* Only delete what is there: deleting a missing attribute is an error
+         * that would reach the (fatal) error handler of the predefined comm. */
+        if (PMPI_Comm_get_attr(predefined[i], keyval, &val, &flag) == MPI_SUCCESS && flag)
+            PMPI_Comm_delete_attr(predefined[i], keyval);
+    }
+}
+
+void ct_ctx_keyval_free(void)
+{
+    ct_state *st = ct_state_get();
+    if (st->keyval != MPI_KEYVAL_INVALID)
+        PMPI_Comm_free_keyval(&st->keyval);
+}

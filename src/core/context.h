@@ -1,0 +1,78 @@
+/*
+ * context.h - one context per user communicator.
+ *
+ * Created lazily by the first intercepted call on a communicator and cached
+ * on it with an attribute whose delete callback frees it. It holds the private
+ * duplicate communicator that carries all of coltune's internal traffic, the
+ * node topology, cached decisions and reusable scratch buffers.
+ */
+#ifndef CT_CONTEXT_H
+#define CT_CONTEXT_H
+
+#include "algorithms.h"
+
+typedef struct ct_topo {
+    int N;           /* nodes */
+    int Q;           /* ranks per node (of the largest node) */
+    int node;        /* this rank's node index, 0..N-1 (nodes numbered by lowest rank) */
+    int local_rank;  /* this rank's index within its node */
+    int consecutive; /* each node's ranks are one consecutive range */
+    int uniform;     /* every node holds exactly Q ranks */
+    int emulated;    /* nodes come from COLTUNE_PPN, not MPI_COMM_TYPE_SHARED */
+    int *node_of;    /* [P] node index of each rank */
+    int *local_of;   /* [P] index of each rank within its node */
+    int *node_size;  /* [N] ranks on each node */
+} ct_topo;
+
+/* A decision: the algorithm and its resolved parameter values. */
+typedef struct ct_choice {
+    const ct_algorithm *alg;
+    long params[CT_MAX_PARAMS];
+    int rule_line; /* rules-file line that chose it, 0 for none */
+    int forced;    /* chosen through the environment or the direct API */
+} ct_choice;
+
+#define CT_MAX_LOGGED 32
+
+typedef struct ct_ctx {
+    MPI_Comm comm; /* private duplicate of the user's communicator */
+    int rank, size;
+    int is_inter;
+    int serial;    /* number for log messages */
+    char name[MPI_MAX_OBJECT_NAME];
+    ct_topo topo;
+    ct_env env; /* P, Q, N for parameter expressions */
+    struct {
+        int valid;
+        ct_choice choice;
+    } cached[CT_COLL_COUNT];
+    int nlogged;
+    char *logged[CT_MAX_LOGGED]; /* decisions already logged (COLTUNE_VERBOSE=1) */
+    /* Reusable buffers, grown on demand and freed with the context. */
+    void *scratch;
+    size_t scratch_size;
+    MPI_Request *reqs;
+    int nreqs;
+    size_t call_extra; /* extra memory the current call used, for statistics */
+} ct_ctx;
+
+/* Returns the context of comm, creating it (collectively) on first use. */
+int ct_ctx_get(MPI_Comm comm, ct_ctx **out);
+
+/* A scratch buffer of at least n bytes, owned by ctx (valid until the next call). */
+void *ct_ctx_scratch(ct_ctx *ctx, size_t n);
+/* An array of at least n requests, owned by ctx. */
+MPI_Request *ct_ctx_requests(ct_ctx *ctx, int n);
+
+/* Computes the topology of comm (size P, rank) into topo; collective. */
+int ct_topo_compute(MPI_Comm comm, int ppn, int cyclic, ct_topo *topo);
+/* Fills topo from a node_of map (exposed for the unit tests). */
+int ct_topo_from_map(int P, int rank, const int *node_key, ct_topo *topo);
+void ct_topo_free(ct_topo *topo);
+
+/* Frees the attribute keyval (at MPI_Finalize). */
+void ct_ctx_keyval_free(void);
+/* Removes the contexts cached on the predefined communicators (at MPI_Finalize). */
+void ct_ctx_release_predefined(void);
+
+#endif

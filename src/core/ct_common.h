@@ -1,0 +1,64 @@
+/*
+ * ct_common.h - definitions shared by every coltune source file.
+ *
+ * Everything internal is compiled with -fvisibility=hidden; only symbols marked
+ * CT_EXPORT (the MPI_* interceptors and the public coltune_* / MPIX_* API) are
+ * exported from libcoltune.so, so nothing clashes with the application.
+ */
+#ifndef CT_COMMON_H
+#define CT_COMMON_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define CT_EXPORT __attribute__((visibility("default")))
+#define CT_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define CT_UNUSED __attribute__((unused))
+#else
+#define CT_EXPORT
+#define CT_PRINTF(f, a)
+#define CT_UNUSED
+#endif
+
+/* Tags used on coltune's private duplicate communicators. They never reach the
+ * user's communicator, so any value is safe; distinct values only help debugging. */
+enum {
+    CT_TAG_SELF = 7001,
+    CT_TAG_ALLTOALLV = 7101,
+    CT_TAG_ALLTOALLV_META = 7102,
+    CT_TAG_ALLGATHER = 7201,
+    CT_TAG_SDDE = 7301
+};
+
+/*
+ * Every MPI return code is checked. CT_CALL reports the failing call once (with
+ * rank and context, see log.h) and jumps to the function's "out:" label with rc
+ * set, so cleanup code runs on every path.
+ */
+#define CT_CALL(expr)                                                           \
+    do {                                                                        \
+        rc = (expr);                                                            \
+        if (rc != MPI_SUCCESS) {                                                \
+            ct_log_mpi_error(rc, #expr, __FILE__, __LINE__);                    \
+            goto out;                                                           \
+        }                                                                       \
+    } while (0)
+
+/* Allocation failure is reported like an MPI error (MPI_ERR_NO_MEM). */
+#define CT_ALLOC(ptr, nbytes)                                                   \
+    do {                                                                        \
+        size_t ct_alloc_n_ = (nbytes);                                          \
+        (ptr) = ct_malloc(ct_alloc_n_ ? ct_alloc_n_ : 1);                       \
+        if ((ptr) == NULL) {                                                    \
+            rc = MPI_ERR_NO_MEM;                                                \
+            ct_log_mpi_error(rc, "malloc(" #nbytes ")", __FILE__, __LINE__);    \
+            goto out;                                                           \
+        }                                                                       \
+    } while (0)
+
+void *ct_malloc(size_t n);
+void ct_log_mpi_error(int rc, const char *what, const char *file, int line);
+
+#endif

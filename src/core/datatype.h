@@ -1,0 +1,34 @@
+/*
+ * datatype.h - datatype facts and the typed local copy every algorithm uses
+ * for the block a rank sends to itself.
+ */
+#ifndef CT_DATATYPE_H
+#define CT_DATATYPE_H
+
+#include "core/ct_common.h"
+
+typedef struct ct_typeinfo {
+    MPI_Aint lb, extent;           /* as MPI_Type_get_extent */
+    MPI_Aint true_lb, true_extent; /* as MPI_Type_get_true_extent */
+    MPI_Aint size;                 /* bytes of data in one element */
+    int contig; /* count elements occupy size*count bytes from true_lb */
+} ct_typeinfo;
+
+int ct_type_info(MPI_Datatype type, ct_typeinfo *ti);
+
+/* Address of element displ of a buffer of elements of extent ext. */
+static inline char *ct_elem_ptr(const void *buf, int displ, MPI_Aint ext)
+{
+    return (char *)buf + (MPI_Aint)displ * ext;
+}
+
+/*
+ * Copies scount elements of stype at src to rcount elements of rtype at dst
+ * (the type signatures match, as in any MPI exchange). Contiguous types are
+ * copied with memcpy, anything else through a send to self on comm (a
+ * private communicator).
+ */
+int ct_copy_typed(const void *src, int scount, MPI_Datatype stype, void *dst, int rcount,
+                  MPI_Datatype rtype, MPI_Comm comm, int rank);
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * state.h - the library's only global mutable state, in one struct.
+ *
+ * The configuration is written once under pthread_once and is read-only
+ * afterwards; statistics and the once-only message set are guarded by lock.
+ * Everything per communicator lives in its context (context.h).
+ */
+#ifndef CT_STATE_H
+#define CT_STATE_H
+
+#include "core/stats.h"
+#include "select/config.h"
+
+#include <pthread.h>
+
+typedef struct ct_state {
+    int init_done;    /* configuration read */
+    int mpi_init_seen; /* MPI_Init/MPI_Init_thread went through the shim */
+    int finalizing;
+    int errors_reported; /* configuration errors were reported (or will not be) */
+    int log_rank; /* world rank for message prefixes, -1 unknown */
+    int keyval;   /* communicator attribute holding the context */
+    int ctx_serial; /* numbers contexts for log messages */
+    ct_config cfg;
+    ct_stats stats;
+    pthread_mutex_t lock;
+    struct {
+        char **msgs;
+        int count, cap;
+    } once;
+} ct_state;
+
+ct_state *ct_state_get(void);
+
+/* Reads the configuration once (thread safe); report_rank is the caller's rank
+ * in a communicator all processes share (errors are printed by rank 0). */
+void ct_state_init(int report_rank);
+
+/* Releases the configuration, statistics and the message set (after
+ * PMPI_Finalize; the keyval is freed before it, see shim/init.c). */
+void ct_state_free(void);
+
+static inline const ct_config *ct_cfg(void) { return &ct_state_get()->cfg; }
+void ct_state_lock(ct_state *st);
+void ct_state_unlock(ct_state *st);
+
+#endif

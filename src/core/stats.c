@@ -1,0 +1,87 @@
+/*
+ * stats.c - statistics table. Calls and time are the maximum over ranks,
+ * bytes the sum over ranks, extra memory the maximum over ranks and calls.
+ */
+#include "core/stats.h"
+#include "algorithms.h"
+#include "core/log.h"
+#include "core/state.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+enum { FIELDS = 4 };
+
+void ct_stats_init(ct_stats *s)
+{
+    s->count = ct_algorithm_count();
+    s->entries = calloc((size_t)s->count, sizeof *s->entries);
+    if (s->entries == NULL)
+        s->count = 0;
+}
+
+void ct_stats_free(ct_stats *s)
+{
+    free(s->entries);
+    s->entries = NULL;
+    s->count = 0;
+}
+
+void ct_stats_record(int alg_index, double bytes, double seconds, size_t extra_bytes)
+{
+    ct_state *st = ct_state_get();
+    ct_state_lock(st);
+    if (alg_index >= 0 && alg_index < st->stats.count) {
+        ct_stat_entry *e = &st->stats.entries[alg_index];
+        e->calls += 1;
+        e->bytes += bytes;
+        e->seconds += seconds;
+        if ((double)extra_bytes > e->peak_extra)
+            e->peak_extra = (double)extra_bytes;
+    }
+    ct_state_unlock(st);
+}
+
+static void print_table(const double *maxv, const double *sumv, int n)
+{
+    printf("coltune statistics (calls and time: max over ranks; bytes sent: sum over ranks;"
+           " extra memory: peak per call, max over ranks)\n");
+    printf("%-18s %-22s %10s %14s %12s %14s\n", "collective", "algorithm", "calls", "bytes",
+           "time [s]", "extra mem [B]");
+    for (int i = 0; i < n; i++) {
+        const double *mx = &maxv[FIELDS * i], *sm = &sumv[FIELDS * i];
+        if (mx[0] == 0)
+            continue;
+        const ct_algorithm *a = ct_algorithm_at(i);
+        printf("%-18s %-22s %10.0f %14.0f %12.6f %14.0f\n", ct_coll_name(a->coll), a->name,
+               mx[0], sm[1], mx[2], mx[3]);
+    }
+    fflush(stdout);
+}
+
+int ct_stats_report(MPI_Comm comm)
+{
+    ct_stats *s = &ct_state_get()->stats;
+    int n = s->count, rank, rc = MPI_SUCCESS;
+    double *local = NULL, *maxv = NULL, *sumv = NULL;
+    size_t bytes = (size_t)FIELDS * (size_t)n * sizeof(double);
+    CT_ALLOC(local, bytes);
+    CT_ALLOC(maxv, bytes);
+    CT_ALLOC(sumv, bytes);
+    for (int i = 0; i < n; i++) {
+        local[FIELDS * i + 0] = s->entries[i].calls;
+        local[FIELDS * i + 1] = s->entries[i].bytes;
+        local[FIELDS * i + 2] = s->entries[i].seconds;
+        local[FIELDS * i + 3] = s->entries[i].peak_extra;
+    }
+    CT_CALL(PMPI_Comm_rank(comm, &rank));
+    CT_CALL(PMPI_Reduce(local, maxv, FIELDS * n, MPI_DOUBLE, MPI_MAX, 0, comm));
+    CT_CALL(PMPI_Reduce(local, sumv, FIELDS * n, MPI_DOUBLE, MPI_SUM, 0, comm));
+    if (rank == 0)
+        print_table(maxv, sumv, n);
+out:
+    free(local);
+    free(maxv);
+    free(sumv);
+    return rc;
+}

@@ -1,0 +1,32 @@
+/*
+ * stats.h - per-algorithm statistics, reported at MPI_Finalize with
+ * COLTUNE_STATS=1: calls, bytes, time and peak extra memory per collective
+ * and algorithm, reduced over MPI_COMM_WORLD.
+ */
+#ifndef CT_STATS_H
+#define CT_STATS_H
+
+#include "core/ct_common.h"
+
+typedef struct ct_stat_entry {
+    double calls;      /* this rank's calls */
+    double bytes;      /* bytes this rank sent */
+    double seconds;    /* this rank's total time inside the algorithm */
+    double peak_extra; /* largest extra memory one call allocated, bytes */
+} ct_stat_entry;
+
+typedef struct ct_stats {
+    int count; /* one entry per registry entry */
+    ct_stat_entry *entries;
+} ct_stats;
+
+void ct_stats_init(ct_stats *s);
+void ct_stats_free(ct_stats *s);
+
+/* Adds one call of registry entry alg_index (thread safe). */
+void ct_stats_record(int alg_index, double bytes, double seconds, size_t extra_bytes);
+
+/* Collective over comm: reduces and prints the table on rank 0 of comm. */
+int ct_stats_report(MPI_Comm comm);
+
+#endif

@@ -1,0 +1,166 @@
+/*
+ * config.c - reads the COLTUNE_* environment variables and the rules file.
+ *
+ * Bad input never stops a job: each bad variable is reported (with its value
+ * and what was expected) and ignored; a bad rules file is reported with
+ * file:line:column and ignored whole, so every call runs pmpi.
+ */
+#include "select/config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef CT_DEFAULT_RULES
+#define CT_DEFAULT_RULES "/etc/coltune/coltune.rules"
+#endif
+
+static const char *const forced_env[CT_COLL_COUNT] = {
+    [CT_COLL_ALLTOALLV] = "COLTUNE_ALLTOALLV",
+};
+
+const char *ct_config_env_name(ct_coll coll) { return forced_env[coll]; }
+
+static void add_error(ct_config *cfg, const char *fmt, ...) CT_PRINTF(2, 3);
+static void add_error(ct_config *cfg, const char *fmt, ...)
+{
+    va_list ap;
+    if (cfg->nerrors >= (int)(sizeof cfg->errors / sizeof cfg->errors[0]))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(cfg->errors[cfg->nerrors++], sizeof cfg->errors[0], fmt, ap);
+    va_end(ap);
+}
+
+/* Parses an integer in [lo, hi] from the whole string. */
+static int parse_int(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    if (*s == '\0')
+        return -1;
+    long v = strtol(s, &end, 10);
+    if (*end != '\0' || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static void read_int(ct_config *cfg, const char *(*get)(const char *), const char *name,
+                     long lo, long hi, const char *expected, int *out)
+{
+    const char *v = get(name);
+    long x;
+    if (v == NULL)
+        return;
+    if (parse_int(v, lo, hi, &x) == 0)
+        *out = (int)x;
+    else
+        add_error(cfg, "%s='%s': expected %s; variable ignored", name, v, expected);
+}
+
+static void read_fallback(ct_config *cfg, const char *(*get)(const char *))
+{
+    const char *v = get("COLTUNE_FALLBACK");
+    if (v == NULL)
+        return;
+    if (strcmp(v, "print") == 0)
+        cfg->fallback = CT_FALLBACK_PRINT;
+    else if (strcmp(v, "silent") == 0)
+        cfg->fallback = CT_FALLBACK_SILENT;
+    else if (strcmp(v, "error") == 0)
+        cfg->fallback = CT_FALLBACK_ERROR;
+    else
+        add_error(cfg, "COLTUNE_FALLBACK='%s': expected print, silent or error; "
+                       "variable ignored", v);
+}
+
+/* COLTUNE_PPN=n or n:cyclic */
+static void read_ppn(ct_config *cfg, const char *(*get)(const char *))
+{
+    const char *v = get("COLTUNE_PPN");
+    char num[32];
+    long n;
+    if (v == NULL)
+        return;
+    const char *colon = strchr(v, ':');
+    size_t len = colon ? (size_t)(colon - v) : strlen(v);
+    int cyclic = colon != NULL && strcmp(colon + 1, "cyclic") == 0;
+    if (len >= sizeof num || (colon != NULL && !cyclic)) {
+        add_error(cfg, "COLTUNE_PPN='%s': expected a rank count n >= 1, optionally "
+                       "followed by :cyclic; variable ignored", v);
+        return;
+    }
+    memcpy(num, v, len);
+    num[len] = '\0';
+    if (parse_int(num, 1, 1L << 30, &n) != 0) {
+        add_error(cfg, "COLTUNE_PPN='%s': expected a rank count n >= 1, optionally "
+                       "followed by :cyclic; variable ignored", v);
+        return;
+    }
+    cfg->ppn = (int)n;
+    cfg->ppn_cyclic = cyclic;
+}
+
+static void read_forced(ct_config *cfg, const char *(*get)(const char *))
+{
+    for (int c = 0; c < CT_COLL_COUNT; c++) {
+        const char *v = get(forced_env[c]);
+        ct_parse_error err;
+        if (v == NULL || *v == '\0')
+            continue;
+        if (ct_spec_parse(v, strlen(v), (ct_coll)c, &cfg->forced[c], &err) == 0) {
+            cfg->forced_set[c] = 1;
+            continue;
+        }
+        add_error(cfg, "%s='%s': column %d: %s; variable ignored", forced_env[c], v,
+                  err.column + 1, err.message);
+    }
+}
+
+static void read_rules(ct_config *cfg, const char *(*get)(const char *))
+{
+    const char *path = get("COLTUNE_RULES");
+    char msg[480];
+    cfg->rules_origin = "COLTUNE_RULES";
+    if (path == NULL) {
+        path = CT_DEFAULT_RULES;
+        cfg->rules_origin = "default";
+        if (access(path, F_OK) != 0)
+            return; /* no installed default: every call uses pmpi */
+    }
+    if (*path == '\0')
+        return; /* COLTUNE_RULES= (empty) turns the rules off */
+    if (ct_rules_load(path, &cfg->rules, msg, sizeof msg) != 0)
+        add_error(cfg, "%s; rules file ignored, every call uses pmpi", msg);
+}
+
+static const char *plain_getenv(const char *name) { return getenv(name); }
+
+void ct_config_read(ct_config *cfg, const char *(*getenv_fn)(const char *name))
+{
+    const char *(*get)(const char *) = getenv_fn ? getenv_fn : plain_getenv;
+    memset(cfg, 0, sizeof *cfg);
+    read_int(cfg, get, "COLTUNE_DISABLE", 0, 1, "0 or 1", &cfg->disabled);
+    read_int(cfg, get, "COLTUNE_VERBOSE", 0, 2, "0, 1 or 2", &cfg->verbose);
+    read_int(cfg, get, "COLTUNE_STATS", 0, 1, "0 or 1", &cfg->stats);
+    read_fallback(cfg, get);
+    read_ppn(cfg, get);
+    read_forced(cfg, get);
+    read_rules(cfg, get);
+}
+
+void ct_config_report(const ct_config *cfg)
+{
+    for (int i = 0; i < cfg->nerrors; i++)
+        fprintf(stderr, "coltune: error: %s\n", cfg->errors[i]);
+    if (cfg->nerrors)
+        fflush(stderr);
+}
+
+void ct_config_free(ct_config *cfg)
+{
+    ct_rules_free(&cfg->rules);
+    memset(cfg, 0, sizeof *cfg);
+}

@@ -1,0 +1,44 @@
+/*
+ * config.h - coltune's configuration: environment variables and the rules
+ * file, read once at initialisation and immutable afterwards.
+ */
+#ifndef CT_CONFIG_H
+#define CT_CONFIG_H
+
+#include "select/rules.h"
+
+typedef enum ct_fallback {
+    CT_FALLBACK_PRINT = 0, /* one warning per distinct reason, run pmpi */
+    CT_FALLBACK_SILENT,    /* run pmpi quietly */
+    CT_FALLBACK_ERROR      /* the call returns an MPI error */
+} ct_fallback;
+
+typedef struct ct_config {
+    int disabled; /* COLTUNE_DISABLE=1: forward everything */
+    int verbose;  /* COLTUNE_VERBOSE: 0, 1 (each distinct decision), 2 (every call) */
+    int stats;    /* COLTUNE_STATS=1: table at MPI_Finalize */
+    ct_fallback fallback;
+    int ppn;        /* COLTUNE_PPN=n: emulated ranks per node, 0 = real topology */
+    int ppn_cyclic; /* COLTUNE_PPN=n:cyclic: ranks dealt round-robin over the nodes */
+    ct_ruleset rules;
+    const char *rules_origin; /* "COLTUNE_RULES" or "default", for messages */
+    int forced_set[CT_COLL_COUNT];
+    ct_spec forced[CT_COLL_COUNT];
+    /* Messages about bad input, reported once by one rank (ct_config_report). */
+    int nerrors;
+    char errors[8][1024];
+} ct_config;
+
+/* The environment variable that forces an algorithm for coll. */
+const char *ct_config_env_name(ct_coll coll);
+
+/* Reads every COLTUNE_* variable and the rules file. getenv_fn lets the unit
+ * tests supply their own environment (NULL means getenv). */
+void ct_config_read(ct_config *cfg, const char *(*getenv_fn)(const char *name));
+
+/* Prints the collected error messages (call on one rank only). */
+void ct_config_report(const ct_config *cfg);
+
+void ct_config_free(ct_config *cfg);
+
+#endif

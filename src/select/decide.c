@@ -1,0 +1,225 @@
+/*
+ * decide.c - the decision function (see decide.h for the guarantees).
+ */
+#include "select/decide.h"
+#include "core/log.h"
+#include "core/state.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Local restriction bits, in the order they travel in the allreduce. */
+static const struct {
+    unsigned bit;
+    const char *why;
+} local_restrictions[] = {
+    {CT_R_CONTIG_TYPES, "a datatype is not contiguous"},
+    {CT_R_INT_OFFSETS, "byte offsets overflow int"},
+};
+#define NLOCAL ((int)(sizeof local_restrictions / sizeof local_restrictions[0]))
+
+/* One allreduce (MPI_MAX) combines msg_size and one flag per restriction. */
+static int ensure_facts(ct_ctx *ctx, ct_call *call)
+{
+    int rc;
+    ct_call_facts local = {0, 0};
+    long long in[1 + NLOCAL], res[1 + NLOCAL];
+    if (call->have_facts)
+        return MPI_SUCCESS;
+    CT_CALL(call->local_facts(call->args, ctx, &local));
+    in[0] = local.msg_size;
+    for (int i = 0; i < NLOCAL; i++)
+        in[1 + i] = (local.violations & local_restrictions[i].bit) != 0;
+    CT_CALL(PMPI_Allreduce(in, res, 1 + NLOCAL, MPI_LONG_LONG, MPI_MAX, ctx->comm));
+    call->facts.msg_size = (long)res[0];
+    call->facts.violations = 0;
+    for (int i = 0; i < NLOCAL; i++)
+        if (res[1 + i])
+            call->facts.violations |= local_restrictions[i].bit;
+    call->have_facts = 1;
+out:
+    return rc;
+}
+
+/*
+ * Can spec serve this call? Returns MPI_SUCCESS and sets *why to NULL when it
+ * can (params filled), or a reason in why. May run ensure_facts().
+ */
+static int check_candidate(ct_ctx *ctx, ct_call *call, const ct_spec *spec, long *params,
+                           const char **why, char *buf, size_t len)
+{
+    const ct_algorithm *alg = spec->alg;
+    *why = ct_spec_resolve(spec, &ctx->env, params, buf, len);
+    if (*why != NULL)
+        return MPI_SUCCESS;
+    if ((alg->restrictions & CT_R_NODE_CONSECUTIVE) && !ctx->topo.consecutive) {
+        *why = "ranks of a node are not consecutive";
+        return MPI_SUCCESS;
+    }
+    if ((alg->restrictions & CT_R_NODE_UNIFORM) && !ctx->topo.uniform) {
+        *why = "nodes hold different numbers of ranks";
+        return MPI_SUCCESS;
+    }
+    if (alg->restrictions & CT_R_LOCAL_MASK) {
+        int rc = ensure_facts(ctx, call);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        for (int i = 0; i < NLOCAL; i++)
+            if (alg->restrictions & call->facts.violations & local_restrictions[i].bit) {
+                *why = local_restrictions[i].why;
+                break;
+            }
+    }
+    return MPI_SUCCESS;
+}
+
+static void set_choice(ct_choice *out, const ct_algorithm *alg, const long *params,
+                       int rule_line, int forced)
+{
+    memset(out, 0, sizeof *out);
+    out->alg = alg;
+    if (params != NULL)
+        memcpy(out->params, params, sizeof out->params);
+    out->rule_line = rule_line;
+    out->forced = forced;
+}
+
+/* Does rule r's condition hold? Fetches msg_size only when r needs it. */
+static int rule_matches(ct_ctx *ctx, ct_call *call, const ct_rule *r, int *match)
+{
+    const long values[CT_KEY_COUNT] = {
+        [CT_KEY_COMM_SIZE] = ctx->size,
+        [CT_KEY_NODES] = ctx->topo.N,
+        [CT_KEY_PPN] = ctx->topo.Q,
+    };
+    *match = 0;
+    if (r->coll != call->coll)
+        return MPI_SUCCESS;
+    for (int k = 0; k < CT_KEY_COUNT; k++) {
+        if (!(r->key_mask & (1u << k)) || k == CT_KEY_MSG_SIZE)
+            continue;
+        if (!ct_range_contains(r->range[k], values[k]))
+            return MPI_SUCCESS;
+    }
+    if (r->key_mask & (1u << CT_KEY_MSG_SIZE)) {
+        int rc = ensure_facts(ctx, call);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (!ct_range_contains(r->range[CT_KEY_MSG_SIZE], call->facts.msg_size))
+            return MPI_SUCCESS;
+    }
+    *match = 1;
+    return MPI_SUCCESS;
+}
+
+static void log_skip(const ct_ctx *ctx, const ct_call *call, const char *source, int line,
+                     const ct_spec *spec, const char *why)
+{
+    if (ct_cfg()->verbose && ctx->rank == 0)
+        ct_log_once("%s on %s#%d: %s:%d: %s skipped: %s", ct_coll_name(call->coll), ctx->name,
+                    ctx->serial, source, line, spec->alg->name, why);
+}
+
+/* First matching rule whose algorithm can serve the call, else pmpi. */
+static int decide_by_rules(ct_ctx *ctx, ct_call *call, ct_choice *out)
+{
+    const ct_ruleset *rs = &ct_cfg()->rules;
+    long params[CT_MAX_PARAMS];
+    char buf[160];
+    for (int i = 0; i < rs->count; i++) {
+        const ct_rule *r = &rs->rules[i];
+        int match, rc;
+        const char *why;
+        if ((rc = rule_matches(ctx, call, r, &match)) != MPI_SUCCESS)
+            return rc;
+        if (!match)
+            continue;
+        rc = check_candidate(ctx, call, &r->spec, params, &why, buf, sizeof buf);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (why == NULL) {
+            set_choice(out, r->spec.alg, params, r->line, 0);
+            return MPI_SUCCESS;
+        }
+        log_skip(ctx, call, rs->name, r->line, &r->spec, why);
+    }
+    set_choice(out, ct_algorithm_pmpi(call->coll), NULL, 0, 0);
+    return MPI_SUCCESS;
+}
+
+/* A forced algorithm that cannot serve the call: COLTUNE_FALLBACK decides. */
+static int forced_fallback(const ct_ctx *ctx, const ct_call *call, const ct_spec *spec,
+                           const char *why, ct_choice *out)
+{
+    const ct_config *cfg = ct_cfg();
+    if (cfg->fallback == CT_FALLBACK_PRINT && ctx->rank == 0)
+        ct_log_once("%s: forced algorithm '%s' cannot serve this call on %s (%s); using pmpi",
+                    ct_coll_name(call->coll), spec->alg->name, ctx->name, why);
+    if (cfg->fallback == CT_FALLBACK_ERROR) {
+        if (ctx->rank == 0)
+            ct_log_once("%s: forced algorithm '%s' cannot serve this call on %s (%s);"
+                        " returning an error (COLTUNE_FALLBACK=error)",
+                        ct_coll_name(call->coll), spec->alg->name, ctx->name, why);
+        return MPI_ERR_ARG;
+    }
+    set_choice(out, ct_algorithm_pmpi(call->coll), NULL, 0, 1);
+    return MPI_SUCCESS;
+}
+
+static void log_decision(ct_ctx *ctx, const ct_call *call, const ct_choice *c)
+{
+    const ct_config *cfg = ct_cfg();
+    char spec[160], key[200], where[64] = "default";
+    if (!cfg->verbose || ctx->rank != 0)
+        return;
+    ct_spec_format_resolved(c->alg, c->params, spec, sizeof spec);
+    if (c->forced)
+        snprintf(where, sizeof where, "forced");
+    else if (c->rule_line > 0)
+        snprintf(where, sizeof where, "rule line %d", c->rule_line);
+    snprintf(key, sizeof key, "%s %s %s", ct_coll_name(call->coll), spec, where);
+    if (cfg->verbose == 1) {
+        for (int i = 0; i < ctx->nlogged; i++)
+            if (strcmp(ctx->logged[i], key) == 0)
+                return;
+        if (ctx->nlogged < CT_MAX_LOGGED)
+            ctx->logged[ctx->nlogged++] = strdup(key);
+    }
+    char facts[48] = "";
+    if (call->have_facts)
+        snprintf(facts, sizeof facts, " msg_size=%ld", call->facts.msg_size);
+    ct_log("%s on %s#%d (P=%d nodes=%d ppn=%d%s): %s [%s]", ct_coll_name(call->coll),
+           ctx->name, ctx->serial, ctx->size, ctx->topo.N, ctx->topo.Q, facts, spec, where);
+}
+
+int ct_decide(ct_ctx *ctx, ct_call *call, const ct_spec *forced, ct_choice *out)
+{
+    const ct_config *cfg = ct_cfg();
+    int rc = MPI_SUCCESS;
+    if (forced == NULL && cfg->forced_set[call->coll])
+        forced = &cfg->forced[call->coll];
+    if (forced == NULL && ctx->cached[call->coll].valid) {
+        *out = ctx->cached[call->coll].choice;
+    } else if (forced != NULL) {
+        long params[CT_MAX_PARAMS];
+        char buf[160];
+        const char *why;
+        rc = check_candidate(ctx, call, forced, params, &why, buf, sizeof buf);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (why != NULL)
+            rc = forced_fallback(ctx, call, forced, why, out);
+        else
+            set_choice(out, forced->alg, params, 0, 1);
+    } else {
+        rc = decide_by_rules(ctx, call, out);
+        /* A decision that needed no per-call facts holds for every call. */
+        if (rc == MPI_SUCCESS && !call->have_facts) {
+            ctx->cached[call->coll].valid = 1;
+            ctx->cached[call->coll].choice = *out;
+        }
+    }
+    if (rc == MPI_SUCCESS)
+        log_decision(ctx, call, out);
+    return rc;
+}

@@ -1,0 +1,43 @@
+/*
+ * decide.h - the one place that decides which algorithm serves a call.
+ *
+ * Every rank reaches the same decision: the rules are matched on values that
+ * are identical on all ranks (P, node count, ranks per node, and msg_size,
+ * which is computed with one small allreduce), and rank-local restrictions
+ * (datatypes, offsets) are combined over all ranks in that same allreduce.
+ * The allreduce happens only when a rule that is reached depends on msg_size
+ * or a candidate algorithm has a local restriction; otherwise the decision is
+ * cached in the communicator's context and later calls cost nothing.
+ */
+#ifndef CT_DECIDE_H
+#define CT_DECIDE_H
+
+#include "core/context.h"
+#include "select/spec.h"
+
+/* Facts about one call that rules and restrictions may depend on. */
+typedef struct ct_call_facts {
+    long msg_size;       /* largest block any rank sends, in bytes */
+    unsigned violations; /* CT_R_* local restrictions some rank violates */
+} ct_call_facts;
+
+/* Computes this rank's facts for a call (no communication). */
+typedef int (*ct_local_facts_fn)(const void *args, const ct_ctx *ctx, ct_call_facts *local);
+
+typedef struct ct_call {
+    ct_coll coll;
+    const void *args;
+    ct_local_facts_fn local_facts;
+    int have_facts; /* facts are global (allreduce done) */
+    ct_call_facts facts;
+} ct_call;
+
+/*
+ * Chooses the algorithm for call. forced (may be NULL) is a spec from the
+ * direct API; otherwise the environment variable of the collective, then the
+ * rules, then pmpi. Returns MPI_SUCCESS, or an MPI error code when a forced
+ * algorithm cannot serve the call and COLTUNE_FALLBACK=error.
+ */
+int ct_decide(ct_ctx *ctx, ct_call *call, const ct_spec *forced, ct_choice *out);
+
+#endif

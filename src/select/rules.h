@@ -1,0 +1,65 @@
+/*
+ * rules.h - the tuning rules file.
+ *
+ * Line oriented, '#' starts a comment, one rule per line, first match wins:
+ *
+ *   alltoallv  comm_size=2-64  msg_size=0-511  nodes=1-  ppn=*  tuna:radix=2
+ *
+ * The first token is a collective name, the last an algorithm spec (spec.h);
+ * between them any of the condition keys comm_size, msg_size, nodes, ppn, each
+ * at most once, with an inclusive range: "a-b", "a-", "-b", "a" or "*".
+ * Numbers take k/m/g suffixes (powers of 1024). A key left out matches all.
+ */
+#ifndef CT_RULES_H
+#define CT_RULES_H
+
+#include "select/spec.h"
+
+typedef enum ct_key {
+    CT_KEY_COMM_SIZE = 0,
+    CT_KEY_MSG_SIZE,
+    CT_KEY_NODES,
+    CT_KEY_PPN,
+    CT_KEY_COUNT
+} ct_key;
+
+const char *ct_key_name(ct_key key);
+
+typedef struct ct_range {
+    long lo, hi; /* inclusive; hi == LONG_MAX when open */
+} ct_range;
+
+typedef struct ct_rule {
+    ct_coll coll;
+    unsigned key_mask; /* bit k set: range[k] is a condition */
+    ct_range range[CT_KEY_COUNT];
+    ct_spec spec;
+    int line; /* 1-based line in the file */
+} ct_rule;
+
+typedef struct ct_ruleset {
+    char *name; /* file path (or a label for in-memory text) */
+    ct_rule *rules;
+    int count;
+} ct_ruleset;
+
+/*
+ * Parses a whole rules text. On success returns 0 and fills *out (free with
+ * ct_rules_free). On the first error returns -1, leaves *out empty and writes
+ * one message to msg:
+ *   "<name>:<line>:<column>: <what>: '<offending text>'"
+ * (column 1-based). The whole file is rejected on any error.
+ */
+int ct_rules_parse(const char *text, const char *name, ct_ruleset *out, char *msg,
+                   size_t msglen);
+
+/* Reads and parses a file; missing or unreadable files get their own messages:
+ *   "<path>: cannot open rules file: <strerror>" */
+int ct_rules_load(const char *path, ct_ruleset *out, char *msg, size_t msglen);
+
+void ct_rules_free(ct_ruleset *rs);
+
+/* True when value lies in r. */
+static inline int ct_range_contains(ct_range r, long v) { return v >= r.lo && v <= r.hi; }
+
+#endif

@@ -1,0 +1,73 @@
+/*
+ * init.c - MPI_Init, MPI_Init_thread and MPI_Finalize: read the configuration
+ * once, report its errors once (rank 0 of MPI_COMM_WORLD), print statistics
+ * and release coltune's state at the end.
+ */
+#include "core/context.h"
+#include "core/log.h"
+#include "core/state.h"
+#include "core/stats.h"
+#include "shim/shim.h"
+
+static void after_init(void)
+{
+    int rank = -1;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    ct_log_set_rank(rank);
+    ct_state_get()->mpi_init_seen = 1;
+    ct_state_init(rank);
+}
+
+CT_EXPORT int MPI_Init(int *argc, char ***argv)
+{
+    int rc = PMPI_Init(argc, argv);
+    if (rc == MPI_SUCCESS)
+        after_init();
+    return rc;
+}
+
+CT_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    if (rc == MPI_SUCCESS)
+        after_init();
+    return rc;
+}
+
+CT_EXPORT int MPI_Finalize(void)
+{
+    ct_state *st = ct_state_get();
+    if (st->init_done) {
+        if (st->cfg.stats && st->mpi_init_seen)
+            ct_stats_report(MPI_COMM_WORLD);
+        st->finalizing = 1;
+        ct_ctx_release_predefined();
+        ct_ctx_keyval_free();
+    }
+    int rc = PMPI_Finalize();
+    ct_state_free();
+    return rc;
+}
+
+int ct_shim_active(MPI_Comm comm)
+{
+    ct_state *st = ct_state_get();
+    if (comm == MPI_COMM_NULL || st->finalizing)
+        return 0;
+    if (!st->init_done) {
+        /* Lazy initialisation: the rank in this communicator decides who
+         * reports configuration errors. */
+        int rank = -1;
+        if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
+            rank = -1;
+        ct_state_init(rank);
+    }
+    return !st->cfg.disabled;
+}
+
+int ct_shim_return(MPI_Comm comm, int rc)
+{
+    if (rc != MPI_SUCCESS)
+        PMPI_Comm_call_errhandler(comm, rc);
+    return rc;
+}
