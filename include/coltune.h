@@ -29,6 +29,24 @@ extern "C" {
 #endif
 
 /* ---------------------------------------------------------------- */
+/* The algorithm registry                                            */
+/* ---------------------------------------------------------------- */
+
+/* Number of registered algorithms (every collective). */
+int coltune_algorithm_count(void);
+
+/* Algorithm i (0 <= i < count): its collective as written in rules files
+ * ("alltoallv", ...), its name and its number of parameters. Returns 0, or -1
+ * when i is out of range. */
+int coltune_algorithm_info(int i, const char **collective, const char **name, int *nparams);
+
+/* Parameter k of algorithm i, with its range and default evaluated for a
+ * communicator of P ranks on N nodes of at most Q ranks. An empty range
+ * (min > max) means the algorithm cannot run there. Returns 0 or -1. */
+int coltune_algorithm_param(int i, int k, int P, int Q, int N, const char **name, long *min,
+                            long *max, long *def);
+
+/* ---------------------------------------------------------------- */
 /* MPI_Alltoallv (intra-communicators)                               */
 /* ---------------------------------------------------------------- */
 

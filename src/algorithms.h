@@ -37,7 +37,7 @@ typedef struct ct_env {
 } ct_env;
 
 /* A value that is a constant or a simple expression of P, Q or N:
- * value = base * ? + offset, where base is one of the ct_term values. */
+ * value = term(P, Q, N) + offset, with term one of the ct_term values. */
 typedef enum ct_term {
     CT_TERM_CONST = 0, /* offset alone */
     CT_TERM_P,         /* P + offset */
@@ -98,6 +98,11 @@ typedef int (*ct_alltoallv_fn)(const ct_alltoallv_args *args, struct ct_ctx *ctx
 #define CT_R_INT_OFFSETS 0x20u  /* every byte offset and total fits in int */
 
 #define CT_R_LOCAL_MASK 0xf0u
+
+/* Adapters the driver applies (not restrictions): */
+#define CT_A_BYTES 0x100u /* runs on contiguous bytes: the driver presents every call
+                             as MPI_BYTE blocks, packing non-contiguous types; such an
+                             algorithm must also declare CT_R_INT_OFFSETS */
 
 typedef struct ct_algorithm {
     const char *name;

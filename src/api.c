@@ -110,3 +110,37 @@ CT_EXPORT int coltune_alltoallv_multipair_testany(A2AV_PARAMS, int stride)
     ct_alltoallv_args a = A2AV_ARGS;
     return alltoallv_named(&a, "multipair_testany", "stride", stride);
 }
+
+/* ------------------------------------------------------------------ */
+/* Registry introspection                                              */
+/* ------------------------------------------------------------------ */
+
+CT_EXPORT int coltune_algorithm_count(void) { return ct_algorithm_count(); }
+
+CT_EXPORT int coltune_algorithm_info(int i, const char **collective, const char **name,
+                                     int *nparams)
+{
+    const ct_algorithm *alg = ct_algorithm_at(i);
+    if (alg == NULL)
+        return -1;
+    *collective = ct_coll_name(alg->coll);
+    *name = alg->name;
+    *nparams = alg->nparams;
+    return 0;
+}
+
+CT_EXPORT int coltune_algorithm_param(int i, int k, int P, int Q, int N, const char **name,
+                                      long *min, long *max, long *def)
+{
+    const ct_algorithm *alg = ct_algorithm_at(i);
+    const ct_env env = {P, Q, N};
+    if (alg == NULL || k < 0 || k >= alg->nparams)
+        return -1;
+    const ct_param_desc *d = &alg->params[k];
+    *name = d->name;
+    *min = ct_expr_eval(d->min, &env);
+    *max = ct_expr_eval(d->max, &env);
+    long v = ct_expr_eval(d->def, &env);
+    *def = v < *min ? *min : v > *max ? *max : v;
+    return 0;
+}

@@ -213,6 +213,95 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
+/* Packed bytes (CT_A_BYTES)                                           */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The byte view of one side of a call: counts and displacements in bytes of
+ * MPI_BYTE. A contiguous type is viewed in place (displacement in bytes from
+ * the user's buffer, lower bound included); any other type is packed into
+ * (send) or received through (recv) a contiguous staging buffer. The decision
+ * has already checked that every offset fits an int (CT_R_INT_OFFSETS).
+ */
+typedef struct byte_side {
+    int *counts, *displs;
+    char *staging; /* NULL when the user's buffer is viewed in place */
+    size_t staging_bytes;
+} byte_side;
+
+static void byte_side_free(byte_side *b)
+{
+    free(b->counts);
+    free(b->displs);
+    free(b->staging);
+}
+
+static int byte_side_init(byte_side *b, int P, const int *counts, const int *displs,
+                          MPI_Datatype type, const void *buf, MPI_Comm comm, int pack)
+{
+    int rc = MPI_SUCCESS, pos = 0;
+    ct_typeinfo t;
+    memset(b, 0, sizeof *b);
+    CT_CALL(ct_type_info(type, &t));
+    CT_ALLOC(b->counts, (size_t)P * sizeof(int));
+    CT_ALLOC(b->displs, (size_t)P * sizeof(int));
+    for (int j = 0; j < P; j++) {
+        b->counts[j] = (int)((MPI_Aint)counts[j] * t.size);
+        b->displs[j] = t.contig ? (int)((MPI_Aint)displs[j] * t.extent + t.true_lb) : pos;
+        pos += b->counts[j];
+    }
+    if (t.contig)
+        return MPI_SUCCESS;
+    b->staging_bytes = (size_t)pos;
+    CT_ALLOC(b->staging, b->staging_bytes);
+    /* Blocks are packed back to back, so the pack position runs through displs[]. */
+    for (int j = 0, at = 0; pack && j < P; j++)
+        CT_CALL(PMPI_Pack(ct_elem_ptr(buf, displs[j], t.extent), counts[j], type, b->staging,
+                          pos, &at, comm));
+out:
+    return rc;
+}
+
+/* Unpacks a staged receive side into the user's buffer. */
+static int byte_side_unpack(const byte_side *b, const ct_alltoallv_args *a, int P, MPI_Comm comm)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Aint lb, ext;
+    if (b->staging == NULL)
+        return MPI_SUCCESS;
+    CT_CALL(PMPI_Type_get_extent(a->recvtype, &lb, &ext));
+    for (int j = 0; j < P; j++) {
+        int pos = b->displs[j];
+        CT_CALL(PMPI_Unpack(b->staging, (int)b->staging_bytes, &pos,
+                            ct_elem_ptr(a->recvbuf, a->rdispls[j], ext), a->recvcounts[j],
+                            a->recvtype, comm));
+    }
+out:
+    return rc;
+}
+
+/* Runs alg on the byte view of a. */
+static int run_bytes(ct_ctx *ctx, const ct_choice *ch, const ct_alltoallv_args *a)
+{
+    int rc, P = ctx->size;
+    byte_side s = {0}, r = {0};
+    CT_CALL(byte_side_init(&s, P, a->sendcounts, a->sdispls, a->sendtype, a->sendbuf,
+                           ctx->comm, 1));
+    CT_CALL(byte_side_init(&r, P, a->recvcounts, a->rdispls, a->recvtype, a->recvbuf,
+                           ctx->comm, 0));
+    ct_alltoallv_args b = {s.staging ? s.staging : a->sendbuf, s.counts, s.displs, MPI_BYTE,
+                           r.staging ? r.staging : a->recvbuf, r.counts, r.displs, MPI_BYTE,
+                           a->comm};
+    CT_CALL(ch->alg->run.alltoallv(&b, ctx, ch->params));
+    CT_CALL(byte_side_unpack(&r, a, P, ctx->comm));
+    ctx->call_extra += s.staging_bytes + r.staging_bytes;
+out:
+    byte_side_free(&s);
+    byte_side_free(&r);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
 /* The driver                                                          */
 /* ------------------------------------------------------------------ */
 
@@ -237,7 +326,10 @@ static int run_choice(ct_ctx *ctx, const ct_choice *ch, const ct_alltoallv_args 
     ctx->call_extra = 0;
     if (a->sendbuf == MPI_IN_PLACE && ch->alg != ct_algorithm_pmpi(CT_COLL_ALLTOALLV))
         CT_CALL(inplace_args(a, ctx->size, &copy, &tmp, &tmp_bytes));
-    CT_CALL(ch->alg->run.alltoallv(&copy, ctx, ch->params));
+    if (ch->alg->restrictions & CT_A_BYTES)
+        CT_CALL(run_bytes(ctx, ch, &copy));
+    else
+        CT_CALL(ch->alg->run.alltoallv(&copy, ctx, ch->params));
     if (stats)
         ct_stats_record(ct_algorithm_index(ch->alg), bytes_sent(&copy, ctx->size),
                         PMPI_Wtime() - t0, ctx->call_extra + tmp_bytes);
@@ -260,5 +352,6 @@ int ct_alltoallv_dispatch(const ct_alltoallv_args *a, const ct_spec *forced)
     rc = ct_decide(ctx, &call, forced, &choice);
     if (rc != MPI_SUCCESS)
         return rc;
+    ctx->call_msg_size = call.have_facts ? call.facts.msg_size : -1;
     return run_choice(ctx, &choice, a);
 }

@@ -54,6 +54,9 @@ typedef struct ct_ctx {
     MPI_Request *reqs;
     int nreqs;
     size_t call_extra; /* extra memory the current call used, for statistics */
+    long call_msg_size; /* largest block any rank sends in this call (bytes), or -1
+                           when the decision did not need it (algorithms may use it
+                           instead of their own allreduce) */
 } ct_ctx;
 
 /* Returns the context of comm, creating it (collectively) on first use. */

@@ -31,7 +31,8 @@ typedef struct ct_range {
 
 typedef struct ct_rule {
     ct_coll coll;
-    unsigned key_mask; /* bit k set: range[k] is a condition */
+    unsigned key_mask; /* bit k set: range[k] is a condition ("*" and "0-" match
+                          everything, so they leave the bit clear) */
     ct_range range[CT_KEY_COUNT];
     ct_spec spec;
     int line; /* 1-based line in the file */

@@ -3,7 +3,8 @@
  *
  * A value is an integer (with optional k/m/g suffix, powers of 1024), or an
  * expression of the communicator: P, Q, N, sqrt (= round(sqrt(P))), sqrtQ,
- * each optionally followed by +k or -k (e.g. "P-1", "N-1"). The spec is parsed
+ * "(N-1)*Q", each optionally followed by +k or -k (e.g. "P-1", "N-1"; k is an
+ * integer that may carry a suffix, |k| <= INT_MAX). The spec is parsed
  * once (rules file, environment, direct API) and resolved against a
  * communicator at call time with ct_spec_resolve().
  */
@@ -22,7 +23,7 @@ typedef struct ct_spec {
  * text where the offending token starts. */
 typedef struct ct_parse_error {
     int column;
-    char message[256];
+    char message[512]; /* long lists of known names end in ", ...)" */
 } ct_parse_error;
 
 /*
@@ -43,10 +44,11 @@ int ct_spec_parse(const char *text, size_t len, ct_coll coll, ct_spec *out,
 void ct_spec_default(const ct_algorithm *alg, ct_spec *out);
 
 /*
- * Evaluates every parameter against env into params[]. Defaults (parameters
- * the spec does not set) are clamped into their range. Returns NULL when all
- * values lie in range, else a static-lifetime-free message written to why
- * (e.g. "radix=9 out of range 2..8 at P=8").
+ * Evaluates every parameter against env into params[]. A parameter the spec
+ * does not set takes the registry default (alg->params[i].def), clamped into
+ * its range. Returns NULL when every value is usable, else a pointer to why
+ * (filled with e.g. "radix=9 out of range 2..8 at P=8", or "radix range
+ * 2..1 is empty at P=1" when the range itself is empty for this communicator).
  */
 const char *ct_spec_resolve(const ct_spec *spec, const ct_env *env, long *params,
                             char *why, size_t whylen);

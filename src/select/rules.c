@@ -1,0 +1,418 @@
+/*
+ * rules.c - the tuning rules file parser.
+ *
+ *   # collective  conditions (any order, each at most once)   algorithm spec
+ *   alltoallv     comm_size=2-64  msg_size=0-511  ppn=*       scattered:block_count=8
+ *
+ * Unlike Open MPI's positional dynamic-rules file, every condition is named,
+ * comments are allowed anywhere, and the first error rejects the whole file
+ * with "<name>:<line>:<column>: <what>: '<offending text>'" instead of a silent
+ * fallback.
+ */
+/* fileno() and fstat() are POSIX; ask for them even under -std=c11. */
+#if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE)
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include "select/rules.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char *const key_names[CT_KEY_COUNT] = {
+    [CT_KEY_COMM_SIZE] = "comm_size",
+    [CT_KEY_MSG_SIZE] = "msg_size",
+    [CT_KEY_NODES] = "nodes",
+    [CT_KEY_PPN] = "ppn",
+};
+
+const char *ct_key_name(ct_key key)
+{
+    return (key >= 0 && key < CT_KEY_COUNT) ? key_names[key] : "?";
+}
+
+/* ------------------------------------------------------------------ */
+/* Lines and tokens                                                    */
+/* ------------------------------------------------------------------ */
+
+/* One line of the file with its comment and line ending removed. */
+typedef struct line {
+    const char *text;
+    size_t len;
+    int number; /* 1-based */
+} line;
+
+/* A token of a line: text[0..len) starting at 0-based column col. */
+typedef struct token {
+    const char *text;
+    size_t len;
+    size_t col;
+} token;
+
+/* Where parse errors are written, and the file label that prefixes them. */
+typedef struct reporter {
+    const char *name;
+    char *msg;
+    size_t msglen;
+} reporter;
+
+static int is_blank(char c) { return c == ' ' || c == '\t'; }
+
+/* Finds the next token at or after *pos in ln; 0 when there is none. */
+static int next_token(const line *ln, size_t *pos, token *tok)
+{
+    size_t i = *pos;
+    while (i < ln->len && is_blank(ln->text[i]))
+        i++;
+    if (i == ln->len)
+        return 0;
+    tok->text = ln->text + i;
+    tok->col = i;
+    while (i < ln->len && !is_blank(ln->text[i]))
+        i++;
+    tok->len = (size_t)(ln->text + i - tok->text);
+    *pos = i;
+    return 1;
+}
+
+/* True when a token follows position pos on the line. */
+static int more_tokens(const line *ln, size_t pos)
+{
+    token t;
+    return next_token(ln, &pos, &t);
+}
+
+/* Reports "<name>:<line>:<col+1>: <what>: '<text>'" and returns -1. */
+static int report(const reporter *rp, const line *ln, size_t col, const char *text, size_t len,
+                  const char *fmt, ...) CT_PRINTF(6, 7);
+
+static int report(const reporter *rp, const line *ln, size_t col, const char *text, size_t len,
+                  const char *fmt, ...)
+{
+    if (rp->msg == NULL || rp->msglen == 0)
+        return -1;
+    char what[320];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    snprintf(rp->msg, rp->msglen, "%s:%d:%zu: %s: '%.*s'", rp->name, ln->number, col + 1, what,
+             (int)len, text);
+    return -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Conditions: key=range                                               */
+/* ------------------------------------------------------------------ */
+
+static int find_key(const char *text, size_t len)
+{
+    for (int k = 0; k < CT_KEY_COUNT; k++)
+        if (strlen(key_names[k]) == len && memcmp(key_names[k], text, len) == 0)
+            return k;
+    return -1;
+}
+
+/* Parses one bound of a range; the token is only used for the report. */
+static int parse_bound(const reporter *rp, const line *ln, const char *text, size_t len,
+                       long *out)
+{
+    if (ct_size_parse(text, len, out) == 0)
+        return 0;
+    return report(rp, ln, (size_t)(text - ln->text), text, len,
+                  "bad number (expected a non-negative integer with optional k/m/g suffix)");
+}
+
+/* Parses "*", "a", "a-b", "a-" or "-b" at text[0..len). */
+static int parse_range(const reporter *rp, const line *ln, const char *text, size_t len,
+                       ct_range *r)
+{
+    const size_t col = (size_t)(text - ln->text);
+    r->lo = 0;
+    r->hi = LONG_MAX;
+    if (len == 1 && text[0] == '*')
+        return 0;
+    const char *dash = memchr(text, '-', len);
+    if (dash == NULL) {
+        if (parse_bound(rp, ln, text, len, &r->lo) != 0)
+            return -1;
+        r->hi = r->lo;
+        return 0;
+    }
+    size_t llen = (size_t)(dash - text), hlen = len - llen - 1;
+    if (llen == 0 && hlen == 0)
+        return report(rp, ln, col, text, len, "bad range (expected *, a, a-b, a- or -b)");
+    if (llen > 0 && parse_bound(rp, ln, text, llen, &r->lo) != 0)
+        return -1;
+    if (hlen > 0 && parse_bound(rp, ln, dash + 1, hlen, &r->hi) != 0)
+        return -1;
+    if (r->lo > r->hi)
+        return report(rp, ln, col, text, len, "empty range (%ld > %ld)", r->lo, r->hi);
+    return 0;
+}
+
+/* Parses one middle token "key=range" into rule. given tracks the keys seen
+ * on the line; key_mask only gets the keys whose range excludes something,
+ * so "msg_size=*" costs decide.c no message-size computation. */
+static int parse_condition(const reporter *rp, const line *ln, const token *t, ct_rule *rule,
+                           unsigned *given)
+{
+    const char *eq = memchr(t->text, '=', t->len);
+    const char *colon = memchr(t->text, ':', t->len);
+    if (eq == NULL && find_key(t->text, t->len) >= 0)
+        return report(rp, ln, t->col, t->text, t->len, "missing '=' after condition key");
+    if (eq == NULL || (colon != NULL && colon < eq))
+        return report(rp, ln, t->col, t->text, t->len,
+                      "expected key=range (the algorithm spec comes last)");
+    size_t klen = (size_t)(eq - t->text);
+    int k = find_key(t->text, klen);
+    if (k < 0) {
+        char known[128] = "";
+        for (int i = 0; i < CT_KEY_COUNT; i++) {
+            size_t used = strlen(known);
+            snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "", key_names[i]);
+        }
+        return report(rp, ln, t->col, t->text, klen, "unknown key (known: %s)", known);
+    }
+    if (*given & (1u << k))
+        return report(rp, ln, t->col, t->text, klen, "key given twice");
+    *given |= 1u << k;
+    size_t rlen = t->len - klen - 1;
+    if (rlen == 0)
+        return report(rp, ln, t->col, t->text, t->len, "missing range after '='");
+    ct_range *r = &rule->range[k];
+    if (parse_range(rp, ln, eq + 1, rlen, r) != 0)
+        return -1;
+    if (r->lo != 0 || r->hi != LONG_MAX)
+        rule->key_mask |= 1u << k;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Rules                                                               */
+/* ------------------------------------------------------------------ */
+
+static int parse_collective(const reporter *rp, const line *ln, const token *t, ct_coll *out)
+{
+    if (ct_coll_from_name(t->text, t->len, out) == 0)
+        return 0;
+    char known[256] = "";
+    for (int c = 0; c < CT_COLL_COUNT; c++) {
+        size_t used = strlen(known);
+        snprintf(known + used, sizeof known - used, "%s%s", c ? ", " : "",
+                 ct_coll_name((ct_coll)c));
+    }
+    return report(rp, ln, t->col, t->text, t->len, "unknown collective (known: %s)", known);
+}
+
+/* A last token that looks like a condition (a '=' before any ':') means the
+ * spec was left out; reporting it as an unknown algorithm would mislead. */
+static int looks_like_condition(const token *t)
+{
+    const char *eq = memchr(t->text, '=', t->len);
+    const char *colon = memchr(t->text, ':', t->len);
+    return eq != NULL && (colon == NULL || eq < colon);
+}
+
+static int parse_spec_token(const reporter *rp, const line *ln, const token *t, ct_rule *rule)
+{
+    if (looks_like_condition(t))
+        return report(rp, ln, t->col, t->text, t->len, "missing algorithm spec");
+    ct_parse_error perr;
+    if (ct_spec_parse(t->text, t->len, rule->coll, &rule->spec, &perr) == 0)
+        return 0;
+    return report(rp, ln, t->col + (size_t)perr.column, t->text, t->len, "%s", perr.message);
+}
+
+/* Parses a non-blank line into rule. */
+static int parse_rule(const reporter *rp, const line *ln, ct_rule *rule)
+{
+    size_t pos = 0;
+    unsigned given = 0;
+    token t;
+    memset(rule, 0, sizeof *rule);
+    rule->line = ln->number;
+    for (int k = 0; k < CT_KEY_COUNT; k++)
+        rule->range[k] = (ct_range){0, LONG_MAX};
+
+    next_token(ln, &pos, &t);
+    if (parse_collective(rp, ln, &t, &rule->coll) != 0)
+        return -1;
+    if (!more_tokens(ln, pos))
+        return report(rp, ln, t.col, t.text, t.len, "missing algorithm spec");
+    while (next_token(ln, &pos, &t)) {
+        if (!more_tokens(ln, pos))
+            return parse_spec_token(rp, ln, &t, rule);
+        if (parse_condition(rp, ln, &t, rule, &given) != 0)
+            return -1;
+    }
+    return 0; /* not reached: the loop returns at the last token */
+}
+
+/* Appends rule to rs, growing the array geometrically. */
+static int append_rule(ct_ruleset *rs, int *cap, const ct_rule *rule)
+{
+    if (rs->count == *cap) {
+        int ncap = *cap ? 2 * *cap : 8;
+        ct_rule *n = realloc(rs->rules, (size_t)ncap * sizeof *n);
+        if (n == NULL)
+            return -1;
+        rs->rules = n;
+        *cap = ncap;
+    }
+    rs->rules[rs->count++] = *rule;
+    return 0;
+}
+
+/* Cuts the next line off *text: strips "\r\n" or "\n" and any comment. */
+static void take_line(const char **text, line *ln)
+{
+    const char *s = *text, *nl = strchr(s, '\n');
+    size_t len = nl ? (size_t)(nl - s) : strlen(s);
+    *text = nl ? nl + 1 : s + len;
+    if (len > 0 && s[len - 1] == '\r')
+        len--;
+    const char *hash = memchr(s, '#', len);
+    ln->text = s;
+    ln->len = hash ? (size_t)(hash - s) : len;
+    ln->number++;
+}
+
+static char *dup_string(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    return d ? memcpy(d, s, n) : NULL;
+}
+
+static int out_of_memory(const reporter *rp)
+{
+    if (rp->msg != NULL && rp->msglen > 0)
+        snprintf(rp->msg, rp->msglen, "%s: out of memory while reading rules", rp->name);
+    return -1;
+}
+
+int ct_rules_parse(const char *text, const char *name, ct_ruleset *out, char *msg,
+                   size_t msglen)
+{
+    reporter rp = {name ? name : "(rules)", msg, msglen};
+    ct_ruleset rs = {0};
+    int cap = 0;
+    line ln = {NULL, 0, 0};
+
+    memset(out, 0, sizeof *out);
+    if (text == NULL)
+        text = "";
+    while (*text != '\0') {
+        take_line(&text, &ln);
+        size_t pos = 0;
+        token t;
+        if (!next_token(&ln, &pos, &t))
+            continue; /* blank or comment only */
+        ct_rule rule;
+        if (parse_rule(&rp, &ln, &rule) != 0)
+            goto fail;
+        if (append_rule(&rs, &cap, &rule) != 0) {
+            out_of_memory(&rp);
+            goto fail;
+        }
+    }
+    rs.name = dup_string(rp.name);
+    if (rs.name == NULL) {
+        out_of_memory(&rp);
+        goto fail;
+    }
+    *out = rs;
+    return 0;
+fail:
+    ct_rules_free(&rs);
+    return -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Files                                                               */
+/* ------------------------------------------------------------------ */
+
+/* Reads all of f into a NUL-terminated buffer; sets errno and returns NULL
+ * on failure. *len receives the byte count (the file may hold NUL bytes). */
+static char *read_all(FILE *f, size_t *len)
+{
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        errno = EISDIR;
+        return NULL;
+    }
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    while (buf != NULL) {
+        errno = 0;
+        n += fread(buf + n, 1, cap - n - 1, f);
+        if (ferror(f)) {
+            int e = errno ? errno : EIO;
+            free(buf);
+            errno = e;
+            return NULL;
+        }
+        if (feof(f)) {
+            buf[n] = '\0';
+            *len = n;
+            return buf;
+        }
+        char *nb = cap <= SIZE_MAX / 2 ? realloc(buf, cap *= 2) : NULL;
+        if (nb == NULL)
+            free(buf);
+        buf = nb;
+    }
+    errno = ENOMEM;
+    return NULL;
+}
+
+static void set_msg(char *msg, size_t msglen, const char *path, const char *what, int err)
+{
+    if (msg != NULL && msglen > 0)
+        snprintf(msg, msglen, "%s: %s: %s", path, what, strerror(err));
+}
+
+int ct_rules_load(const char *path, ct_ruleset *out, char *msg, size_t msglen)
+{
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        set_msg(msg, msglen, path, "cannot open rules file", errno);
+        return -1;
+    }
+    size_t len = 0;
+    char *text = read_all(f, &len);
+    int saved = errno;
+    fclose(f);
+    if (text == NULL) {
+        set_msg(msg, msglen, path, "cannot read rules file", saved);
+        return -1;
+    }
+    int rc;
+    if (memchr(text, '\0', len) != NULL) {
+        /* A NUL would silently end the text early: refuse binary files. */
+        if (msg != NULL && msglen > 0)
+            snprintf(msg, msglen, "%s: cannot read rules file: contains a NUL byte", path);
+        rc = -1;
+    } else {
+        rc = ct_rules_parse(text, path, out, msg, msglen);
+    }
+    free(text);
+    return rc;
+}
+
+void ct_rules_free(ct_ruleset *rs)
+{
+    if (rs == NULL)
+        return;
+    free(rs->rules);
+    free(rs->name);
+    memset(rs, 0, sizeof *rs);
+}

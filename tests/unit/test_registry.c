@@ -1,0 +1,265 @@
+/*
+ * test_registry.c - consistency of the algorithm registry (algorithms.c).
+ *
+ * Every check loops over the whole registry, so entries added later are
+ * checked the same way without editing this file.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "algorithms.h"
+#include "select/spec.h"
+
+#define MAX_P 64
+
+static void test_indexing(void **state)
+{
+    (void)state;
+    int n = ct_algorithm_count();
+    assert_true(n > 0);
+    for (int i = 0; i < n; i++) {
+        const ct_algorithm *a = ct_algorithm_at(i);
+        assert_non_null(a);
+        assert_int_equal(ct_algorithm_index(a), i);
+    }
+    assert_null(ct_algorithm_at(n));
+    assert_null(ct_algorithm_at(-1));
+}
+
+/* Names end up in rules files and COLTUNE_* variables: no separators. */
+static int is_plain_name(const char *s)
+{
+    if (s == NULL || *s == '\0')
+        return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_'))
+            return 0;
+    return 1;
+}
+
+static void test_entries_well_formed(void **state)
+{
+    (void)state;
+    for (int i = 0; i < ct_algorithm_count(); i++) {
+        const ct_algorithm *a = ct_algorithm_at(i);
+        if (!is_plain_name(a->name))
+            fail_msg("entry %d: bad name '%s'", i, a->name ? a->name : "(null)");
+        assert_true(a->coll >= 0 && a->coll < CT_COLL_COUNT);
+        assert_non_null(a->summary);
+        assert_true(strlen(a->summary) > 0);
+        if (a->nparams < 0 || a->nparams > CT_MAX_PARAMS)
+            fail_msg("%s: nparams %d", a->name, a->nparams);
+        switch (a->coll) {
+        case CT_COLL_ALLTOALLV:
+            if (a->run.alltoallv == NULL)
+                fail_msg("%s: no run function", a->name);
+            break;
+        default:
+            fail_msg("%s: collective %d not covered by this test", a->name, (int)a->coll);
+        }
+    }
+}
+
+static void test_names_unique_per_collective(void **state)
+{
+    (void)state;
+    for (int i = 0; i < ct_algorithm_count(); i++) {
+        const ct_algorithm *a = ct_algorithm_at(i);
+        for (int j = 0; j < i; j++) {
+            const ct_algorithm *b = ct_algorithm_at(j);
+            if (a->coll == b->coll && strcmp(a->name, b->name) == 0)
+                fail_msg("'%s' registered twice for %s", a->name, ct_coll_name(a->coll));
+        }
+        /* Lookup by name finds this very entry. */
+        assert_ptr_equal(ct_algorithm_find(a->coll, a->name, strlen(a->name)), a);
+    }
+}
+
+static void test_param_names(void **state)
+{
+    (void)state;
+    for (int i = 0; i < ct_algorithm_count(); i++) {
+        const ct_algorithm *a = ct_algorithm_at(i);
+        for (int p = 0; p < a->nparams; p++) {
+            const ct_param_desc *d = &a->params[p];
+            if (!is_plain_name(d->name))
+                fail_msg("%s: parameter %d has a bad name", a->name, p);
+            assert_non_null(d->help);
+            for (int q = 0; q < p; q++)
+                if (strcmp(d->name, a->params[q].name) == 0)
+                    fail_msg("%s: parameter '%s' declared twice", a->name, d->name);
+        }
+    }
+}
+
+/* Checks one parameter at one communicator shape: returns 0 when its range
+ * is empty there, 2 when the default lies in range as written, else 1. */
+static int check_param_at(const ct_algorithm *a, int p, const ct_env *env)
+{
+    const ct_param_desc *d = &a->params[p];
+    long lo = ct_expr_eval(d->min, env), hi = ct_expr_eval(d->max, env);
+    long def = ct_expr_eval(d->def, env);
+    if (lo > hi)
+        return 0;
+    /* A default may exceed the maximum (it is clamped: block_count 32 acts
+     * as min(32, P)), but one below the minimum would be a typo. */
+    if (def < lo)
+        fail_msg("%s: %s default %ld below minimum %ld at P=%ld Q=%ld N=%ld", a->name, d->name,
+                 def, lo, env->P, env->Q, env->N);
+    return def <= hi ? 2 : 1;
+}
+
+/* Resolving the default spec succeeds exactly when every range is non-empty,
+ * and then yields values inside the ranges. */
+static void check_default_resolves(const ct_algorithm *a, const ct_env *env, int all_nonempty)
+{
+    ct_spec s;
+    long params[CT_MAX_PARAMS];
+    char why[128];
+    ct_spec_default(a, &s);
+    const char *r = ct_spec_resolve(&s, env, params, why, sizeof why);
+    if (all_nonempty && r != NULL)
+        fail_msg("%s: default does not resolve at P=%ld Q=%ld N=%ld: %s", a->name, env->P,
+                 env->Q, env->N, r);
+    if (!all_nonempty && r == NULL)
+        fail_msg("%s: resolved with an empty range at P=%ld", a->name, env->P);
+    for (int p = 0; all_nonempty && p < a->nparams; p++) {
+        long lo = ct_expr_eval(a->params[p].min, env), hi = ct_expr_eval(a->params[p].max, env);
+        if (params[p] < lo || params[p] > hi)
+            fail_msg("%s: %s resolved to %ld outside %ld..%ld", a->name, a->params[p].name,
+                     params[p], lo, hi);
+    }
+}
+
+static void test_param_ranges(void **state)
+{
+    (void)state;
+    for (int i = 0; i < ct_algorithm_count(); i++) {
+        const ct_algorithm *a = ct_algorithm_at(i);
+        int usable[CT_MAX_PARAMS] = {0}, fits[CT_MAX_PARAMS] = {0};
+        for (long P = 1; P <= MAX_P; P++) {
+            /* N nodes holding up to Q = ceil(P/N) ranks each. */
+            for (long N = 1; N <= P; N++) {
+                ct_env env = {P, (P + N - 1) / N, N};
+                int all = 1;
+                for (int p = 0; p < a->nparams; p++) {
+                    int r = check_param_at(a, p, &env);
+                    usable[p] += r > 0;
+                    fits[p] += r == 2;
+                    all &= r > 0;
+                }
+                check_default_resolves(a, &env, all);
+            }
+        }
+        /* Each parameter has a usable range somewhere, and somewhere its
+         * default lies in range as written (a default that is always clamped
+         * is a typo). */
+        for (int p = 0; p < a->nparams; p++) {
+            if (usable[p] == 0)
+                fail_msg("%s: %s has an empty range at every P <= %d", a->name,
+                         a->params[p].name, MAX_P);
+            if (fits[p] == 0)
+                fail_msg("%s: %s default is out of range at every P <= %d", a->name,
+                         a->params[p].name, MAX_P);
+        }
+    }
+}
+
+static void test_specs_round_trip(void **state)
+{
+    (void)state;
+    /* Every entry can be named in a spec, and every parameter set to its
+     * default as written by ct_expr_format. */
+    for (int i = 0; i < ct_algorithm_count(); i++) {
+        const ct_algorithm *a = ct_algorithm_at(i);
+        char text[256];
+        size_t used = (size_t)snprintf(text, sizeof text, "%s", a->name);
+        for (int p = 0; p < a->nparams; p++) {
+            char v[64];
+            ct_expr_format(a->params[p].def, v, sizeof v);
+            used += (size_t)snprintf(text + used, sizeof text - used, "%c%s=%s", p ? ',' : ':',
+                                     a->params[p].name, v);
+        }
+        ct_spec s;
+        ct_parse_error err;
+        if (ct_spec_parse(text, strlen(text), a->coll, &s, &err) != 0)
+            fail_msg("'%s' does not parse: %s", text, err.message);
+        assert_ptr_equal(s.alg, a);
+        assert_int_equal(s.set_mask, (1u << a->nparams) - 1);
+        for (int p = 0; p < a->nparams; p++) {
+            assert_int_equal(s.values[p].term, a->params[p].def.term);
+            assert_true(s.values[p].offset == a->params[p].def.offset);
+        }
+    }
+}
+
+static void test_pmpi_per_collective(void **state)
+{
+    (void)state;
+    for (int c = 0; c < CT_COLL_COUNT; c++) {
+        const ct_algorithm *a = ct_algorithm_pmpi((ct_coll)c);
+        if (a == NULL)
+            fail_msg("%s has no pmpi entry", ct_coll_name((ct_coll)c));
+        assert_string_equal(a->name, "pmpi");
+        assert_int_equal(a->coll, c);
+        assert_int_equal(a->nparams, 0);
+        assert_int_equal(a->restrictions, 0); /* the fallback must always be able to run */
+    }
+}
+
+static void test_coll_names(void **state)
+{
+    (void)state;
+    for (int c = 0; c < CT_COLL_COUNT; c++) {
+        const char *name = ct_coll_name((ct_coll)c);
+        ct_coll back = CT_COLL_COUNT;
+        assert_true(is_plain_name(name));
+        assert_int_equal(ct_coll_from_name(name, strlen(name), &back), 0);
+        assert_int_equal(back, c);
+    }
+    assert_string_equal(ct_coll_name(CT_COLL_ALLTOALLV), "alltoallv");
+    assert_string_equal(ct_coll_name(CT_COLL_COUNT), "?");
+
+    static const char *const bad[] = {"", "alltoall", "alltoallvv", "ALLTOALLV", "alltoallv "};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ct_coll out;
+        if (ct_coll_from_name(bad[i], strlen(bad[i]), &out) == 0)
+            fail_msg("'%s' accepted as a collective", bad[i]);
+    }
+    /* Only len characters count. */
+    ct_coll out = CT_COLL_COUNT;
+    assert_int_equal(ct_coll_from_name("alltoallv comm_size=2", 9, &out), 0);
+    assert_int_equal(out, CT_COLL_ALLTOALLV);
+}
+
+static void test_find_respects_len(void **state)
+{
+    (void)state;
+    assert_null(ct_algorithm_find(CT_COLL_ALLTOALLV, "pmp", 3));
+    assert_null(ct_algorithm_find(CT_COLL_ALLTOALLV, "pmpix", 5));
+    assert_null(ct_algorithm_find(CT_COLL_ALLTOALLV, "", 0));
+    assert_ptr_equal(ct_algorithm_find(CT_COLL_ALLTOALLV, "pmpix", 4),
+                     ct_algorithm_pmpi(CT_COLL_ALLTOALLV));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_indexing),
+        cmocka_unit_test(test_entries_well_formed),
+        cmocka_unit_test(test_names_unique_per_collective),
+        cmocka_unit_test(test_param_names),
+        cmocka_unit_test(test_param_ranges),
+        cmocka_unit_test(test_specs_round_trip),
+        cmocka_unit_test(test_pmpi_per_collective),
+        cmocka_unit_test(test_coll_names),
+        cmocka_unit_test(test_find_respects_len),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

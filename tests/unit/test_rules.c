@@ -1,0 +1,645 @@
+/*
+ * test_rules.c - the rules file parser: good files, every error message
+ * (file, line, column, what, offending text), and loading real files.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "select/rules.h"
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define KB 1024L
+#define MB (1024L * 1024L)
+#define GB (1024L * 1024L * 1024L)
+#define BIT(k) (1u << (k))
+
+static const ct_algorithm *alg(const char *name)
+{
+    const ct_algorithm *a = ct_algorithm_find(CT_COLL_ALLTOALLV, name, strlen(name));
+    assert_non_null(a);
+    return a;
+}
+
+static void parse_ok(const char *text, ct_ruleset *rs)
+{
+    char msg[512] = "";
+    if (ct_rules_parse(text, "t.rules", rs, msg, sizeof msg) != 0)
+        fail_msg("rules rejected: %s\n--- text ---\n%s", msg, text);
+    assert_string_equal(rs->name, "t.rules");
+}
+
+static void assert_range(const ct_rule *r, ct_key k, long lo, long hi)
+{
+    if (r->range[k].lo != lo || r->range[k].hi != hi)
+        fail_msg("line %d %s: got %ld..%ld, want %ld..%ld", r->line, ct_key_name(k),
+                 r->range[k].lo, r->range[k].hi, lo, hi);
+}
+
+/* Keys not in key_mask match everything. */
+static void assert_unset(const ct_rule *r, ct_key k)
+{
+    assert_false(r->key_mask & BIT(k));
+    assert_range(r, k, 0, LONG_MAX);
+}
+
+/* ------------------------------------------------------------------ */
+/* Good files                                                          */
+/* ------------------------------------------------------------------ */
+
+static void test_parse_multiple_rules(void **state)
+{
+    (void)state;
+    const char *text =
+        "# coltune rules: first match wins\n"
+        "alltoallv comm_size=2-64 msg_size=0-511 nodes=1- ppn=* scattered:block_count=8  # small\n"
+        "\n"
+        "   # an indented comment\n"
+        "alltoallv msg_size=512- pairwise\n"
+        "\talltoallv   comm_size=-16\t\tmultipair_waitany:stride=sqrt\n"
+        "alltoallv pmpi\n";
+    ct_ruleset rs;
+    parse_ok(text, &rs);
+    assert_int_equal(rs.count, 4);
+
+    const ct_rule *r = &rs.rules[0];
+    assert_int_equal(r->line, 2);
+    assert_int_equal(r->coll, CT_COLL_ALLTOALLV);
+    /* ppn=* matches everything: no condition. */
+    assert_int_equal(r->key_mask,
+                     BIT(CT_KEY_COMM_SIZE) | BIT(CT_KEY_MSG_SIZE) | BIT(CT_KEY_NODES));
+    assert_range(r, CT_KEY_COMM_SIZE, 2, 64);
+    assert_range(r, CT_KEY_MSG_SIZE, 0, 511);
+    assert_range(r, CT_KEY_NODES, 1, LONG_MAX);
+    assert_unset(r, CT_KEY_PPN);
+    assert_ptr_equal(r->spec.alg, alg("scattered"));
+    assert_int_equal(r->spec.set_mask, 1);
+    assert_int_equal(r->spec.values[0].term, CT_TERM_CONST);
+    assert_true(r->spec.values[0].offset == 8);
+
+    r = &rs.rules[1];
+    assert_int_equal(r->line, 5);
+    assert_int_equal(r->key_mask, BIT(CT_KEY_MSG_SIZE));
+    assert_range(r, CT_KEY_MSG_SIZE, 512, LONG_MAX);
+    assert_unset(r, CT_KEY_COMM_SIZE);
+    assert_unset(r, CT_KEY_NODES);
+    assert_unset(r, CT_KEY_PPN);
+    assert_ptr_equal(r->spec.alg, alg("pairwise"));
+    assert_int_equal(r->spec.set_mask, 0);
+
+    r = &rs.rules[2];
+    assert_int_equal(r->line, 6);
+    assert_int_equal(r->key_mask, BIT(CT_KEY_COMM_SIZE));
+    assert_range(r, CT_KEY_COMM_SIZE, 0, 16);
+    assert_ptr_equal(r->spec.alg, alg("multipair_waitany"));
+    assert_int_equal(r->spec.set_mask, 1);
+    assert_int_equal(r->spec.values[0].term, CT_TERM_SQRT_P);
+    assert_true(r->spec.values[0].offset == 0);
+
+    r = &rs.rules[3];
+    assert_int_equal(r->line, 7);
+    assert_int_equal(r->key_mask, 0);
+    for (int k = 0; k < CT_KEY_COUNT; k++)
+        assert_unset(r, (ct_key)k);
+    assert_ptr_equal(r->spec.alg, alg("pmpi"));
+    ct_rules_free(&rs);
+    assert_null(rs.rules);
+    assert_null(rs.name);
+    assert_int_equal(rs.count, 0);
+}
+
+static void test_parse_range_forms(void **state)
+{
+    (void)state;
+    const char *text = "alltoallv comm_size=5 msg_size=* nodes=-3 ppn=2- pmpi\n"
+                       "alltoallv ppn=0-0 nodes=7-7 comm_size=0 linear\n"
+                       "alltoallv msg_size=0- comm_size=-0 nonblocking\n";
+    ct_ruleset rs;
+    parse_ok(text, &rs);
+    assert_int_equal(rs.count, 3);
+    const ct_rule *r = &rs.rules[0];
+    assert_range(r, CT_KEY_COMM_SIZE, 5, 5);
+    assert_unset(r, CT_KEY_MSG_SIZE); /* "*" is no condition */
+    assert_range(r, CT_KEY_NODES, 0, 3);
+    assert_range(r, CT_KEY_PPN, 2, LONG_MAX);
+    r = &rs.rules[1];
+    assert_range(r, CT_KEY_PPN, 0, 0);
+    assert_range(r, CT_KEY_NODES, 7, 7);
+    assert_range(r, CT_KEY_COMM_SIZE, 0, 0);
+    assert_ptr_equal(r->spec.alg, alg("linear"));
+    r = &rs.rules[2];
+    assert_unset(r, CT_KEY_MSG_SIZE); /* "0-" is everything too */
+    assert_range(r, CT_KEY_COMM_SIZE, 0, 0);
+    assert_int_equal(r->key_mask, BIT(CT_KEY_COMM_SIZE));
+    assert_unset(r, CT_KEY_PPN);
+    assert_ptr_equal(r->spec.alg, alg("nonblocking"));
+
+    assert_true(ct_range_contains(rs.rules[0].range[CT_KEY_NODES], 3));
+    assert_false(ct_range_contains(rs.rules[0].range[CT_KEY_NODES], 4));
+    assert_true(ct_range_contains(rs.rules[0].range[CT_KEY_PPN], LONG_MAX));
+    assert_false(ct_range_contains(rs.rules[0].range[CT_KEY_PPN], 1));
+    ct_rules_free(&rs);
+}
+
+static void test_parse_suffixes(void **state)
+{
+    (void)state;
+    const char *text = "alltoallv msg_size=1k-2m nodes=1g pmpi\n"
+                       "alltoallv msg_size=4K- comm_size=-3M ppn=2G-3g pairwise\n"
+                       "alltoallv msg_size=0-1023 scattered:block_count=1k\n";
+    ct_ruleset rs;
+    parse_ok(text, &rs);
+    assert_int_equal(rs.count, 3);
+    assert_range(&rs.rules[0], CT_KEY_MSG_SIZE, KB, 2 * MB);
+    assert_range(&rs.rules[0], CT_KEY_NODES, GB, GB);
+    assert_range(&rs.rules[1], CT_KEY_MSG_SIZE, 4 * KB, LONG_MAX);
+    assert_range(&rs.rules[1], CT_KEY_COMM_SIZE, 0, 3 * MB);
+    assert_range(&rs.rules[1], CT_KEY_PPN, 2 * GB, 3 * GB);
+    assert_range(&rs.rules[2], CT_KEY_MSG_SIZE, 0, 1023);
+    assert_true(rs.rules[2].spec.values[0].offset == KB);
+    ct_rules_free(&rs);
+}
+
+static void test_parse_expressions_in_specs(void **state)
+{
+    (void)state;
+    const char *text = "alltoallv comm_size=4- multipair_blocking:stride=P-1\n"
+                       "alltoallv scattered:block_count=sqrtQ+1\n"
+                       "alltoallv multipair_testany:stride=(N-1)*Q\n"
+                       "alltoallv multipair_waitany:stride=N\n"
+                       "alltoallv scattered:block_count=Q-1\n";
+    static const struct {
+        const char *alg;
+        ct_term term;
+        long offset;
+    } want[] = {
+        {"multipair_blocking", CT_TERM_P, -1}, {"scattered", CT_TERM_SQRT_Q, 1},
+        {"multipair_testany", CT_TERM_NM1_Q, 0}, {"multipair_waitany", CT_TERM_N, 0},
+        {"scattered", CT_TERM_Q, -1},
+    };
+    ct_ruleset rs;
+    parse_ok(text, &rs);
+    assert_int_equal(rs.count, (int)ARRAY_LEN(want));
+    for (int i = 0; i < rs.count; i++) {
+        assert_int_equal(rs.rules[i].line, i + 1);
+        assert_ptr_equal(rs.rules[i].spec.alg, alg(want[i].alg));
+        assert_int_equal(rs.rules[i].spec.values[0].term, want[i].term);
+        assert_true(rs.rules[i].spec.values[0].offset == want[i].offset);
+    }
+    ct_rules_free(&rs);
+}
+
+static void test_parse_crlf_and_edges(void **state)
+{
+    (void)state;
+    /* CRLF endings, comment glued to a token, no final newline. */
+    const char *text = "# windows file\r\n"
+                       "alltoallv comm_size=4 pairwise\r\n"
+                       "\r\n"
+                       "alltoallv pmpi#glued comment\r\n"
+                       "alltoallv msg_size=2-3 linear";
+    ct_ruleset rs;
+    parse_ok(text, &rs);
+    assert_int_equal(rs.count, 3);
+    assert_int_equal(rs.rules[0].line, 2);
+    assert_ptr_equal(rs.rules[0].spec.alg, alg("pairwise"));
+    assert_range(&rs.rules[0], CT_KEY_COMM_SIZE, 4, 4);
+    assert_int_equal(rs.rules[1].line, 4);
+    assert_ptr_equal(rs.rules[1].spec.alg, alg("pmpi"));
+    assert_int_equal(rs.rules[2].line, 5);
+    assert_ptr_equal(rs.rules[2].spec.alg, alg("linear"));
+    assert_range(&rs.rules[2], CT_KEY_MSG_SIZE, 2, 3);
+    ct_rules_free(&rs);
+}
+
+static void test_parse_empty_files(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {
+        "", "\n", "\n\n\n", "   \t \n", "# only a comment", "# a\n\n   # b\n\t# c\r\n", "\r\n",
+    };
+    for (size_t i = 0; i < ARRAY_LEN(texts); i++) {
+        ct_ruleset rs;
+        parse_ok(texts[i], &rs);
+        assert_int_equal(rs.count, 0);
+        assert_null(rs.rules);
+        ct_rules_free(&rs);
+    }
+}
+
+static void test_parse_many_rules(void **state)
+{
+    (void)state;
+    /* Enough rules to grow the array several times. */
+    enum { NRULES = 300 };
+    char *text = malloc(NRULES * 64);
+    assert_non_null(text);
+    size_t used = 0;
+    for (int i = 0; i < NRULES; i++)
+        used += (size_t)sprintf(text + used, "alltoallv comm_size=%d scattered:block_count=%d\n",
+                                i, i + 1);
+    ct_ruleset rs;
+    parse_ok(text, &rs);
+    free(text);
+    assert_int_equal(rs.count, NRULES);
+    for (int i = 0; i < NRULES; i++) {
+        assert_int_equal(rs.rules[i].line, i + 1);
+        assert_range(&rs.rules[i], CT_KEY_COMM_SIZE, i, i);
+        assert_true(rs.rules[i].spec.values[0].offset == i + 1);
+    }
+    ct_rules_free(&rs);
+}
+
+static void test_parse_null_name(void **state)
+{
+    (void)state;
+    ct_ruleset rs;
+    char msg[256];
+    assert_int_equal(ct_rules_parse("alltoallv pmpi\n", NULL, &rs, msg, sizeof msg), 0);
+    assert_non_null(rs.name);
+    assert_int_equal(rs.count, 1);
+    ct_rules_free(&rs);
+    assert_int_equal(ct_rules_parse("nope\n", NULL, &rs, msg, sizeof msg), -1);
+    assert_string_equal(msg, "(rules):1:1: unknown collective (known: alltoallv): 'nope'");
+}
+
+/* ------------------------------------------------------------------ */
+/* Malformed files: the exact message                                  */
+/* ------------------------------------------------------------------ */
+
+static void expect_error(const char *text, const char *want)
+{
+    ct_ruleset rs;
+    memset(&rs, 0x5a, sizeof rs); /* garbage in: must come back empty */
+    char msg[1024] = "";
+    if (ct_rules_parse(text, "t.rules", &rs, msg, sizeof msg) == 0)
+        fail_msg("accepted:\n%s", text);
+    assert_int_equal(rs.count, 0);
+    assert_null(rs.rules);
+    assert_null(rs.name);
+    if (strcmp(msg, want) != 0)
+        fail_msg("input: '%s'\n  got  %s\n  want %s", text, msg, want);
+}
+
+static void test_malformed_conditions(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        const char *msg;
+    } cases[] = {
+        {"alltogether pmpi",
+         "t.rules:1:1: unknown collective (known: alltoallv): 'alltogether'"},
+        {"Alltoallv pmpi", "t.rules:1:1: unknown collective (known: alltoallv): 'Alltoallv'"},
+        {"comm_size=4 alltoallv pmpi",
+         "t.rules:1:1: unknown collective (known: alltoallv): 'comm_size=4'"},
+        {"alltoallv", "t.rules:1:1: missing algorithm spec: 'alltoallv'"},
+        {"  alltoallv   # pmpi", "t.rules:1:3: missing algorithm spec: 'alltoallv'"},
+        {"alltoallv\r\n", "t.rules:1:1: missing algorithm spec: 'alltoallv'"},
+        {"alltoallv comm_size=2-4", "t.rules:1:11: missing algorithm spec: 'comm_size=2-4'"},
+        {"alltoallv comm_size=2 # pmpi", "t.rules:1:11: missing algorithm spec: 'comm_size=2'"},
+        {"alltoallv ppn=1 foo=3", "t.rules:1:17: missing algorithm spec: 'foo=3'"},
+        {"alltoallv foo=1-2 pmpi",
+         "t.rules:1:11: unknown key (known: comm_size, msg_size, nodes, ppn): 'foo'"},
+        {"alltoallv Comm_size=1 pmpi",
+         "t.rules:1:11: unknown key (known: comm_size, msg_size, nodes, ppn): 'Comm_size'"},
+        {"alltoallv =5 pmpi",
+         "t.rules:1:11: unknown key (known: comm_size, msg_size, nodes, ppn): ''"},
+        {"alltoallv comm_size=2 comm_size=3 pmpi", "t.rules:1:23: key given twice: 'comm_size'"},
+        {"alltoallv ppn=* nodes=1 ppn=* pmpi", "t.rules:1:25: key given twice: 'ppn'"},
+        {"alltoallv comm_size 2-4 pmpi",
+         "t.rules:1:11: missing '=' after condition key: 'comm_size'"},
+        {"alltoallv pairwise pmpi",
+         "t.rules:1:11: expected key=range (the algorithm spec comes last): 'pairwise'"},
+        {"alltoallv scattered:block_count=4 comm_size=2",
+         "t.rules:1:11: expected key=range (the algorithm spec comes last): "
+         "'scattered:block_count=4'"},
+        {"alltoallv comm_size= pmpi", "t.rules:1:11: missing range after '=': 'comm_size='"},
+        {"alltoallv comm_size=64-2 pmpi", "t.rules:1:21: empty range (64 > 2): '64-2'"},
+        {"alltoallv msg_size=1k-1 pmpi", "t.rules:1:20: empty range (1024 > 1): '1k-1'"},
+        {"alltoallv comm_size=x pmpi",
+         "t.rules:1:21: bad number (expected a non-negative integer with optional k/m/g "
+         "suffix): 'x'"},
+        {"alltoallv comm_size=2-x pmpi",
+         "t.rules:1:23: bad number (expected a non-negative integer with optional k/m/g "
+         "suffix): 'x'"},
+        {"alltoallv msg_size=1-2-3 pmpi",
+         "t.rules:1:22: bad number (expected a non-negative integer with optional k/m/g "
+         "suffix): '2-3'"},
+        {"alltoallv msg_size=-5- pmpi",
+         "t.rules:1:21: bad number (expected a non-negative integer with optional k/m/g "
+         "suffix): '5-'"},
+        {"alltoallv msg_size=** pmpi",
+         "t.rules:1:20: bad number (expected a non-negative integer with optional k/m/g "
+         "suffix): '**'"},
+        {"alltoallv msg_size=1.5k pmpi",
+         "t.rules:1:20: bad number (expected a non-negative integer with optional k/m/g "
+         "suffix): '1.5k'"},
+        {"alltoallv ppn=0x10 pmpi",
+         "t.rules:1:15: bad number (expected a non-negative integer with optional k/m/g "
+         "suffix): '0x10'"},
+        {"alltoallv nodes=+1 pmpi",
+         "t.rules:1:17: bad number (expected a non-negative integer with optional k/m/g "
+         "suffix): '+1'"},
+        {"alltoallv msg_size=99999999999999999999 pmpi",
+         "t.rules:1:20: bad number (expected a non-negative integer with optional k/m/g "
+         "suffix): '99999999999999999999'"},
+        {"alltoallv msg_size=0-8589934592g pmpi",
+         "t.rules:1:22: bad number (expected a non-negative integer with optional k/m/g "
+         "suffix): '8589934592g'"},
+        {"alltoallv comm_size=- pmpi",
+         "t.rules:1:21: bad range (expected *, a, a-b, a- or -b): '-'"},
+        {"alltoallv\tcomm_size=2\t\tfoo=1 pmpi",
+         "t.rules:1:24: unknown key (known: comm_size, msg_size, nodes, ppn): 'foo'"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++)
+        expect_error(cases[i].text, cases[i].msg);
+}
+
+/* The message for an unknown algorithm lists the whole registry, which
+ * grows: the rules layer is checked against what ct_spec_parse says (its
+ * exact text is test_spec's business), plus today's entries as a prefix. */
+static void expect_spec_error(const char *text, const char *spec, int line, int col)
+{
+    ct_spec s;
+    ct_parse_error err;
+    char want[1024];
+    assert_int_equal(ct_spec_parse(spec, strlen(spec), CT_COLL_ALLTOALLV, &s, &err), -1);
+    snprintf(want, sizeof want, "t.rules:%d:%d: %s: '%s'", line, col + err.column, err.message,
+             spec);
+    expect_error(text, want);
+}
+
+static void test_malformed_specs(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        const char *msg;
+    } cases[] = {
+        {"alltoallv pmpi:x=1",
+         "t.rules:1:16: unknown parameter 'x' for algorithm 'pmpi' (takes no parameters): "
+         "'pmpi:x=1'"},
+        {"alltoallv scattered:stride=2",
+         "t.rules:1:21: unknown parameter 'stride' for algorithm 'scattered' (parameters: "
+         "block_count): 'scattered:stride=2'"},
+        {"alltoallv comm_size=2 scattered:block_count=zz",
+         "t.rules:1:45: bad value 'zz' for parameter 'block_count' (expected an integer or P, "
+         "Q, N, sqrt, sqrtQ[+-k]): 'scattered:block_count=zz'"},
+        {"alltoallv scattered:block_count=0",
+         "t.rules:1:33: value 0 for parameter 'block_count' of 'scattered' is out of range "
+         "(1..P): 'scattered:block_count=0'"},
+        {"alltoallv scattered:block_count=2,block_count=3",
+         "t.rules:1:35: parameter 'block_count' given twice: "
+         "'scattered:block_count=2,block_count=3'"},
+        {"alltoallv scattered:block_count",
+         "t.rules:1:21: missing '=' in parameter 'block_count': 'scattered:block_count'"},
+        {"alltoallv scattered:", "t.rules:1:21: empty parameter: 'scattered:'"},
+        {"alltoallv multipair_waitany:stride=4,",
+         "t.rules:1:38: empty parameter: 'multipair_waitany:stride=4,'"},
+        {"alltoallv :block_count=2", "t.rules:1:11: empty algorithm name: ':block_count=2'"},
+        {"alltoallv multipair_blocking:stride=sqrtq\r\n",
+         "t.rules:1:37: bad value 'sqrtq' for parameter 'stride' (expected an integer or P, Q, "
+         "N, sqrt, sqrtQ[+-k]): 'multipair_blocking:stride=sqrtq'"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++)
+        expect_error(cases[i].text, cases[i].msg);
+
+    expect_spec_error("alltoallv bogus", "bogus", 1, 11);
+    expect_spec_error("alltoallv ppn=2-8 scatterd:block_count=4", "scatterd:block_count=4", 1, 19);
+    expect_spec_error("\n\n  alltoallv\tPMPI", "PMPI", 3, 13);
+
+    /* With today's registry in front. */
+    char msg[1024];
+    ct_ruleset rs;
+    assert_int_equal(ct_rules_parse("alltoallv bogus", "t.rules", &rs, msg, sizeof msg), -1);
+    const char *prefix = "t.rules:1:11: unknown algorithm 'bogus' for alltoallv (known: pmpi, "
+                         "pairwise, nonblocking, linear, scattered, multipair_blocking, "
+                         "multipair_waitany, multipair_testany";
+    assert_int_equal(strncmp(msg, prefix, strlen(prefix)), 0);
+    const char *tail = ": 'bogus'";
+    assert_string_equal(msg + strlen(msg) - strlen(tail), tail);
+}
+
+static void test_malformed_later_line(void **state)
+{
+    (void)state;
+    /* The error names the right line after good rules (which are freed). */
+    expect_error("# c\r\n"
+                 "alltoallv pmpi\r\n"
+                 "\r\n"
+                 "alltoallv comm_size=1-4 pairwise\r\n"
+                 "alltoallv scattered:block_count=2 # ok\r\n"
+                 "alltoallv nodes=4-1 linear\r\n"
+                 "alltoallv bogus\r\n",
+                 "t.rules:6:17: empty range (4 > 1): '4-1'");
+    /* A rule after enough good ones to have grown the array. */
+    char text[4096] = "";
+    for (int i = 0; i < 20; i++)
+        strcat(text, "alltoallv comm_size=3 linear\n");
+    strcat(text, "   alltoallv comm_size=3 linear extra\n");
+    expect_error(text, "t.rules:21:26: expected key=range (the algorithm spec comes last): "
+                       "'linear'");
+}
+
+static void test_message_buffer(void **state)
+{
+    (void)state;
+    ct_ruleset rs;
+    /* A short buffer is filled and terminated. */
+    char small[16];
+    assert_int_equal(ct_rules_parse("alltoallv", "t.rules", &rs, small, sizeof small), -1);
+    assert_string_equal(small, "t.rules:1:1: mi");
+    /* No buffer at all. */
+    assert_int_equal(ct_rules_parse("alltoallv", "t.rules", &rs, NULL, 0), -1);
+    assert_int_equal(rs.count, 0);
+    assert_int_equal(ct_rules_parse("alltoallv pmpi", "t.rules", &rs, NULL, 0), 0);
+    assert_int_equal(rs.count, 1);
+    ct_rules_free(&rs);
+}
+
+static void test_free_and_key_names(void **state)
+{
+    (void)state;
+    ct_ruleset rs;
+    memset(&rs, 0, sizeof rs);
+    ct_rules_free(&rs);
+    ct_rules_free(&rs);
+    ct_rules_free(NULL);
+    assert_string_equal(ct_key_name(CT_KEY_COMM_SIZE), "comm_size");
+    assert_string_equal(ct_key_name(CT_KEY_MSG_SIZE), "msg_size");
+    assert_string_equal(ct_key_name(CT_KEY_NODES), "nodes");
+    assert_string_equal(ct_key_name(CT_KEY_PPN), "ppn");
+    assert_string_equal(ct_key_name(CT_KEY_COUNT), "?");
+}
+
+/* ------------------------------------------------------------------ */
+/* Files                                                               */
+/* ------------------------------------------------------------------ */
+
+/* Writes len bytes of text to a new temporary file; returns its path. */
+static char *write_temp(const char *text, size_t len)
+{
+    char *path = strdup("/tmp/coltune_test_rules_XXXXXX");
+    assert_non_null(path);
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, len), (ssize_t)len);
+    assert_int_equal(close(fd), 0);
+    return path;
+}
+
+static void test_load_file(void **state)
+{
+    (void)state;
+    const char *text = "# test\nalltoallv comm_size=2-8 scattered:block_count=4\nalltoallv pmpi\n";
+    char *path = write_temp(text, strlen(text));
+    ct_ruleset rs;
+    char msg[512] = "";
+    if (ct_rules_load(path, &rs, msg, sizeof msg) != 0)
+        fail_msg("load failed: %s", msg);
+    assert_string_equal(rs.name, path);
+    assert_int_equal(rs.count, 2);
+    assert_int_equal(rs.rules[0].line, 2);
+    assert_range(&rs.rules[0], CT_KEY_COMM_SIZE, 2, 8);
+    assert_ptr_equal(rs.rules[0].spec.alg, alg("scattered"));
+    assert_ptr_equal(rs.rules[1].spec.alg, alg("pmpi"));
+    ct_rules_free(&rs);
+    unlink(path);
+    free(path);
+}
+
+static void test_load_large_file(void **state)
+{
+    (void)state;
+    /* Far beyond any initial read buffer. */
+    enum { NRULES = 5000 };
+    size_t cap = NRULES * 48, used = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    for (int i = 0; i < NRULES; i++)
+        used += (size_t)snprintf(text + used, cap - used, "alltoallv msg_size=%d-%dk pairwise\n",
+                                 i, i + 1);
+    char *path = write_temp(text, used);
+    free(text);
+    ct_ruleset rs;
+    char msg[512] = "";
+    if (ct_rules_load(path, &rs, msg, sizeof msg) != 0)
+        fail_msg("load failed: %s", msg);
+    assert_int_equal(rs.count, NRULES);
+    assert_range(&rs.rules[NRULES - 1], CT_KEY_MSG_SIZE, NRULES - 1, NRULES * KB);
+    ct_rules_free(&rs);
+    unlink(path);
+    free(path);
+}
+
+static void test_load_empty_file(void **state)
+{
+    (void)state;
+    char *path = write_temp("", 0);
+    ct_ruleset rs;
+    char msg[512] = "";
+    assert_int_equal(ct_rules_load(path, &rs, msg, sizeof msg), 0);
+    assert_int_equal(rs.count, 0);
+    assert_string_equal(rs.name, path);
+    ct_rules_free(&rs);
+    unlink(path);
+    free(path);
+}
+
+static void test_load_file_with_error(void **state)
+{
+    (void)state;
+    const char *text = "alltoallv pmpi\nalltoallv ppn=2 ppn=3 pmpi\n";
+    char *path = write_temp(text, strlen(text));
+    ct_ruleset rs;
+    char msg[512], want[600];
+    assert_int_equal(ct_rules_load(path, &rs, msg, sizeof msg), -1);
+    assert_int_equal(rs.count, 0);
+    assert_null(rs.rules);
+    assert_null(rs.name);
+    snprintf(want, sizeof want, "%s:2:17: key given twice: 'ppn'", path);
+    assert_string_equal(msg, want);
+    unlink(path);
+    free(path);
+}
+
+static void test_load_nul_byte(void **state)
+{
+    (void)state;
+    static const char text[] = "alltoallv pmpi\n\0alltoallv bogus\n";
+    char *path = write_temp(text, sizeof text - 1);
+    ct_ruleset rs;
+    char msg[512], want[600];
+    assert_int_equal(ct_rules_load(path, &rs, msg, sizeof msg), -1);
+    assert_int_equal(rs.count, 0);
+    snprintf(want, sizeof want, "%s: cannot read rules file: contains a NUL byte", path);
+    assert_string_equal(msg, want);
+    unlink(path);
+    free(path);
+}
+
+static void test_load_missing_file(void **state)
+{
+    (void)state;
+    ct_ruleset rs;
+    char msg[512], want[600];
+    const char *path = "/nonexistent/coltune/no.rules";
+    assert_int_equal(ct_rules_load(path, &rs, msg, sizeof msg), -1);
+    assert_int_equal(rs.count, 0);
+    assert_null(rs.rules);
+    assert_null(rs.name);
+    snprintf(want, sizeof want, "%s: cannot open rules file: %s", path, strerror(ENOENT));
+    assert_string_equal(msg, want);
+}
+
+static void test_load_directory(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/coltune_test_dir_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    ct_ruleset rs;
+    char msg[512], want[600];
+    assert_int_equal(ct_rules_load(dir, &rs, msg, sizeof msg), -1);
+    assert_int_equal(rs.count, 0);
+    assert_null(rs.name);
+    snprintf(want, sizeof want, "%s: cannot read rules file: %s", dir, strerror(EISDIR));
+    assert_string_equal(msg, want);
+    assert_int_equal(rmdir(dir), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_multiple_rules),
+        cmocka_unit_test(test_parse_range_forms),
+        cmocka_unit_test(test_parse_suffixes),
+        cmocka_unit_test(test_parse_expressions_in_specs),
+        cmocka_unit_test(test_parse_crlf_and_edges),
+        cmocka_unit_test(test_parse_empty_files),
+        cmocka_unit_test(test_parse_many_rules),
+        cmocka_unit_test(test_parse_null_name),
+        cmocka_unit_test(test_malformed_conditions),
+        cmocka_unit_test(test_malformed_specs),
+        cmocka_unit_test(test_malformed_later_line),
+        cmocka_unit_test(test_message_buffer),
+        cmocka_unit_test(test_free_and_key_names),
+        cmocka_unit_test(test_load_file),
+        cmocka_unit_test(test_load_large_file),
+        cmocka_unit_test(test_load_empty_file),
+        cmocka_unit_test(test_load_file_with_error),
+        cmocka_unit_test(test_load_nul_byte),
+        cmocka_unit_test(test_load_missing_file),
+        cmocka_unit_test(test_load_directory),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
