@@ -1,0 +1,63 @@
+# common.sh - sourced by the MPI test scripts. Provides run_mpi NP PROG ARGS...
+# using $MPIEXEC (set by the Makefile), with the flags this machine needs:
+# Open MPI as root, and more ranks than cores (oversubscription with yielding).
+# Every run has a time limit so a hang fails the test instead of CI.
+
+: "${MPIEXEC:=mpirun}"
+: "${MPI_IMPL:=openmpi}"
+: "${top_builddir:=$(pwd)}"
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${CT_TEST_TIMEOUT:=600}"
+
+if [ "$(id -u)" = 0 ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+# The library under test: the shim must not pick up an installed rules file.
+export COLTUNE_RULES="${COLTUNE_RULES-}"
+
+run_mpi() {
+    np=$1
+    shift
+    if [ "$MPI_IMPL" = openmpi ]; then
+        timeout "$CT_TEST_TIMEOUT" "$MPIEXEC" --oversubscribe --mca mpi_yield_when_idle 1 \
+            --mca btl self,vader -np "$np" "$@"
+    else
+        timeout "$CT_TEST_TIMEOUT" "$MPIEXEC" -np "$np" "$@"
+    fi
+    rc=$?
+    [ $rc = 124 ] && echo "TIMEOUT after ${CT_TEST_TIMEOUT}s: -np $np $*" >&2
+    return $rc
+}
+
+# with_env VAR=value ... -- command: runs command with those variables set.
+with_env() (
+    while [ "$1" != "--" ]; do
+        export "$1"
+        shift
+    done
+    shift
+    "$@"
+)
+
+# Runs one MPI test program and records the outcome; call finish at the end.
+failures=0
+check_run() {
+    label=$1
+    shift
+    echo "=== $label"
+    if "$@"; then
+        echo "--- ok: $label"
+    else
+        echo "--- FAILED: $label" >&2
+        echo "--- FAILED: $label"
+        failures=$((failures + 1))
+    fi
+}
+
+finish() {
+    if [ "$failures" -ne 0 ]; then
+        echo "$failures run(s) failed"
+        exit 1
+    fi
+    exit 0
+}

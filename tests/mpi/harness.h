@@ -1,0 +1,52 @@
+/*
+ * harness.h - shared pieces of coltune's MPI tests (cmocka programs run by
+ * the test scripts under mpirun at many P).
+ *
+ * Every check is decided collectively: a rank compares its own result, prints
+ * the first differing byte to stderr, and all ranks then agree on the outcome
+ * with one allreduce before cmocka asserts it, so a failure on one rank never
+ * leaves the others waiting in the next collective.
+ */
+#ifndef CT_TEST_HARNESS_H
+#define CT_TEST_HARNESS_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Initialises MPI, silences cmocka's output on ranks other than 0, and
+ * agrees on the base seed (TEST_SEED, else time) which rank 0 prints. */
+void th_init(int *argc, char ***argv);
+int th_rank(void);
+int th_size(void);
+uint64_t th_seed(void);
+
+/* Small deterministic generator (splitmix64): same seed, same numbers. */
+typedef struct th_rng {
+    uint64_t s;
+} th_rng;
+th_rng th_rng_make(uint64_t seed, uint64_t stream);
+uint64_t th_next(th_rng *r);
+/* Uniform in [0, n). */
+long th_below(th_rng *r, long n);
+
+/* 1 when ok holds on every rank of comm. */
+int th_all(int ok, MPI_Comm comm);
+
+/* Compares n bytes; on the first difference prints a line to stderr that
+ * starts with what (algorithm, parameters, P, seed...) and returns 0. */
+int th_same_bytes(const void *got, const void *want, size_t n, const char *what);
+
+/* Runs the cmocka tests given on the command line filter (NULL = all). */
+struct CMUnitTest;
+int th_run(const char *group, struct CMUnitTest *tests, size_t n);
+
+/* Every registered algorithm spec of a collective with every parameter
+ * value it accepts on a communicator of P ranks on N nodes of at most Q:
+ * single parameters over their whole range, pairs over every combination.
+ * TEST_ALGS (comma-separated names) keeps only those algorithms.
+ * Returns the count; free with th_specs_free. */
+int th_algorithm_specs(const char *collective, int P, int Q, int N, char ***specs);
+void th_specs_free(char **specs, int n);
+
+#endif

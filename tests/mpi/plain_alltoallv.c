@@ -1,0 +1,64 @@
+/*
+ * plain_alltoallv.c - an ordinary MPI program that knows nothing about
+ * coltune (no coltune header, not linked with it). The preload test runs it
+ * natively and under LD_PRELOAD=libcoltune.so and compares the output.
+ *
+ * It exchanges irregular blocks (counts with zeros) with MPI_Alltoallv,
+ * repeats with MPI_IN_PLACE, and prints one checksum line per rank.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv)
+{
+    int P, me;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    int *sc = malloc(P * sizeof(int)), *sd = malloc(P * sizeof(int));
+    int *rc = malloc(P * sizeof(int)), *rd = malloc(P * sizeof(int));
+    int ns = 0, nr = 0;
+    for (int j = 0; j < P; j++) {
+        sc[j] = (3 * me + 5 * j) % 7; /* what me sends to j; zeros included */
+        rc[j] = (3 * j + 5 * me) % 7;
+        sd[j] = ns;
+        rd[j] = nr;
+        ns += sc[j];
+        nr += rc[j];
+    }
+    double *sb = malloc((ns + 1) * sizeof(double)), *rb = malloc((nr + 1) * sizeof(double));
+    for (int i = 0; i < ns; i++)
+        sb[i] = me + i / 1000.0;
+    double sum = 0;
+    for (int iter = 0; iter < 3; iter++) {
+        MPI_Alltoallv(sb, sc, sd, MPI_DOUBLE, rb, rc, rd, MPI_DOUBLE, MPI_COMM_WORLD);
+        for (int i = 0; i < nr; i++)
+            sum += rb[i] * (i + 1) * (iter + 1);
+    }
+    /* In place: symmetric counts (me sends to j what j sends to me). */
+    for (int j = 0; j < P; j++)
+        rc[j] = (me + j) % 4;
+    nr = 0;
+    for (int j = 0; j < P; j++) {
+        rd[j] = nr;
+        nr += rc[j];
+    }
+    double *ib = malloc((nr + 1) * sizeof(double));
+    for (int i = 0; i < nr; i++)
+        ib[i] = me * 10 + i;
+    MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, ib, rc, rd, MPI_DOUBLE,
+                  MPI_COMM_WORLD);
+    for (int i = 0; i < nr; i++)
+        sum += ib[i] * (i + 7);
+    printf("rank %d checksum %.6f\n", me, sum);
+    free(sc);
+    free(sd);
+    free(rc);
+    free(rd);
+    free(sb);
+    free(rb);
+    free(ib);
+    MPI_Finalize();
+    return 0;
+}

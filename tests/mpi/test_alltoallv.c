@@ -1,0 +1,392 @@
+/*
+ * test_alltoallv.c - every registered MPI_Alltoallv algorithm, with every
+ * parameter value it accepts at this P, checked byte for byte against
+ * PMPI_Alltoallv on the same inputs: random counts with zeros and one huge
+ * block, displacements in shuffled order with gaps, seven datatype cases
+ * (including a strided vector, a struct with a gap, a resized type with a
+ * non-zero lower bound, and send/receive types that differ but match in
+ * signature), MPI_IN_PLACE, and byte offsets beyond 2 GiB.
+ *
+ * Run by tests/mpi/alltoallv.sh under mpirun at many P. Environment:
+ *   TEST_SEED     base seed (printed at start; every failure names it)
+ *   TEST_ALGS     comma-separated algorithm names to test (default: all)
+ *   COLTUNE_FALLBACK=error makes an algorithm that cannot serve a case
+ *                 return an error (counted as "restricted"); any other
+ *                 setting checks that the fallback result is right too.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <cmocka.h>
+
+#include "coltune.h"
+#include "harness.h"
+
+/* ------------------------------------------------------------------ */
+/* Datatype cases                                                      */
+/* ------------------------------------------------------------------ */
+
+typedef struct type_case {
+    const char *name;
+    MPI_Datatype send, recv;
+    int inplace; /* also tested with MPI_IN_PLACE (send == recv) */
+} type_case;
+
+enum { NTYPES = 7 };
+static type_case types[NTYPES];
+
+static MPI_Datatype commit(MPI_Datatype t)
+{
+    MPI_Type_commit(&t);
+    return t;
+}
+
+static void types_create(void)
+{
+    MPI_Datatype vec, gap, lb, stride8;
+    /* two ints out of every three: extent 4 ints, holes inside */
+    MPI_Type_vector(2, 1, 3, MPI_INT, &vec);
+    /* {int at 0, double at 8}: 12 bytes of data in a 16-byte extent */
+    int bl[2] = {1, 1};
+    MPI_Aint disp[2] = {0, 8};
+    MPI_Datatype tt[2] = {MPI_INT, MPI_DOUBLE};
+    MPI_Type_create_struct(2, bl, disp, tt, &gap);
+    /* an int at byte 8, resized to lower bound 4 and extent 16 */
+    MPI_Datatype at8;
+    MPI_Aint d8 = 8;
+    int one = 1;
+    MPI_Datatype tint = MPI_INT;
+    MPI_Type_create_struct(1, &one, &d8, &tint, &at8);
+    MPI_Type_create_resized(at8, 4, 16, &lb);
+    MPI_Type_free(&at8);
+    /* an int every 8 bytes: same signature as MPI_INT, other layout */
+    MPI_Type_create_resized(MPI_INT, 0, 8, &stride8);
+    vec = commit(vec);
+    gap = commit(gap);
+    lb = commit(lb);
+    stride8 = commit(stride8);
+    types[0] = (type_case){"MPI_BYTE", MPI_BYTE, MPI_BYTE, 0};
+    types[1] = (type_case){"MPI_INT", MPI_INT, MPI_INT, 1};
+    types[2] = (type_case){"MPI_DOUBLE", MPI_DOUBLE, MPI_DOUBLE, 0};
+    types[3] = (type_case){"vector(2,1,3,int)", vec, vec, 1};
+    types[4] = (type_case){"struct{int;gap;double}", gap, gap, 0};
+    types[5] = (type_case){"resized(lb=4,ext=16)", lb, lb, 1};
+    types[6] = (type_case){"int->resized(ext=8)", MPI_INT, stride8, 0};
+}
+
+static void types_free(void)
+{
+    MPI_Type_free(&types[3].send);
+    MPI_Type_free(&types[4].send);
+    MPI_Type_free(&types[5].send);
+    MPI_Type_free(&types[6].recv);
+}
+
+/* ------------------------------------------------------------------ */
+/* Inputs                                                              */
+/* ------------------------------------------------------------------ */
+
+/* One side of a call: counts, shuffled displacements with gaps, buffer. */
+typedef struct side {
+    int *counts, *displs;
+    size_t bytes;
+} side;
+
+/* Count matrix C[i*P + j] (what i sends to j), identical on every rank:
+ * ~30% zeros, small counts otherwise, and (huge) one block of thousands. */
+static int *count_matrix(th_rng *r, int P, int symmetric, int huge)
+{
+    int *C = malloc((size_t)P * P * sizeof *C);
+    assert_non_null(C);
+    for (int i = 0; i < P; i++)
+        for (int j = 0; j < P; j++)
+            C[i * P + j] = th_below(r, 10) < 3 ? 0 : 1 + (int)th_below(r, 8);
+    if (huge)
+        C[th_below(r, P) * P + th_below(r, P)] = 3000 + (int)th_below(r, 3000);
+    if (symmetric)
+        for (int i = 0; i < P; i++)
+            for (int j = 0; j < i; j++)
+                C[i * P + j] = C[j * P + i];
+    return C;
+}
+
+/* Places the P blocks in a random order with gaps of 0-2 elements. */
+static void layout(th_rng *r, int P, side *s, MPI_Datatype type)
+{
+    int *perm = malloc((size_t)P * sizeof *perm);
+    assert_non_null(perm);
+    for (int j = 0; j < P; j++)
+        perm[j] = j;
+    for (int j = P - 1; j > 0; j--) {
+        int k = (int)th_below(r, j + 1), t = perm[j];
+        perm[j] = perm[k];
+        perm[k] = t;
+    }
+    long at = th_below(r, 3);
+    for (int k = 0; k < P; k++) {
+        s->displs[perm[k]] = (int)at;
+        at += s->counts[perm[k]] + th_below(r, 3);
+    }
+    MPI_Aint lb, ext, tlb, text;
+    MPI_Type_get_extent(type, &lb, &ext);
+    MPI_Type_get_true_extent(type, &tlb, &text);
+    s->bytes = (size_t)(at * ext + tlb + text + 16);
+    free(perm);
+}
+
+static void fill_random(th_rng *r, unsigned char *buf, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        buf[i] = (unsigned char)th_next(r);
+}
+
+static void side_alloc(side *s, int P)
+{
+    s->counts = calloc((size_t)P, sizeof(int));
+    s->displs = calloc((size_t)P, sizeof(int));
+    assert_non_null(s->counts);
+    assert_non_null(s->displs);
+}
+
+static void side_free(side *s)
+{
+    free(s->counts);
+    free(s->displs);
+}
+
+/* ------------------------------------------------------------------ */
+/* One case                                                            */
+/* ------------------------------------------------------------------ */
+
+enum { CASE_OK = 1, CASE_MISMATCH = 0, CASE_RESTRICTED = -1 };
+
+typedef struct case_params {
+    const char *spec; /* NULL: the intercepted MPI_Alltoallv (rules) */
+    const type_case *type;
+    int inplace;
+    uint64_t stream;
+} case_params;
+
+static int call_alltoallv(const char *spec, const void *sb, const side *s, MPI_Datatype st,
+                          void *rb, const side *r, MPI_Datatype rt)
+{
+    if (spec == NULL)
+        return MPI_Alltoallv(sb, s->counts, s->displs, st, rb, r->counts, r->displs, rt,
+                             MPI_COMM_WORLD);
+    return coltune_alltoallv(spec, sb, s->counts, s->displs, st, rb, r->counts, r->displs, rt,
+                             MPI_COMM_WORLD);
+}
+
+static int run_case(const case_params *c)
+{
+    const int P = th_size(), me = th_rank();
+    th_rng rng = th_rng_make(th_seed(), c->stream);
+    side s, r;
+    side_alloc(&s, P);
+    side_alloc(&r, P);
+    int *C = count_matrix(&rng, P, c->inplace, 1);
+    for (int j = 0; j < P; j++) {
+        s.counts[j] = C[me * P + j];
+        r.counts[j] = C[j * P + me];
+    }
+    layout(&rng, P, &s, c->type->send);
+    layout(&rng, P, &r, c->type->recv);
+    th_rng mine = th_rng_make(th_seed(), c->stream * 1000003u + (uint64_t)me);
+    unsigned char *sb = malloc(s.bytes), *sb_copy = malloc(s.bytes);
+    unsigned char *got = malloc(r.bytes), *want = malloc(r.bytes);
+    assert_true(sb && sb_copy && got && want);
+    fill_random(&mine, sb, s.bytes);
+    memcpy(sb_copy, sb, s.bytes);
+    fill_random(&mine, got, r.bytes);
+    memcpy(want, got, r.bytes);
+
+    const void *send = c->inplace ? MPI_IN_PLACE : sb;
+    const side *ss = c->inplace ? &r : &s;
+    int rc_ref = PMPI_Alltoallv(send, ss->counts, ss->displs, c->type->send, want, r.counts,
+                                r.displs, c->type->recv, MPI_COMM_WORLD);
+    int rc = call_alltoallv(c->spec, send, ss, c->type->send, got, &r, c->type->recv);
+
+    int result;
+    if (!th_all(rc_ref == MPI_SUCCESS, MPI_COMM_WORLD)) {
+        fail_msg("PMPI_Alltoallv itself failed (type %s)", c->type->name);
+    }
+    if (!th_all(rc == MPI_SUCCESS, MPI_COMM_WORLD)) {
+        result = CASE_RESTRICTED;
+    } else {
+        char what[512];
+        snprintf(what, sizeof what, "alltoallv %s, P=%d, type %s%s, case %llu, receive buffer",
+                 c->spec ? c->spec : "(rules)", P, c->type->name,
+                 c->inplace ? ", MPI_IN_PLACE" : "", (unsigned long long)c->stream);
+        int ok = th_same_bytes(got, want, r.bytes, what);
+        snprintf(what, sizeof what, "alltoallv %s, P=%d, type %s, case %llu: send buffer modified",
+                 c->spec ? c->spec : "(rules)", P, c->type->name, (unsigned long long)c->stream);
+        ok = th_same_bytes(sb, sb_copy, s.bytes, what) && ok;
+        result = th_all(ok, MPI_COMM_WORLD) ? CASE_OK : CASE_MISMATCH;
+    }
+    free(C);
+    free(sb);
+    free(sb_copy);
+    free(got);
+    free(want);
+    side_free(&s);
+    side_free(&r);
+    return result;
+}
+
+/* ------------------------------------------------------------------ */
+/* Topology as the library sees it (COLTUNE_PPN, else one node)        */
+/* ------------------------------------------------------------------ */
+
+static void test_topology(int P, int *Q, int *N)
+{
+    const char *ppn = getenv("COLTUNE_PPN");
+    int n = ppn ? atoi(ppn) : 0;
+    if (n <= 0) {
+        *Q = P;
+        *N = 1;
+        return;
+    }
+    *N = (P + n - 1) / n;
+    *Q = strstr(ppn, "cyclic") ? (P + *N - 1) / *N : (n < P ? n : P);
+}
+
+/* ------------------------------------------------------------------ */
+/* Tests                                                               */
+/* ------------------------------------------------------------------ */
+
+/* Every algorithm and parameter value, every datatype case, in place too. */
+static void test_every_algorithm(void **state)
+{
+    (void)state;
+    int P = th_size(), Q, N, nspecs, failures = 0;
+    char **specs;
+    test_topology(P, &Q, &N);
+    nspecs = th_algorithm_specs("alltoallv", P, Q, N, &specs);
+    assert_true(nspecs > 0);
+    uint64_t stream = 1;
+    for (int k = 0; k < nspecs; k++) {
+        int served = 0, restricted = 0;
+        for (int t = 0; t < NTYPES; t++) {
+            for (int inplace = 0; inplace <= types[t].inplace; inplace++) {
+                case_params c = {specs[k], &types[t], inplace, stream++};
+                int res = run_case(&c);
+                served += res == CASE_OK;
+                restricted += res == CASE_RESTRICTED;
+                failures += res == CASE_MISMATCH;
+            }
+        }
+        if (th_rank() == 0 && restricted)
+            printf("# %s: %d cases served, %d restricted (routed elsewhere)\n", specs[k],
+                   served, restricted);
+        /* An algorithm must serve at least the plain contiguous cases. */
+        if (served == 0)
+            fail_msg("%s served no case at P=%d", specs[k], P);
+    }
+    if (th_rank() == 0)
+        printf("# %d algorithm specs checked at P=%d (Q=%d, N=%d)\n", nspecs, P, Q, N);
+    th_specs_free(specs, nspecs);
+    assert_int_equal(failures, 0);
+}
+
+/* The intercepted MPI_Alltoallv under the rules file of the run (the script
+ * points COLTUNE_RULES at rules whose msg_size thresholds split the cases):
+ * every rank must reach the same decision although their blocks differ. */
+static void test_rules_path(void **state)
+{
+    (void)state;
+    int failures = 0;
+    for (uint64_t i = 0; i < 24; i++) {
+        case_params c = {NULL, &types[i % NTYPES], 0, 100000 + i};
+        int res = run_case(&c);
+        assert_int_not_equal(res, CASE_RESTRICTED);
+        failures += res == CASE_MISMATCH;
+    }
+    assert_int_equal(failures, 0);
+}
+
+/* Displacements whose byte offsets pass 2 GiB: a one-int type with a 1 MiB
+ * extent, blocks placed up to 2.2 GiB apart. Pages are reserved, not
+ * touched, so the test costs little real memory. */
+static void *reserve(size_t n)
+{
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    assert_true(p != MAP_FAILED);
+    return p;
+}
+
+static void test_offsets_beyond_2gib(void **state)
+{
+    (void)state;
+    const int P = th_size(), me = th_rank();
+    const MPI_Aint MiB = 1 << 20;
+    if (P < 2 || P > 4) {
+        skip(); /* memory: run at small P only */
+    }
+    MPI_Datatype big;
+    MPI_Type_create_resized(MPI_INT, 0, MiB, &big);
+    MPI_Type_commit(&big);
+    int step = (2200 + P - 2) / (P - 1); /* the last block starts past 2 GiB */
+    int *counts = malloc((size_t)P * sizeof(int)), *displs = malloc((size_t)P * sizeof(int));
+    assert_true(counts && displs);
+    for (int j = 0; j < P; j++) {
+        counts[j] = 1;
+        displs[j] = j * step;
+    }
+    size_t bytes = (size_t)(P * step + 1) * (size_t)MiB;
+    int *sb = reserve(bytes), *got = reserve(bytes), *want = reserve(bytes);
+    for (int j = 0; j < P; j++) {
+        size_t at = (size_t)displs[j] * (size_t)MiB / sizeof(int);
+        sb[at] = me * 1000 + j;
+        got[at] = want[at] = -1;
+    }
+    char **specs;
+    int nspecs = th_algorithm_specs("alltoallv", P, P, 1, &specs), failures = 0;
+    assert_int_equal(PMPI_Alltoallv(sb, counts, displs, big, want, counts, displs, big,
+                                    MPI_COMM_WORLD), MPI_SUCCESS);
+    for (int k = 0; k < nspecs; k++) {
+        for (int j = 0; j < P; j++)
+            got[(size_t)displs[j] * (size_t)MiB / sizeof(int)] = -1;
+        int rc = coltune_alltoallv(specs[k], sb, counts, displs, big, got, counts, displs, big,
+                                   MPI_COMM_WORLD);
+        if (!th_all(rc == MPI_SUCCESS, MPI_COMM_WORLD))
+            continue; /* restricted (e.g. int offsets): routed elsewhere */
+        int ok = 1;
+        for (int j = 0; j < P && ok; j++) {
+            size_t at = (size_t)displs[j] * (size_t)MiB / sizeof(int);
+            char what[256];
+            snprintf(what, sizeof what, "%s, P=%d, 2 GiB offsets, block from %d", specs[k], P, j);
+            ok = th_same_bytes(&got[at], &want[at], sizeof(int), what);
+        }
+        failures += !th_all(ok, MPI_COMM_WORLD);
+    }
+    th_specs_free(specs, nspecs);
+    munmap(sb, bytes);
+    munmap(got, bytes);
+    munmap(want, bytes);
+    free(counts);
+    free(displs);
+    MPI_Type_free(&big);
+    assert_int_equal(failures, 0);
+}
+
+int main(int argc, char **argv)
+{
+    th_init(&argc, &argv);
+    types_create();
+    struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_algorithm),
+        cmocka_unit_test(test_rules_path),
+        cmocka_unit_test(test_offsets_beyond_2gib),
+    };
+    int failed = th_run("alltoallv", tests, sizeof tests / sizeof tests[0]);
+    types_free();
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}
