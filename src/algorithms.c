@@ -13,6 +13,8 @@
 
 static const char *const coll_names[CT_COLL_COUNT] = {
     [CT_COLL_ALLTOALLV] = "alltoallv",
+    [CT_COLL_ALLGATHER_INTER] = "allgather_inter",
+    [CT_COLL_ALLGATHERV_INTER] = "allgatherv_inter",
 };
 
 const char *ct_coll_name(ct_coll coll)
@@ -158,6 +160,57 @@ static const ct_algorithm registry[] = {
         .nparams = 1,
         .params = {{"stride", K(1), EXPR(P, 0), K(8), "exchanges in flight"}},
         .run.alltoallv = ct_alltoallv_multipair_testany,
+    },
+    {
+        .name = "tuna",
+        .coll = CT_COLL_ALLTOALLV,
+        .summary = "tunable-radix non-uniform Bruck: metadata then data per round, tight "
+                   "temporary buffer (paper 001 III, Alg. 1)",
+        .nparams = 1,
+        .params = {{"radix", K(2), EXPR(P, 0), K(2),
+                    "Bruck radix: 2 fewest rounds, sqrt balanced, P-1 or P linear"}},
+        .restrictions = CT_A_BYTES | CT_R_INT_OFFSETS,
+        .run.alltoallv = ct_alltoallv_tuna,
+    },
+    {
+        .name = "tuna_hier_coalesced",
+        .coll = CT_COLL_ALLTOALLV,
+        .summary = "intra-node TuNA, then inter-node scattered with one message of Q blocks "
+                   "per node pair (paper 001 IV, Alg. 3)",
+        .nparams = 2,
+        .params = {{"radix", K(2), EXPR(Q, 1), K(2),
+                    "intra-node TuNA radix (values >= Q act as Q; Q+1 lets Q=1 run)"},
+                   {"block_count", K(1), EXPR(N, 0), K(1),
+                    "node pairs per batch (values above N-1 act as N-1)"}},
+        .restrictions = CT_A_BYTES | CT_R_INT_OFFSETS,
+        .run.alltoallv = ct_alltoallv_tuna_hier_coalesced,
+    },
+    {
+        .name = "tuna_hier_staggered",
+        .coll = CT_COLL_ALLTOALLV,
+        .summary = "intra-node TuNA, then inter-node scattered with one block per step "
+                   "(paper 001 IV, Alg. 2)",
+        .nparams = 2,
+        .params = {{"radix", K(2), EXPR(Q, 1), K(2),
+                    "intra-node TuNA radix (values >= Q act as Q; Q+1 lets Q=1 run)"},
+                   {"block_count", K(1), EXPR(NM1_Q, 1), K(1),
+                    "blocks per batch (values above (N-1)*Q act as (N-1)*Q)"}},
+        .restrictions = CT_A_BYTES | CT_R_INT_OFFSETS,
+        .run.alltoallv = ct_alltoallv_tuna_hier_staggered,
+    },
+    {
+        .name = "pmpi",
+        .coll = CT_COLL_ALLGATHER_INTER,
+        .summary = "forward to PMPI_Allgather (the library's root gathering, paper 002 "
+                   "section 3.1)",
+        .run.allgather = ct_allgather_inter_pmpi,
+    },
+    {
+        .name = "pmpi",
+        .coll = CT_COLL_ALLGATHERV_INTER,
+        .summary = "forward to PMPI_Allgatherv (the library's root gathering, paper 002 "
+                   "section 3.1)",
+        .run.allgatherv = ct_allgatherv_inter_pmpi,
     },
 };
 

@@ -16,6 +16,8 @@ struct ct_ctx;
 
 typedef enum ct_coll {
     CT_COLL_ALLTOALLV = 0,
+    CT_COLL_ALLGATHER_INTER,  /* MPI_Allgather on intercommunicators */
+    CT_COLL_ALLGATHERV_INTER, /* MPI_Allgatherv on intercommunicators */
     CT_COLL_COUNT
 } ct_coll;
 
@@ -83,6 +85,35 @@ typedef struct ct_alltoallv_args {
 typedef int (*ct_alltoallv_fn)(const ct_alltoallv_args *args, struct ct_ctx *ctx,
                                const long *params);
 
+/* Intercommunicator Allgather: every rank sends sendcount elements; recvbuf
+ * receives recvcount elements from each rank of the remote group. */
+typedef struct ct_allgather_args {
+    const void *sendbuf; /* never MPI_IN_PLACE (forwarded to PMPI_) */
+    int sendcount;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    int recvcount;
+    MPI_Datatype recvtype;
+    MPI_Comm comm; /* the user's intercommunicator: only pmpi uses it */
+} ct_allgather_args;
+
+/* Intercommunicator Allgatherv: recvcounts/displs index the remote group. */
+typedef struct ct_allgatherv_args {
+    const void *sendbuf;
+    int sendcount;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    const int *recvcounts;
+    const int *displs;
+    MPI_Datatype recvtype;
+    MPI_Comm comm;
+} ct_allgatherv_args;
+
+typedef int (*ct_allgather_fn)(const ct_allgather_args *args, struct ct_ctx *ctx,
+                               const long *params);
+typedef int (*ct_allgatherv_fn)(const ct_allgatherv_args *args, struct ct_ctx *ctx,
+                                const long *params);
+
 /* ------------------------------------------------------------------ */
 /* Restrictions                                                        */
 /* ------------------------------------------------------------------ */
@@ -113,6 +144,8 @@ typedef struct ct_algorithm {
     unsigned restrictions;
     union {
         ct_alltoallv_fn alltoallv;
+        ct_allgather_fn allgather;
+        ct_allgatherv_fn allgatherv;
     } run;
 } ct_algorithm;
 
@@ -139,5 +172,14 @@ int ct_alltoallv_multipair_waitany(const ct_alltoallv_args *a, struct ct_ctx *ct
                                    const long *params);
 int ct_alltoallv_multipair_testany(const ct_alltoallv_args *a, struct ct_ctx *ctx,
                                    const long *params);
+int ct_alltoallv_tuna(const ct_alltoallv_args *a, struct ct_ctx *ctx, const long *params);
+int ct_alltoallv_tuna_hier_coalesced(const ct_alltoallv_args *a, struct ct_ctx *ctx,
+                                     const long *params);
+int ct_alltoallv_tuna_hier_staggered(const ct_alltoallv_args *a, struct ct_ctx *ctx,
+                                     const long *params);
+
+int ct_allgather_inter_pmpi(const ct_allgather_args *a, struct ct_ctx *ctx, const long *params);
+int ct_allgatherv_inter_pmpi(const ct_allgatherv_args *a, struct ct_ctx *ctx,
+                             const long *params);
 
 #endif

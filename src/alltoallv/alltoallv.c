@@ -342,16 +342,11 @@ int ct_alltoallv_dispatch(const ct_alltoallv_args *a, const ct_spec *forced)
 {
     ct_ctx *ctx;
     ct_choice choice;
-    int rc = ct_ctx_get(a->comm, &ctx);
-    if (rc != MPI_SUCCESS) {
-        ct_log_once("alltoallv: no coltune context for this communicator; forwarding to "
-                    "PMPI_Alltoallv");
-        return ct_alltoallv_pmpi(a, NULL, NULL);
-    }
     ct_call call = {.coll = CT_COLL_ALLTOALLV, .args = a, .local_facts = local_facts};
-    rc = ct_decide(ctx, &call, forced, &choice);
+    int rc = ct_decide_call(a->comm, &call, forced, &ctx, &choice);
     if (rc != MPI_SUCCESS)
         return rc;
-    ctx->call_msg_size = call.have_facts ? call.facts.msg_size : -1;
+    if (ctx == NULL)
+        return ct_alltoallv_pmpi(a, NULL, NULL);
     return run_choice(ctx, &choice, a);
 }

@@ -5,6 +5,7 @@
 #include "core/log.h"
 #include "core/state.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,6 +112,10 @@ static void ctx_free(ct_ctx *ctx)
         return;
     if (ctx->comm != MPI_COMM_NULL)
         PMPI_Comm_free(&ctx->comm);
+    if (ctx->local_comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&ctx->local_comm);
+    if (ctx->union_comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&ctx->union_comm);
     ct_topo_free(&ctx->topo);
     for (int i = 0; i < ctx->nlogged; i++)
         free(ctx->logged[i]);
@@ -142,13 +147,35 @@ static int keyval_get(int *keyval)
     return rc;
 }
 
+/*
+ * The two intra-communicators of an intercommunicator context: union_comm
+ * over both groups (MPI_Intercomm_merge), and local_comm over the local group
+ * ordered by local rank. local_comm is split out of union_comm with a colour
+ * both groups can compute without agreeing on anything first: the lowest
+ * union rank of the *remote* group, which an allreduce across the
+ * intercommunicator delivers (its result is the remote group's reduction).
+ */
+static int inter_comms(ct_ctx *ctx)
+{
+    int rc, union_rank, colour;
+    CT_CALL(PMPI_Comm_remote_size(ctx->comm, &ctx->remote_size));
+    CT_CALL(PMPI_Intercomm_merge(ctx->comm, 0, &ctx->union_comm));
+    CT_CALL(PMPI_Comm_set_errhandler(ctx->union_comm, MPI_ERRORS_RETURN));
+    CT_CALL(PMPI_Comm_rank(ctx->union_comm, &union_rank));
+    CT_CALL(PMPI_Allreduce(&union_rank, &colour, 1, MPI_INT, MPI_MIN, ctx->comm));
+    CT_CALL(PMPI_Comm_split(ctx->union_comm, colour, ctx->rank, &ctx->local_comm));
+    CT_CALL(PMPI_Comm_set_errhandler(ctx->local_comm, MPI_ERRORS_RETURN));
+out:
+    return rc;
+}
+
 static int ctx_create(MPI_Comm user, ct_ctx **out)
 {
     int rc = MPI_SUCCESS, len;
     ct_ctx *ctx = calloc(1, sizeof *ctx);
     if (ctx == NULL)
         return MPI_ERR_NO_MEM;
-    ctx->comm = MPI_COMM_NULL;
+    ctx->comm = ctx->local_comm = ctx->union_comm = MPI_COMM_NULL;
     CT_CALL(PMPI_Comm_dup(user, &ctx->comm));
     /* Errors inside coltune come back as return codes; the shim hands them to
      * the user's error handler on the user's communicator. */
@@ -157,13 +184,17 @@ static int ctx_create(MPI_Comm user, ct_ctx **out)
     CT_CALL(PMPI_Comm_size(ctx->comm, &ctx->size));
     CT_CALL(PMPI_Comm_rank(ctx->comm, &ctx->rank));
     CT_CALL(PMPI_Comm_get_name(user, ctx->name, &len));
-    if (!ctx->is_inter) {
-        const ct_config *cfg = ct_cfg();
-        CT_CALL(ct_topo_compute(ctx->comm, cfg->ppn, cfg->ppn_cyclic, &ctx->topo));
-    } else {
-        ctx->topo.N = ctx->topo.Q = 1; /* intercommunicator groups: see allgather_inter */
+    if (len == 0)
+        snprintf(ctx->name, sizeof ctx->name, "comm");
+    ctx->decide_comm = ctx->comm;
+    if (ctx->is_inter) {
+        CT_CALL(inter_comms(ctx));
+        ctx->decide_comm = ctx->union_comm;
     }
-    ctx->env.P = ctx->size;
+    CT_CALL(PMPI_Comm_rank(ctx->decide_comm, &ctx->decide_rank));
+    const ct_config *cfg = ct_cfg();
+    CT_CALL(ct_topo_compute(ctx->decide_comm, cfg->ppn, cfg->ppn_cyclic, &ctx->topo));
+    ctx->env.P = ctx->size + ctx->remote_size;
     ctx->env.Q = ctx->topo.Q;
     ctx->env.N = ctx->topo.N;
     ct_state *st = ct_state_get();

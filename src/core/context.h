@@ -36,12 +36,22 @@ typedef struct ct_choice {
 
 typedef struct ct_ctx {
     MPI_Comm comm; /* private duplicate of the user's communicator */
-    int rank, size;
+    int rank, size; /* in comm (the local group for an intercommunicator) */
     int is_inter;
+    /* Intercommunicators only (MPI_COMM_NULL otherwise), created once: */
+    int remote_size;
+    MPI_Comm local_comm; /* intra-communicator of the local group, by local rank */
+    MPI_Comm union_comm; /* intra-communicator over both groups (merge) */
+    /* Where decisions are agreed (the one small allreduce) and topology is
+     * measured: comm for an intra-communicator, union_comm for an inter one.
+     * decide_rank is the rank there; rank 0 writes the decision log. */
+    MPI_Comm decide_comm;
+    int decide_rank;
     int serial;    /* number for log messages */
     char name[MPI_MAX_OBJECT_NAME];
     ct_topo topo;
-    ct_env env; /* P, Q, N for parameter expressions */
+    ct_env env; /* P, Q, N for rules and parameter expressions; for an
+                   intercommunicator P is the size of both groups together */
     struct {
         int valid;
         ct_choice choice;

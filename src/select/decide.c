@@ -30,7 +30,7 @@ static int ensure_facts(ct_ctx *ctx, ct_call *call)
     in[0] = local.msg_size;
     for (int i = 0; i < NLOCAL; i++)
         in[1 + i] = (local.violations & local_restrictions[i].bit) != 0;
-    CT_CALL(PMPI_Allreduce(in, res, 1 + NLOCAL, MPI_LONG_LONG, MPI_MAX, ctx->comm));
+    CT_CALL(PMPI_Allreduce(in, res, 1 + NLOCAL, MPI_LONG_LONG, MPI_MAX, ctx->decide_comm));
     call->facts.msg_size = (long)res[0];
     call->facts.violations = 0;
     for (int i = 0; i < NLOCAL; i++)
@@ -88,7 +88,7 @@ static void set_choice(ct_choice *out, const ct_algorithm *alg, const long *para
 static int rule_matches(ct_ctx *ctx, ct_call *call, const ct_rule *r, int *match)
 {
     const long values[CT_KEY_COUNT] = {
-        [CT_KEY_COMM_SIZE] = ctx->size,
+        [CT_KEY_COMM_SIZE] = ctx->env.P,
         [CT_KEY_NODES] = ctx->topo.N,
         [CT_KEY_PPN] = ctx->topo.Q,
     };
@@ -115,7 +115,7 @@ static int rule_matches(ct_ctx *ctx, ct_call *call, const ct_rule *r, int *match
 static void log_skip(const ct_ctx *ctx, const ct_call *call, const char *source, int line,
                      const ct_spec *spec, const char *why)
 {
-    if (ct_cfg()->verbose && ctx->rank == 0)
+    if (ct_cfg()->verbose && ctx->decide_rank == 0)
         ct_log_once("%s on %s#%d: %s:%d: %s skipped: %s", ct_coll_name(call->coll), ctx->name,
                     ctx->serial, source, line, spec->alg->name, why);
 }
@@ -152,11 +152,11 @@ static int forced_fallback(const ct_ctx *ctx, const ct_call *call, const ct_spec
                            const char *why, ct_choice *out)
 {
     const ct_config *cfg = ct_cfg();
-    if (cfg->fallback == CT_FALLBACK_PRINT && ctx->rank == 0)
+    if (cfg->fallback == CT_FALLBACK_PRINT && ctx->decide_rank == 0)
         ct_log_once("%s: forced algorithm '%s' cannot serve this call on %s (%s); using pmpi",
                     ct_coll_name(call->coll), spec->alg->name, ctx->name, why);
     if (cfg->fallback == CT_FALLBACK_ERROR) {
-        if (ctx->rank == 0)
+        if (ctx->decide_rank == 0)
             ct_log_once("%s: forced algorithm '%s' cannot serve this call on %s (%s);"
                         " returning an error (COLTUNE_FALLBACK=error)",
                         ct_coll_name(call->coll), spec->alg->name, ctx->name, why);
@@ -170,7 +170,7 @@ static void log_decision(ct_ctx *ctx, const ct_call *call, const ct_choice *c)
 {
     const ct_config *cfg = ct_cfg();
     char spec[160], key[200], where[64] = "default";
-    if (!cfg->verbose || ctx->rank != 0)
+    if (!cfg->verbose || ctx->decide_rank != 0)
         return;
     ct_spec_format_resolved(c->alg, c->params, spec, sizeof spec);
     if (c->forced)
@@ -189,7 +189,8 @@ static void log_decision(ct_ctx *ctx, const ct_call *call, const ct_choice *c)
     if (call->have_facts)
         snprintf(facts, sizeof facts, " msg_size=%ld", call->facts.msg_size);
     ct_log("%s on %s#%d (P=%d nodes=%d ppn=%d%s): %s [%s]", ct_coll_name(call->coll),
-           ctx->name, ctx->serial, ctx->size, ctx->topo.N, ctx->topo.Q, facts, spec, where);
+           ctx->name, ctx->serial, (int)ctx->env.P, ctx->topo.N, ctx->topo.Q, facts, spec,
+           where);
 }
 
 int ct_decide(ct_ctx *ctx, ct_call *call, const ct_spec *forced, ct_choice *out)
@@ -221,5 +222,21 @@ int ct_decide(ct_ctx *ctx, ct_call *call, const ct_spec *forced, ct_choice *out)
     }
     if (rc == MPI_SUCCESS)
         log_decision(ctx, call, out);
+    return rc;
+}
+
+int ct_decide_call(MPI_Comm comm, ct_call *call, const ct_spec *forced, ct_ctx **ctx,
+                   ct_choice *out)
+{
+    int rc = ct_ctx_get(comm, ctx);
+    if (rc != MPI_SUCCESS) {
+        ct_log_once("%s: no coltune context for this communicator; forwarding to the MPI "
+                    "library", ct_coll_name(call->coll));
+        *ctx = NULL;
+        set_choice(out, ct_algorithm_pmpi(call->coll), NULL, 0, 0);
+        return MPI_SUCCESS;
+    }
+    rc = ct_decide(*ctx, call, forced, out);
+    (*ctx)->call_msg_size = call->have_facts ? call->facts.msg_size : -1;
     return rc;
 }

@@ -40,4 +40,14 @@ typedef struct ct_call {
  */
 int ct_decide(ct_ctx *ctx, ct_call *call, const ct_spec *forced, ct_choice *out);
 
+/*
+ * What every collective driver does first: finds (or creates) the context of
+ * the user's communicator comm and decides. When no context can be had,
+ * returns MPI_SUCCESS with *ctx NULL and *out set to the collective's pmpi,
+ * which the driver then runs with the user's communicator. Also sets
+ * ctx->call_msg_size from the decision's facts (-1 when not computed).
+ */
+int ct_decide_call(MPI_Comm comm, ct_call *call, const ct_spec *forced, ct_ctx **ctx,
+                   ct_choice *out);
+
 #endif
