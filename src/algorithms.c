@@ -235,7 +235,11 @@ const ct_algorithm *ct_algorithm_find(ct_coll coll, const char *name, size_t len
     return NULL;
 }
 
-const ct_algorithm *ct_algorithm_pmpi(ct_coll coll)
+/* Collectives without an entry here fall back to "pmpi". */
+static const char *const fallback_names[CT_COLL_COUNT] = {0};
+
+const ct_algorithm *ct_algorithm_fallback(ct_coll coll)
 {
-    return ct_algorithm_find(coll, "pmpi", 4);
+    const char *name = fallback_names[coll] ? fallback_names[coll] : "pmpi";
+    return ct_algorithm_find(coll, name, strlen(name));
 }

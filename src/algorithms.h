@@ -154,8 +154,11 @@ const ct_algorithm *ct_algorithm_find(ct_coll coll, const char *name, size_t len
 int ct_algorithm_count(void);
 const ct_algorithm *ct_algorithm_at(int i);
 int ct_algorithm_index(const ct_algorithm *alg);
-/* The forwarding algorithm ("pmpi") of a collective. */
-const ct_algorithm *ct_algorithm_pmpi(ct_coll coll);
+/* The algorithm that serves a call when no rule matches or a chosen
+ * algorithm cannot serve it: "pmpi" (forward to the MPI library) for the MPI
+ * collectives; for coltune's own MPIX calls, which have no PMPI routine,
+ * their reference algorithm. It has no parameters and no restrictions. */
+const ct_algorithm *ct_algorithm_fallback(ct_coll coll);
 
 /* ------------------------------------------------------------------ */
 /* Algorithm entry points (one file each under src/<collective>/)      */

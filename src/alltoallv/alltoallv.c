@@ -324,7 +324,7 @@ static int run_choice(ct_ctx *ctx, const ct_choice *ch, const ct_alltoallv_args 
     size_t tmp_bytes = 0;
     ct_alltoallv_args copy = *a;
     ctx->call_extra = 0;
-    if (a->sendbuf == MPI_IN_PLACE && ch->alg != ct_algorithm_pmpi(CT_COLL_ALLTOALLV))
+    if (a->sendbuf == MPI_IN_PLACE && ch->alg != ct_algorithm_fallback(CT_COLL_ALLTOALLV))
         CT_CALL(inplace_args(a, ctx->size, &copy, &tmp, &tmp_bytes));
     if (ch->alg->restrictions & CT_A_BYTES)
         CT_CALL(run_bytes(ctx, ch, &copy));

@@ -143,7 +143,7 @@ static int decide_by_rules(ct_ctx *ctx, ct_call *call, ct_choice *out)
         }
         log_skip(ctx, call, rs->name, r->line, &r->spec, why);
     }
-    set_choice(out, ct_algorithm_pmpi(call->coll), NULL, 0, 0);
+    set_choice(out, ct_algorithm_fallback(call->coll), NULL, 0, 0);
     return MPI_SUCCESS;
 }
 
@@ -162,7 +162,7 @@ static int forced_fallback(const ct_ctx *ctx, const ct_call *call, const ct_spec
                         ct_coll_name(call->coll), spec->alg->name, ctx->name, why);
         return MPI_ERR_ARG;
     }
-    set_choice(out, ct_algorithm_pmpi(call->coll), NULL, 0, 1);
+    set_choice(out, ct_algorithm_fallback(call->coll), NULL, 0, 1);
     return MPI_SUCCESS;
 }
 
@@ -233,7 +233,7 @@ int ct_decide_call(MPI_Comm comm, ct_call *call, const ct_spec *forced, ct_ctx *
         ct_log_once("%s: no coltune context for this communicator; forwarding to the MPI "
                     "library", ct_coll_name(call->coll));
         *ctx = NULL;
-        set_choice(out, ct_algorithm_pmpi(call->coll), NULL, 0, 0);
+        set_choice(out, ct_algorithm_fallback(call->coll), NULL, 0, 0);
         return MPI_SUCCESS;
     }
     rc = ct_decide(*ctx, call, forced, out);
