@@ -1,0 +1,220 @@
+/*
+ * test_config.c - the COLTUNE_* environment reader (select/config.c), fed a
+ * fake environment: every variable's accepted values, and the exact message
+ * for every bad value (each bad variable is reported and ignored alone).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "select/config.h"
+
+/* The fake environment: NULL-terminated name/value pairs. */
+static const char *const *fake_env;
+
+static const char *fake_getenv(const char *name)
+{
+    for (const char *const *e = fake_env; e[0] != NULL; e += 2)
+        if (strcmp(e[0], name) == 0)
+            return e[1];
+    return NULL;
+}
+
+/* Reads a config from pairs; COLTUNE_RULES defaults to "" (no rules file) so
+ * that an installed default file never leaks into the test. */
+static void read_env(ct_config *cfg, const char *const *pairs)
+{
+    static const char *with_rules[64];
+    int n = 0, has_rules = 0;
+    for (; pairs[n] != NULL; n += 2) {
+        with_rules[n] = pairs[n];
+        with_rules[n + 1] = pairs[n + 1];
+        has_rules |= strcmp(pairs[n], "COLTUNE_RULES") == 0;
+    }
+    if (!has_rules) {
+        with_rules[n++] = "COLTUNE_RULES";
+        with_rules[n++] = "";
+    }
+    with_rules[n] = NULL;
+    fake_env = with_rules;
+    ct_config_read(cfg, fake_getenv);
+}
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    ct_config cfg;
+    const char *env[] = {NULL};
+    read_env(&cfg, env);
+    assert_int_equal(cfg.nerrors, 0);
+    assert_int_equal(cfg.disabled, 0);
+    assert_int_equal(cfg.verbose, 0);
+    assert_int_equal(cfg.stats, 0);
+    assert_int_equal(cfg.fallback, CT_FALLBACK_PRINT);
+    assert_int_equal(cfg.ppn, 0);
+    assert_int_equal(cfg.rules.count, 0);
+    for (int c = 0; c < CT_COLL_COUNT; c++)
+        assert_int_equal(cfg.forced_set[c], 0);
+    ct_config_free(&cfg);
+}
+
+static void test_good_values(void **state)
+{
+    (void)state;
+    ct_config cfg;
+    const char *env[] = {"COLTUNE_DISABLE", "1",         "COLTUNE_VERBOSE", "2",
+                         "COLTUNE_STATS",   "1",         "COLTUNE_FALLBACK", "error",
+                         "COLTUNE_PPN",     "4:cyclic",  "COLTUNE_ALLTOALLV",
+                         "scattered:block_count=sqrt",   NULL};
+    read_env(&cfg, env);
+    assert_int_equal(cfg.nerrors, 0);
+    assert_int_equal(cfg.disabled, 1);
+    assert_int_equal(cfg.verbose, 2);
+    assert_int_equal(cfg.stats, 1);
+    assert_int_equal(cfg.fallback, CT_FALLBACK_ERROR);
+    assert_int_equal(cfg.ppn, 4);
+    assert_int_equal(cfg.ppn_cyclic, 1);
+    assert_int_equal(cfg.forced_set[CT_COLL_ALLTOALLV], 1);
+    assert_string_equal(cfg.forced[CT_COLL_ALLTOALLV].alg->name, "scattered");
+    assert_int_equal(cfg.forced[CT_COLL_ALLTOALLV].values[0].term, CT_TERM_SQRT_P);
+    ct_config_free(&cfg);
+
+    const char *env2[] = {"COLTUNE_FALLBACK", "silent", "COLTUNE_PPN", "7", NULL};
+    read_env(&cfg, env2);
+    assert_int_equal(cfg.nerrors, 0);
+    assert_int_equal(cfg.fallback, CT_FALLBACK_SILENT);
+    assert_int_equal(cfg.ppn, 7);
+    assert_int_equal(cfg.ppn_cyclic, 0);
+    ct_config_free(&cfg);
+}
+
+/* One bad variable: exactly one message, and the variable is ignored. */
+static void expect_one_error(const char *name, const char *value, const char *message)
+{
+    ct_config cfg;
+    const char *env[] = {name, value, NULL};
+    read_env(&cfg, env);
+    if (cfg.nerrors != 1)
+        fail_msg("%s='%s': %d messages", name, value, cfg.nerrors);
+    if (strcmp(cfg.errors[0], message) != 0)
+        fail_msg("%s='%s':\n  got  %s\n  want %s", name, value, cfg.errors[0], message);
+    assert_int_equal(cfg.disabled, 0);
+    assert_int_equal(cfg.verbose, 0);
+    assert_int_equal(cfg.ppn, 0);
+    assert_int_equal(cfg.fallback, CT_FALLBACK_PRINT);
+    for (int c = 0; c < CT_COLL_COUNT; c++)
+        assert_int_equal(cfg.forced_set[c], 0);
+    ct_config_free(&cfg);
+}
+
+static void test_bad_values(void **state)
+{
+    (void)state;
+    expect_one_error("COLTUNE_DISABLE", "yes",
+                     "COLTUNE_DISABLE='yes': expected 0 or 1; variable ignored");
+    expect_one_error("COLTUNE_DISABLE", "",
+                     "COLTUNE_DISABLE='': expected 0 or 1; variable ignored");
+    expect_one_error("COLTUNE_VERBOSE", "3",
+                     "COLTUNE_VERBOSE='3': expected 0, 1 or 2; variable ignored");
+    expect_one_error("COLTUNE_VERBOSE", "1x",
+                     "COLTUNE_VERBOSE='1x': expected 0, 1 or 2; variable ignored");
+    expect_one_error("COLTUNE_STATS", "-1",
+                     "COLTUNE_STATS='-1': expected 0 or 1; variable ignored");
+    expect_one_error("COLTUNE_FALLBACK", "abort",
+                     "COLTUNE_FALLBACK='abort': expected print, silent or error; variable "
+                     "ignored");
+    expect_one_error("COLTUNE_PPN", "0",
+                     "COLTUNE_PPN='0': expected a rank count n >= 1, optionally followed by "
+                     ":cyclic; variable ignored");
+    expect_one_error("COLTUNE_PPN", "4:round",
+                     "COLTUNE_PPN='4:round': expected a rank count n >= 1, optionally "
+                     "followed by :cyclic; variable ignored");
+    expect_one_error("COLTUNE_PPN", "four",
+                     "COLTUNE_PPN='four': expected a rank count n >= 1, optionally followed "
+                     "by :cyclic; variable ignored");
+    expect_one_error("COLTUNE_ALLTOALLV", "scattered:block_count=0",
+                     "COLTUNE_ALLTOALLV='scattered:block_count=0': column 23: value 0 for "
+                     "parameter 'block_count' of 'scattered' is out of range (1..P); variable "
+                     "ignored");
+    expect_one_error("COLTUNE_ALLTOALLV", "pairwise:stride=2",
+                     "COLTUNE_ALLTOALLV='pairwise:stride=2': column 10: unknown parameter "
+                     "'stride' for algorithm 'pairwise' (takes no parameters); variable "
+                     "ignored");
+}
+
+/* Several bad variables: each reported once; the good ones still apply. */
+static void test_errors_are_independent(void **state)
+{
+    (void)state;
+    ct_config cfg;
+    const char *env[] = {"COLTUNE_VERBOSE", "9", "COLTUNE_STATS", "1", "COLTUNE_PPN", "x",
+                         "COLTUNE_ALLTOALLV", "linear", NULL};
+    read_env(&cfg, env);
+    assert_int_equal(cfg.nerrors, 2);
+    assert_int_equal(cfg.stats, 1);
+    assert_int_equal(cfg.forced_set[CT_COLL_ALLTOALLV], 1);
+    ct_config_free(&cfg);
+}
+
+static void test_rules_file(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/coltune-test-config-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char good[] = "alltoallv comm_size=2- pairwise\n";
+    assert_int_equal(write(fd, good, sizeof good - 1), (ssize_t)(sizeof good - 1));
+    close(fd);
+
+    ct_config cfg;
+    const char *env[] = {"COLTUNE_RULES", path, NULL};
+    read_env(&cfg, env);
+    assert_int_equal(cfg.nerrors, 0);
+    assert_int_equal(cfg.rules.count, 1);
+    ct_config_free(&cfg);
+
+    /* A broken file: one message naming file:line:column, no rules at all. */
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("# comment\nalltoallv pairwise\nalltoallv nodes=3-1 pmpi\n", f);
+    fclose(f);
+    read_env(&cfg, env);
+    assert_int_equal(cfg.nerrors, 1);
+    assert_int_equal(cfg.rules.count, 0);
+    char want[512];
+    snprintf(want, sizeof want,
+             "%s:3:17: empty range (3 > 1): '3-1'; rules file ignored, every call uses pmpi",
+             path);
+    assert_string_equal(cfg.errors[0], want);
+    ct_config_free(&cfg);
+
+    /* A missing file named by COLTUNE_RULES is an error too. */
+    unlink(path);
+    read_env(&cfg, env);
+    assert_int_equal(cfg.nerrors, 1);
+    snprintf(want, sizeof want,
+             "%s: cannot open rules file: No such file or directory; rules file ignored, "
+             "every call uses pmpi",
+             path);
+    assert_string_equal(cfg.errors[0], want);
+    ct_config_free(&cfg);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_good_values),
+        cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_errors_are_independent),
+        cmocka_unit_test(test_rules_file),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
