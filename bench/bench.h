@@ -1,0 +1,232 @@
+/*
+ * bench.h - what the parts of coltune-bench share.
+ *
+ * coltune-bench measures one collective under a list of algorithm specs in
+ * the same run. The parts:
+ *   coltune-bench.c     main: the timing loop, statistics, table and CSV
+ *   options.c           the command line (parsed before MPI_Init)
+ *   specs.c             --algs: sweep shorthands expanded into resolved specs
+ *   dist.c              block-size distributions (paper 001 VI-A, VI-C), fill pattern
+ *   drivers.c           the table of collectives
+ *   driver_<coll>.c     one driver per collective: setup, run, check, teardown
+ *
+ * Adding a collective is one driver_<coll>.c and one line in drivers.c.
+ */
+#ifndef BENCH_H
+#define BENCH_H
+
+#include <coltune.h>
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define BENCH_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define BENCH_PRINTF(f, a)
+#endif
+
+/* Exit codes. */
+enum {
+    BENCH_EXIT_OK = 0,
+    BENCH_EXIT_MISMATCH = 1, /* --check found a result that differs from PMPI_ */
+    BENCH_EXIT_USAGE = 2,    /* bad option or value, collective not available */
+    BENCH_EXIT_RUNTIME = 3   /* an MPI call failed, out of memory */
+};
+
+/* ------------------------------------------------------------------ */
+/* Options                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef enum bench_dist {
+    BENCH_DIST_UNIFORM = 0,
+    BENCH_DIST_NORMAL,
+    BENCH_DIST_POWERLAW,
+    BENCH_DIST_FFT_N1,
+    BENCH_DIST_FFT_N2,
+    BENCH_DIST_COUNT
+} bench_dist;
+
+typedef enum bench_pattern {
+    BENCH_PATTERN_NONE = 0,
+    BENCH_PATTERN_STENCIL2D,
+    BENCH_PATTERN_STENCIL3D,
+    BENCH_PATTERN_RANDOM
+} bench_pattern;
+
+#define BENCH_MAX_SIZES 64
+
+/* The one options struct: filled from argv before MPI_Init, read-only after. */
+typedef struct bench_options {
+    const char *coll;     /* --coll */
+    const char *algs;     /* --algs, expanded by specs.c once P is known */
+    long sizes[BENCH_MAX_SIZES];
+    int nsizes;
+    bench_dist dist;
+    int iters, warmup;
+    unsigned long seed;
+    const char *ppn;      /* --ppn "n" or "n:cyclic", NULL when not given */
+    int group_p, group_q; /* --group-sizes p:q, 0 when not given */
+    bench_pattern pattern;
+    int pattern_k;        /* k of random:k */
+    int check;
+    const char *csv;
+    int progress;         /* 0 with --no-progress */
+    int help, list;
+} bench_options;
+
+/* Parses argv into o. Returns 0, or -1 with a message naming the bad option
+ * and value in err. Needs no MPI. */
+int bench_options_parse(int argc, char **argv, bench_options *o, char *err, size_t errlen);
+void bench_options_usage(const char *prog);
+const char *bench_dist_name(bench_dist d);
+
+/* Parses a size list "16,256,4k,64k" or "16..64k" (doubling). 0 on success. */
+int bench_parse_sizes(const char *text, long *sizes, int max, int *n, char *err,
+                      size_t errlen);
+
+/* ------------------------------------------------------------------ */
+/* The communicator                                                    */
+/* ------------------------------------------------------------------ */
+
+/* What every driver and the spec expansion see. Q and N are coltune's view:
+ * from COLTUNE_PPN (--ppn) when set, else the shared-memory nodes. */
+typedef struct bench_env {
+    MPI_Comm comm; /* duplicate of MPI_COMM_WORLD, errors return */
+    int rank, P, Q, N;
+} bench_env;
+
+/* ------------------------------------------------------------------ */
+/* Algorithm specs                                                     */
+/* ------------------------------------------------------------------ */
+
+#define BENCH_SPEC_LEN 160
+
+/* One algorithm with every parameter resolved to a number. */
+typedef struct bench_alg {
+    int index;                  /* in coltune's registry */
+    const char *name;           /* registry name */
+    char params[BENCH_SPEC_LEN]; /* "key=value,key=value", "" without parameters */
+    char spec[BENCH_SPEC_LEN];   /* "name:params" (or "name"), as passed to coltune */
+} bench_alg;
+
+typedef struct bench_alglist {
+    bench_alg *v;
+    int n, cap;
+} bench_alglist;
+
+/*
+ * Expands --algs for collective coll on env into resolved specs, pmpi first.
+ * Values outside an algorithm's range are dropped with a note (printed by
+ * rank 0). Returns 0, or -1 with a usage message in err.
+ */
+int bench_algs_expand(const char *text, const char *coll, const bench_env *env,
+                      bench_alglist *out, char *err, size_t errlen);
+void bench_alglist_free(bench_alglist *l);
+/* Prints the registered algorithms of coll with their ranges at env. */
+void bench_algs_list(const char *coll, const bench_env *env);
+/* Number of registered algorithms of collective coll. */
+int bench_algs_registered(const char *coll);
+
+/* ------------------------------------------------------------------ */
+/* Distributions (dist.c)                                              */
+/* ------------------------------------------------------------------ */
+
+/* Bytes rank `from` sends to rank `to` in a P-rank exchange with size S under
+ * distribution d: a pure function of its arguments, so every rank computes
+ * the same count matrix. */
+long bench_block_bytes(bench_dist d, unsigned long seed, long S, int P, int from, int to);
+
+/* The byte at offset off of the block from -> to (send buffer fill pattern). */
+static inline unsigned char bench_fill_byte(unsigned long seed, int from, int to, size_t off)
+{
+    return (unsigned char)((unsigned long)from * 131u + (unsigned long)to * 29u + off * 7u +
+                           (off >> 8) * 3u + seed);
+}
+
+/* ------------------------------------------------------------------ */
+/* Drivers                                                             */
+/* ------------------------------------------------------------------ */
+
+/* The first byte where a result differs from the PMPI_ reference. */
+typedef struct bench_mismatch {
+    int found;
+    int peer;           /* rank whose block holds the byte (-1: beyond the blocks) */
+    size_t offset;      /* byte offset in the receive buffer */
+    size_t block_offset; /* byte offset in that block */
+    unsigned expected, got;
+} bench_mismatch;
+
+/* Options a driver reads besides sizes, iterations and algorithms. */
+#define BENCH_USES_DIST 0x1u
+#define BENCH_USES_GROUPS 0x2u
+#define BENCH_USES_PATTERN 0x4u
+
+/*
+ * One collective. Every function is collective over env->comm.
+ *   setup    builds buffers for size S; returns an MPI code. A size that cannot
+ *            be served (too large for int counts) returns BENCH_SETUP_UNUSABLE
+ *            with a message in err.
+ *   run      one call of the collective under spec; returns its MPI code.
+ *   check    one call under spec, compared byte for byte with the PMPI_
+ *            result on the same input; returns the call's MPI code.
+ *   teardown frees what setup allocated; called whatever setup returned
+ *            (state may be NULL).
+ * A driver whose functions are NULL is listed but not available in this build.
+ */
+#define BENCH_SETUP_UNUSABLE (-1)
+
+typedef struct bench_driver {
+    const char *name; /* as in --coll and in coltune's registry */
+    unsigned uses;
+    int (*setup)(const bench_options *o, const bench_env *env, long S, void **state,
+                 char *err, size_t errlen);
+    int (*run)(void *state, const char *spec);
+    int (*check)(void *state, const char *spec, bench_mismatch *m);
+    void (*teardown)(void *state);
+} bench_driver;
+
+/* The driver named name, or NULL when no collective has that name. */
+const bench_driver *bench_driver_find(const char *name);
+/* Writes the collective names, ", "-separated. */
+void bench_driver_names(char *buf, size_t len);
+
+extern const bench_driver bench_driver_alltoallv;
+
+/* ------------------------------------------------------------------ */
+/* Small helpers                                                       */
+/* ------------------------------------------------------------------ */
+
+/* Reports a failed MPI call (rank, call, MPI's error string) on stderr. */
+void bench_mpi_error(int rc, const char *what, const char *file, int line);
+
+/* Checks an MPI call: on failure reports it and jumps to "out" with rc set. */
+#define BENCH_CALL(expr)                                                        \
+    do {                                                                        \
+        rc = (expr);                                                            \
+        if (rc != MPI_SUCCESS) {                                                \
+            bench_mpi_error(rc, #expr, __FILE__, __LINE__);                     \
+            goto out;                                                           \
+        }                                                                       \
+    } while (0)
+
+/* Allocates nbytes (at least 1); on failure sets rc = MPI_ERR_NO_MEM and
+ * jumps to "out". */
+#define BENCH_ALLOC(ptr, nbytes)                                                \
+    do {                                                                        \
+        size_t bench_n_ = (nbytes);                                             \
+        (ptr) = malloc(bench_n_ ? bench_n_ : 1);                                \
+        if ((ptr) == NULL) {                                                    \
+            rc = MPI_ERR_NO_MEM;                                                \
+            bench_mpi_error(rc, "malloc(" #nbytes ")", __FILE__, __LINE__);     \
+            goto out;                                                           \
+        }                                                                       \
+    } while (0)
+
+/* Prints "coltune-bench: note: ..." on stderr when rank is 0. */
+void bench_note(int rank, const char *fmt, ...) BENCH_PRINTF(2, 3);
+
+/* Formats a byte size as given on the command line: 4k, 1m, 100. */
+void bench_format_size(long bytes, char *buf, size_t len);
+
+#endif

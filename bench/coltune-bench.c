@@ -1,0 +1,624 @@
+/*
+ * coltune-bench.c - measures one collective under a list of algorithm specs.
+ *
+ * For every size: setup (driver), then one call per spec that checks it can
+ * serve the call (with --check: compared byte for byte with PMPI_), then
+ * --warmup untimed and --iters timed iterations. Within an iteration every
+ * spec runs once, after a barrier, in an order rotated by one each iteration,
+ * so drift of the machine hits all specs alike. The time of an iteration is
+ * that of the slowest rank (one MPI_MAX reduction of all times at the end of
+ * the size, so no extra collective runs between the timed calls). Rank 0
+ * prints median, min and max and the speedup over pmpi.
+ *
+ * See bench.h for the parts and --help for the options.
+ */
+#include "bench.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { ALG_OK = 0, ALG_SKIPPED, ALG_CHECK_FAILED };
+
+/* Times kept per size (specs x iterations): one MPI_Reduce, int counts. */
+#define MAX_SAMPLES (64L * 1024 * 1024)
+
+/* Progress on stderr (rank 0): after a few seconds, then every so often. */
+typedef struct progress {
+    int enabled, tty, shown;
+    double start, last;
+    long done, total; /* iterations (every spec once) over the whole run */
+} progress;
+
+/* One run of the benchmark. */
+typedef struct bench_run {
+    const bench_options *o;
+    const bench_driver *drv;
+    bench_env env;
+    bench_alglist algs;
+    FILE *csv; /* rank 0 only */
+    int coll_width, alg_width;
+    int mismatch; /* --check found a difference */
+    progress prog;
+} bench_run;
+
+/* One size of the run. */
+typedef struct size_run {
+    long S;
+    int number; /* 1-based, for the progress line */
+    char label[32];
+    void *state;
+    int *status;     /* [nalg] ALG_* */
+    double *local;   /* [nalg * iters] this rank's times */
+    double *slowest; /* [nalg * iters] slowest rank's times (rank 0) */
+} size_run;
+
+typedef struct stats {
+    double median, min, max; /* microseconds */
+} stats;
+
+/* ------------------------------------------------------------------ */
+/* The communicator                                                    */
+/* ------------------------------------------------------------------ */
+
+/* Q and N from COLTUNE_PPN ("n" or "n:cyclic"), as coltune computes them;
+ * 0 when the variable is unset or invalid (coltune then ignores it too). */
+static int emulated_nodes(const char *v, bench_env *e)
+{
+    char *end;
+    if (v == NULL)
+        return 0;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    int cyclic = strcmp(end, ":cyclic") == 0;
+    if (errno != 0 || end == v || n < 1 || n > (1L << 30) || (*end != '\0' && !cyclic))
+        return 0;
+    e->N = (int)((e->P + n - 1) / n);
+    e->Q = cyclic ? (e->P + e->N - 1) / e->N : (int)(n < e->P ? n : e->P);
+    return 1;
+}
+
+/* Q and N from the shared-memory nodes. */
+static int shared_nodes(bench_env *e)
+{
+    MPI_Comm node = MPI_COMM_NULL;
+    int rc, lrank, lsize, leader, frc;
+    BENCH_CALL(MPI_Comm_split_type(e->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    BENCH_CALL(MPI_Comm_rank(node, &lrank));
+    BENCH_CALL(MPI_Comm_size(node, &lsize));
+    leader = lrank == 0;
+    BENCH_CALL(MPI_Allreduce(&leader, &e->N, 1, MPI_INT, MPI_SUM, e->comm));
+    BENCH_CALL(MPI_Allreduce(&lsize, &e->Q, 1, MPI_INT, MPI_MAX, e->comm));
+out:
+    if (node != MPI_COMM_NULL && (frc = MPI_Comm_free(&node)) != MPI_SUCCESS) {
+        bench_mpi_error(frc, "MPI_Comm_free(&node)", __FILE__, __LINE__);
+        rc = rc == MPI_SUCCESS ? frc : rc;
+    }
+    return rc;
+}
+
+static int env_init(bench_env *e)
+{
+    int rc;
+    e->comm = MPI_COMM_NULL;
+    BENCH_CALL(MPI_Comm_dup(MPI_COMM_WORLD, &e->comm));
+    BENCH_CALL(MPI_Comm_set_errhandler(e->comm, MPI_ERRORS_RETURN));
+    BENCH_CALL(MPI_Comm_rank(e->comm, &e->rank));
+    BENCH_CALL(MPI_Comm_size(e->comm, &e->P));
+    if (!emulated_nodes(getenv("COLTUNE_PPN"), e))
+        BENCH_CALL(shared_nodes(e));
+out:
+    return rc;
+}
+
+/* first[i] = the lowest rank where flags[i] holds, or -1, for n <= 2 flags
+ * (collective: one allreduce). */
+static int agree_first(const bench_env *e, const int *flags, int *first, int n)
+{
+    int mine[2], low[2], rc;
+    for (int i = 0; i < n; i++)
+        mine[i] = flags[i] ? e->rank : e->P;
+    BENCH_CALL(MPI_Allreduce(mine, low, n, MPI_INT, MPI_MIN, e->comm));
+    for (int i = 0; i < n; i++)
+        first[i] = low[i] < e->P ? low[i] : -1;
+out:
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Progress                                                            */
+/* ------------------------------------------------------------------ */
+
+static void progress_init(progress *p, const bench_run *r)
+{
+    const bench_options *o = r->o;
+    memset(p, 0, sizeof *p);
+    p->enabled = o->progress && r->env.rank == 0;
+    p->tty = isatty(STDERR_FILENO);
+    p->start = p->last = MPI_Wtime();
+    p->total = (long)o->nsizes * (1 + o->warmup + o->iters);
+}
+
+static void progress_tick(progress *p, const size_run *sr, int nsizes, const char *phase,
+                          int it, int of)
+{
+    const double first_after = 3.0, every = p->tty ? 0.5 : 10.0;
+    if (!p->enabled)
+        return;
+    double now = MPI_Wtime(), frac = (double)++p->done / (double)p->total;
+    if (now - p->start < first_after || now - p->last < every)
+        return;
+    p->last = now;
+    fprintf(stderr, "%scoltune-bench: size %s (%d/%d) %s %d/%d, %.0f%% done, about %.0f s left%s",
+            p->tty ? "\r" : "", sr->label, sr->number, nsizes, phase, it, of, 100.0 * frac,
+            (now - p->start) * (1.0 - frac) / frac, p->tty ? "\033[K" : "\n");
+    fflush(stderr);
+    p->shown = 1;
+}
+
+/* Clears the progress line before output goes to the same terminal. */
+static void progress_clear(progress *p)
+{
+    if (p->enabled && p->tty && p->shown) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+        p->shown = 0;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Output                                                              */
+/* ------------------------------------------------------------------ */
+
+static void csv_field(FILE *f, const char *s)
+{
+    if (strpbrk(s, ",\"\n") == NULL) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void print_header(const bench_run *r)
+{
+    const bench_options *o = r->o;
+    printf("# coltune-bench %s: P=%d nodes=%d ppn=%d dist=%s seed=%lu iters=%d warmup=%d "
+           "specs=%d check=%s\n",
+           o->coll, r->env.P, r->env.N, r->env.Q, bench_dist_name(o->dist), o->seed, o->iters,
+           o->warmup, r->algs.n, o->check ? "yes" : "no");
+    printf("%-*s  %-*s  %5s  %5s  %4s  %6s  %-8s  %10s  %10s  %10s  %7s\n", r->coll_width, "coll",
+           r->alg_width, "alg", "P", "nodes", "ppn", "size", "dist", "median_us", "min_us",
+           "max_us", "speedup");
+    fflush(stdout);
+    if (r->csv != NULL)
+        fputs("collective,algorithm,params,P,nodes,ppn,size,distribution,seed,iters,warmup,"
+              "median_us,min_us,max_us,speedup,status\n", r->csv);
+}
+
+static const char *status_name(int status)
+{
+    return status == ALG_OK ? "ok" : status == ALG_SKIPPED ? "skipped" : "check-failed";
+}
+
+static void print_row(const bench_run *r, const size_run *sr, int a, const stats *st,
+                      double speedup)
+{
+    const bench_env *e = &r->env;
+    const char *dist = bench_dist_name(r->o->dist);
+    printf("%-*s  %-*s  %5d  %5d  %4d  %6s  %-8s  ", r->coll_width, r->o->coll, r->alg_width,
+           r->algs.v[a].spec, e->P, e->N, e->Q, sr->label, dist);
+    if (sr->status[a] != ALG_OK)
+        printf("%10s  %10s  %10s  %7s\n", "-", "-", "-",
+               sr->status[a] == ALG_SKIPPED ? "skipped" : "FAILED");
+    else if (speedup > 0)
+        printf("%10.2f  %10.2f  %10.2f  %7.2f\n", st->median, st->min, st->max, speedup);
+    else
+        printf("%10.2f  %10.2f  %10.2f  %7s\n", st->median, st->min, st->max, "-");
+}
+
+static void csv_row(const bench_run *r, const size_run *sr, int a, const stats *st,
+                    double speedup)
+{
+    FILE *f = r->csv;
+    const bench_env *e = &r->env;
+    const bench_options *o = r->o;
+    csv_field(f, o->coll);
+    fputc(',', f);
+    csv_field(f, r->algs.v[a].name);
+    fputc(',', f);
+    csv_field(f, r->algs.v[a].params);
+    fprintf(f, ",%d,%d,%d,%ld,%s,%lu,%d,%d,", e->P, e->N, e->Q, sr->S,
+            bench_dist_name(o->dist), o->seed, o->iters, o->warmup);
+    if (sr->status[a] == ALG_OK)
+        fprintf(f, "%.3f,%.3f,%.3f,", st->median, st->min, st->max);
+    else
+        fputs(",,,", f);
+    if (sr->status[a] == ALG_OK && speedup > 0)
+        fprintf(f, "%.4f", speedup);
+    fprintf(f, ",%s\n", status_name(sr->status[a]));
+}
+
+/* ------------------------------------------------------------------ */
+/* Statistics                                                          */
+/* ------------------------------------------------------------------ */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median, min and max of t[0..n) seconds, in microseconds; sorts t. */
+static stats summarize(double *t, int n)
+{
+    stats s;
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    s.median = 1e6 * (n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2);
+    s.min = 1e6 * t[0];
+    s.max = 1e6 * t[n - 1];
+    return s;
+}
+
+/* Rank 0: the table rows, CSV rows and best line of one size. */
+static int report_size(bench_run *r, size_run *sr)
+{
+    const int n = r->algs.n, iters = r->o->iters;
+    int rc = MPI_SUCCESS, best = -1, ref = -1;
+    stats *st = NULL;
+    BENCH_ALLOC(st, (size_t)n * sizeof *st);
+    for (int a = 0; a < n; a++) {
+        if (sr->status[a] != ALG_OK)
+            continue;
+        st[a] = summarize(sr->slowest + (size_t)a * (size_t)iters, iters);
+        if (ref < 0 && strcmp(r->algs.v[a].name, "pmpi") == 0)
+            ref = a;
+        if (best < 0 || st[a].median < st[best].median)
+            best = a;
+    }
+    progress_clear(&r->prog);
+    for (int a = 0; a < n; a++) {
+        double speedup = ref >= 0 && sr->status[a] == ALG_OK && st[a].median > 0
+                             ? st[ref].median / st[a].median : -1;
+        print_row(r, sr, a, &st[a], speedup);
+        if (r->csv != NULL)
+            csv_row(r, sr, a, &st[a], speedup);
+    }
+    if (best >= 0)
+        printf("%-*s  size %s %s: %s, median %.2f us, speedup %.2f\n", r->coll_width, "best",
+               sr->label, bench_dist_name(r->o->dist), r->algs.v[best].spec, st[best].median,
+               ref >= 0 && st[best].median > 0 ? st[ref].median / st[best].median : 0.0);
+    fflush(stdout);
+    if (r->csv != NULL)
+        fflush(r->csv);
+out:
+    free(st);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* One size                                                            */
+/* ------------------------------------------------------------------ */
+
+static void size_free(const bench_run *r, size_run *sr)
+{
+    r->drv->teardown(sr->state);
+    free(sr->status);
+    free(sr->local);
+    free(sr->slowest);
+}
+
+/* Driver setup, agreed over all ranks. Returns an MPI code, or
+ * BENCH_SETUP_UNUSABLE after the first rank that cannot serve S said why. */
+static int size_setup(bench_run *r, size_run *sr)
+{
+    const size_t n = (size_t)r->algs.n * (size_t)r->o->iters;
+    char err[256] = "";
+    int rc, flags[2], first[2];
+    rc = r->drv->setup(r->o, &r->env, sr->S, &sr->state, err, sizeof err);
+    if (rc == MPI_SUCCESS) {
+        sr->status = calloc((size_t)r->algs.n, sizeof *sr->status);
+        sr->local = calloc(n, sizeof *sr->local);
+        sr->slowest = calloc(n, sizeof *sr->slowest);
+        if (sr->status == NULL || sr->local == NULL || sr->slowest == NULL) {
+            rc = MPI_ERR_NO_MEM;
+            bench_mpi_error(rc, "calloc(times)", __FILE__, __LINE__);
+        }
+    }
+    flags[0] = rc == BENCH_SETUP_UNUSABLE;
+    flags[1] = rc != MPI_SUCCESS && rc != BENCH_SETUP_UNUSABLE;
+    int arc = agree_first(&r->env, flags, first, 2);
+    if (arc != MPI_SUCCESS)
+        return arc;
+    if (first[1] >= 0)
+        return rc != MPI_SUCCESS && rc != BENCH_SETUP_UNUSABLE ? rc : MPI_ERR_OTHER;
+    if (first[0] >= 0) {
+        if (r->env.rank == first[0]) {
+            progress_clear(&r->prog);
+            fprintf(stderr, "coltune-bench: error: --sizes: %s\n", err);
+        }
+        return BENCH_SETUP_UNUSABLE;
+    }
+    return MPI_SUCCESS;
+}
+
+static void report_mismatch(const bench_run *r, const size_run *sr, const bench_alg *alg,
+                            const bench_mismatch *m)
+{
+    char where[96];
+    if (m->peer >= 0)
+        snprintf(where, sizeof where, "byte %zu of the block from rank %d", m->block_offset,
+                 m->peer);
+    else
+        snprintf(where, sizeof where, "%zu bytes past the last block", m->block_offset);
+    fprintf(stderr, "coltune-bench: check FAILED: %s %s (params '%s') P=%d nodes=%d ppn=%d "
+            "size=%ld dist=%s seed=%lu: rank %d, receive buffer byte %zu (%s): expected "
+            "0x%02x, got 0x%02x\n", r->o->coll, alg->name, alg->params, r->env.P, r->env.N,
+            r->env.Q, sr->S, bench_dist_name(r->o->dist), r->o->seed, r->env.rank, m->offset,
+            where, m->expected, m->got);
+    fflush(stderr);
+}
+
+/* One call per spec: can it serve this size (and, with --check, is the
+ * result right)? Specs that cannot are skipped for this size. */
+static int size_probe(bench_run *r, size_run *sr)
+{
+    int rc = MPI_SUCCESS;
+    for (int a = 0; a < r->algs.n; a++) {
+        const bench_alg *alg = &r->algs.v[a];
+        bench_mismatch m = {0};
+        int flags[2], first[2];
+        int crc = r->o->check ? r->drv->check(sr->state, alg->spec, &m)
+                              : r->drv->run(sr->state, alg->spec);
+        flags[0] = crc != MPI_SUCCESS;
+        flags[1] = m.found;
+        BENCH_CALL(agree_first(&r->env, flags, first, 2));
+        if (first[0] >= 0) {
+            sr->status[a] = ALG_SKIPPED;
+            if (r->env.rank == first[0]) {
+                char msg[MPI_MAX_ERROR_STRING] = "";
+                int len;
+                if (MPI_Error_string(crc, msg, &len) != MPI_SUCCESS)
+                    snprintf(msg, sizeof msg, "MPI error %d", crc);
+                progress_clear(&r->prog);
+                fprintf(stderr, "coltune-bench: note: %s skipped at size %s: the call "
+                        "returned '%s' on rank %d (coltune's message above says why)\n",
+                        alg->spec, sr->label, msg, r->env.rank);
+                fflush(stderr);
+            }
+        } else if (first[1] >= 0) {
+            sr->status[a] = ALG_CHECK_FAILED;
+            r->mismatch = 1;
+            if (r->env.rank == first[1])
+                report_mismatch(r, sr, alg, &m);
+        }
+    }
+    progress_tick(&r->prog, sr, r->o->nsizes, r->o->check ? "check" : "probe", 1, 1);
+out:
+    return rc;
+}
+
+/* iters iterations of every usable spec, each after a barrier; records this
+ * rank's times when timed. */
+static int size_loop(bench_run *r, size_run *sr, int iters, int timed)
+{
+    const int n = r->algs.n;
+    int rc = MPI_SUCCESS;
+    for (int it = 0; it < iters; it++) {
+        for (int k = 0; k < n; k++) {
+            int a = (k + it) % n; /* order rotated each iteration */
+            if (sr->status[a] != ALG_OK)
+                continue;
+            BENCH_CALL(MPI_Barrier(r->env.comm));
+            double t0 = MPI_Wtime();
+            rc = r->drv->run(sr->state, r->algs.v[a].spec);
+            double t1 = MPI_Wtime();
+            if (rc != MPI_SUCCESS) {
+                bench_mpi_error(rc, r->algs.v[a].spec, __FILE__, __LINE__);
+                goto out;
+            }
+            if (timed)
+                sr->local[(size_t)a * (size_t)iters + (size_t)it] = t1 - t0;
+        }
+        progress_tick(&r->prog, sr, r->o->nsizes, timed ? "iteration" : "warmup", it + 1,
+                      iters);
+    }
+out:
+    return rc;
+}
+
+static int run_size(bench_run *r, long S, int number)
+{
+    size_run sr = {.S = S, .number = number};
+    int rc;
+    bench_format_size(S, sr.label, sizeof sr.label);
+    rc = size_setup(r, &sr);
+    if (rc != MPI_SUCCESS)
+        goto out;
+    BENCH_CALL(size_probe(r, &sr));
+    BENCH_CALL(size_loop(r, &sr, r->o->warmup, 0));
+    BENCH_CALL(size_loop(r, &sr, r->o->iters, 1));
+    BENCH_CALL(MPI_Reduce(sr.local, sr.slowest, r->algs.n * r->o->iters, MPI_DOUBLE, MPI_MAX, 0,
+                          r->env.comm));
+    if (r->env.rank == 0)
+        BENCH_CALL(report_size(r, &sr));
+out:
+    size_free(r, &sr);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* The run                                                             */
+/* ------------------------------------------------------------------ */
+
+static void usage_error(int rank, const char *msg)
+{
+    if (rank != 0)
+        return;
+    fprintf(stderr, "coltune-bench: error: %s\n(run with --help for usage)\n", msg);
+    fflush(stderr);
+}
+
+/* Rank 0 opens --csv; every rank learns whether it could. */
+static int open_csv(bench_run *r, char *err, size_t len, int *ok)
+{
+    int rc;
+    *ok = 1;
+    if (r->o->csv == NULL)
+        return MPI_SUCCESS;
+    if (r->env.rank == 0) {
+        r->csv = fopen(r->o->csv, "w");
+        *ok = r->csv != NULL;
+        if (!*ok)
+            snprintf(err, len, "--csv: cannot open '%s': %s", r->o->csv, strerror(errno));
+    }
+    BENCH_CALL(MPI_Bcast(ok, 1, MPI_INT, 0, r->env.comm));
+out:
+    return rc;
+}
+
+static void note_ignored(const bench_run *r)
+{
+    const bench_options *o = r->o;
+    if (o->group_p > 0 && !(r->drv->uses & BENCH_USES_GROUPS))
+        bench_note(r->env.rank, "--group-sizes is ignored by %s", o->coll);
+    if (o->pattern != BENCH_PATTERN_NONE && !(r->drv->uses & BENCH_USES_PATTERN))
+        bench_note(r->env.rank, "--pattern is ignored by %s", o->coll);
+}
+
+/* Everything before the first size. Returns an exit status, or -1 to go on. */
+static int prepare(bench_run *r, const char *prog)
+{
+    const bench_options *o = r->o;
+    char err[512];
+    int ok;
+    if (o->help) {
+        if (r->env.rank == 0)
+            bench_options_usage(prog);
+        return BENCH_EXIT_OK;
+    }
+    r->drv = bench_driver_find(o->coll);
+    if (r->drv == NULL || r->drv->setup == NULL || bench_algs_registered(o->coll) == 0) {
+        snprintf(err, sizeof err, "collective %s is not available in this build", o->coll);
+        usage_error(r->env.rank, err);
+        return BENCH_EXIT_USAGE;
+    }
+    if (o->list) {
+        bench_algs_list(o->coll, &r->env);
+        return BENCH_EXIT_OK;
+    }
+    note_ignored(r);
+    if (bench_algs_expand(o->algs, o->coll, &r->env, &r->algs, err, sizeof err) != 0) {
+        usage_error(r->env.rank, err);
+        return BENCH_EXIT_USAGE;
+    }
+    if ((long)r->algs.n * o->iters > MAX_SAMPLES) {
+        snprintf(err, sizeof err, "--iters: %d specs x %d iterations is more than %ld "
+                 "measurements per size", r->algs.n, o->iters, MAX_SAMPLES);
+        usage_error(r->env.rank, err);
+        return BENCH_EXIT_USAGE;
+    }
+    if (open_csv(r, err, sizeof err, &ok) != MPI_SUCCESS)
+        return BENCH_EXIT_RUNTIME;
+    if (!ok) {
+        usage_error(r->env.rank, err);
+        return BENCH_EXIT_USAGE;
+    }
+    r->coll_width = (int)strlen(o->coll) > 4 ? (int)strlen(o->coll) : 4;
+    r->alg_width = 3;
+    for (int a = 0; a < r->algs.n; a++)
+        if ((int)strlen(r->algs.v[a].spec) > r->alg_width)
+            r->alg_width = (int)strlen(r->algs.v[a].spec);
+    return -1;
+}
+
+static int run_sizes(bench_run *r)
+{
+    progress_init(&r->prog, r);
+    if (r->env.rank == 0)
+        print_header(r);
+    for (int i = 0; i < r->o->nsizes; i++) {
+        int rc = run_size(r, r->o->sizes[i], i + 1);
+        if (rc == BENCH_SETUP_UNUSABLE)
+            return BENCH_EXIT_USAGE;
+        if (rc != MPI_SUCCESS)
+            return BENCH_EXIT_RUNTIME;
+    }
+    progress_clear(&r->prog);
+    return r->mismatch ? BENCH_EXIT_MISMATCH : BENCH_EXIT_OK;
+}
+
+static int bench(const bench_options *o, const char *prog)
+{
+    bench_run r = {.o = o};
+    int status;
+    if (env_init(&r.env) != MPI_SUCCESS)
+        return BENCH_EXIT_RUNTIME;
+    status = prepare(&r, prog);
+    if (status < 0)
+        status = run_sizes(&r);
+    if (r.csv != NULL && fclose(r.csv) != 0) {
+        fprintf(stderr, "coltune-bench: error: --csv: writing '%s': %s\n", o->csv,
+                strerror(errno));
+        status = status == BENCH_EXIT_OK ? BENCH_EXIT_RUNTIME : status;
+    }
+    bench_alglist_free(&r.algs);
+    if (status != BENCH_EXIT_RUNTIME) {
+        int rc = MPI_Comm_free(&r.env.comm);
+        if (rc != MPI_SUCCESS) {
+            bench_mpi_error(rc, "MPI_Comm_free(&comm)", __FILE__, __LINE__);
+            status = BENCH_EXIT_RUNTIME;
+        }
+    }
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    bench_options o;
+    char err[512] = "";
+    const char *slash = strrchr(argv[0], '/');
+    const char *prog = slash ? slash + 1 : argv[0];
+    int rank = 0, status, rc;
+
+    /* Before MPI_Init: coltune reads its configuration there. */
+    int perr = bench_options_parse(argc, argv, &o, err, sizeof err);
+    if (perr == 0 && o.ppn != NULL && setenv("COLTUNE_PPN", o.ppn, 1) != 0) {
+        snprintf(err, sizeof err, "--ppn: cannot set COLTUNE_PPN: %s", strerror(errno));
+        perr = -1;
+    }
+    if (perr == 0 && setenv("COLTUNE_FALLBACK", "error", 0) != 0) {
+        snprintf(err, sizeof err, "cannot set COLTUNE_FALLBACK: %s", strerror(errno));
+        perr = -1;
+    }
+
+    if ((rc = MPI_Init(&argc, &argv)) != MPI_SUCCESS) {
+        fprintf(stderr, "coltune-bench: MPI_Init failed (error %d)\n", rc);
+        return BENCH_EXIT_RUNTIME;
+    }
+    if ((rc = MPI_Comm_rank(MPI_COMM_WORLD, &rank)) != MPI_SUCCESS) {
+        bench_mpi_error(rc, "MPI_Comm_rank", __FILE__, __LINE__);
+        MPI_Abort(MPI_COMM_WORLD, BENCH_EXIT_RUNTIME);
+    }
+    if (perr != 0) {
+        usage_error(rank, err);
+        status = BENCH_EXIT_USAGE;
+    } else {
+        status = bench(&o, prog);
+    }
+    /* After a failed MPI call other ranks may wait in a collective forever. */
+    if (status == BENCH_EXIT_RUNTIME)
+        MPI_Abort(MPI_COMM_WORLD, status);
+    if ((rc = MPI_Finalize()) != MPI_SUCCESS) {
+        fprintf(stderr, "coltune-bench: MPI_Finalize failed (error %d)\n", rc);
+        return BENCH_EXIT_RUNTIME;
+    }
+    return status;
+}

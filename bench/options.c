@@ -1,0 +1,438 @@
+/*
+ * options.c - coltune-bench's command line.
+ *
+ * Parsed before MPI_Init (--ppn must reach the environment before coltune
+ * reads its configuration there), so nothing here uses MPI: errors are
+ * returned as a message naming the option and the value, and main prints it
+ * on rank 0.
+ */
+#include "bench.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_SIZES "16,256,4k,64k"
+
+static const char *const dist_names[BENCH_DIST_COUNT] = {
+    [BENCH_DIST_UNIFORM] = "uniform",   [BENCH_DIST_NORMAL] = "normal",
+    [BENCH_DIST_POWERLAW] = "powerlaw", [BENCH_DIST_FFT_N1] = "fft-n1",
+    [BENCH_DIST_FFT_N2] = "fft-n2",
+};
+
+const char *bench_dist_name(bench_dist d)
+{
+    return (d >= 0 && d < BENCH_DIST_COUNT) ? dist_names[d] : "?";
+}
+
+static int fail(char *err, size_t len, const char *fmt, ...) BENCH_PRINTF(3, 4);
+static int fail(char *err, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* A whole-string decimal integer in [lo, hi]. */
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    if (*s == '\0' || *s == ' ')
+        return -1;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || *end != '\0' || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* A size "123", "4k", "2m", "1g" (powers of 1024) in text[0..len). */
+static int parse_size(const char *text, size_t len, long *out)
+{
+    long mult = 1, v = 0;
+    if (len > 0) {
+        switch (text[len - 1]) {
+        case 'k': case 'K': mult = 1L << 10; len--; break;
+        case 'm': case 'M': mult = 1L << 20; len--; break;
+        case 'g': case 'G': mult = 1L << 30; len--; break;
+        default: break;
+        }
+    }
+    if (len == 0)
+        return -1;
+    for (size_t i = 0; i < len; i++) {
+        if (text[i] < '0' || text[i] > '9' || v > (LONG_MAX - 9) / 10)
+            return -1;
+        v = v * 10 + (text[i] - '0');
+    }
+    if (v > LONG_MAX / mult)
+        return -1;
+    *out = v * mult;
+    return 0;
+}
+
+static int add_size(long v, long *sizes, int max, int *n, char *err, size_t len)
+{
+    if (v > INT_MAX)
+        return fail(err, len, "--sizes: %ld bytes is larger than an int count allows", v);
+    for (int i = 0; i < *n; i++)
+        if (sizes[i] == v)
+            return 0;
+    if (*n >= max)
+        return fail(err, len, "--sizes: more than %d sizes", max);
+    sizes[(*n)++] = v;
+    return 0;
+}
+
+/* One item of --sizes: "S" or "a..b" (a, 2a, 4a, ... up to b, plus b). */
+static int parse_size_item(const char *item, size_t ilen, long *sizes, int max, int *n,
+                           char *err, size_t len)
+{
+    const char *dots = NULL;
+    for (size_t i = 0; i + 1 < ilen; i++)
+        if (item[i] == '.' && item[i + 1] == '.') {
+            dots = item + i;
+            break;
+        }
+    long a, b;
+    if (dots == NULL) {
+        if (parse_size(item, ilen, &a) != 0)
+            return fail(err, len, "--sizes: bad size '%.*s' (expected bytes with an "
+                        "optional k, m or g suffix)", (int)ilen, item);
+        return add_size(a, sizes, max, n, err, len);
+    }
+    size_t alen = (size_t)(dots - item);
+    if (parse_size(item, alen, &a) != 0 ||
+        parse_size(dots + 2, ilen - alen - 2, &b) != 0 || a < 1 || a > b)
+        return fail(err, len, "--sizes: bad range '%.*s' (expected a..b with 1 <= a <= b)",
+                    (int)ilen, item);
+    for (long v = a; v < b; v *= 2)
+        if (add_size(v, sizes, max, n, err, len) != 0)
+            return -1;
+    return add_size(b, sizes, max, n, err, len);
+}
+
+int bench_parse_sizes(const char *text, long *sizes, int max, int *n, char *err,
+                      size_t errlen)
+{
+    const char *p = text;
+    *n = 0;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t ilen = comma ? (size_t)(comma - p) : strlen(p);
+        if (parse_size_item(p, ilen, sizes, max, n, err, errlen) != 0)
+            return -1;
+        if (comma == NULL)
+            return 0;
+        p = comma + 1;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* One handler per option                                              */
+/* ------------------------------------------------------------------ */
+
+typedef int (*opt_fn)(bench_options *o, const char *v, char *err, size_t len);
+
+static int set_coll(bench_options *o, const char *v, char *err, size_t len)
+{
+    char names[256];
+    if (bench_driver_find(v) == NULL) {
+        bench_driver_names(names, sizeof names);
+        return fail(err, len, "--coll: unknown collective '%s' (known: %s)", v, names);
+    }
+    o->coll = v;
+    return 0;
+}
+
+static int set_algs(bench_options *o, const char *v, char *err, size_t len)
+{
+    if (*v == '\0')
+        return fail(err, len, "--algs: empty list");
+    o->algs = v;
+    return 0;
+}
+
+static int set_sizes(bench_options *o, const char *v, char *err, size_t len)
+{
+    return bench_parse_sizes(v, o->sizes, BENCH_MAX_SIZES, &o->nsizes, err, len);
+}
+
+static int set_dist(bench_options *o, const char *v, char *err, size_t len)
+{
+    for (int d = 0; d < BENCH_DIST_COUNT; d++)
+        if (strcmp(v, dist_names[d]) == 0) {
+            o->dist = (bench_dist)d;
+            return 0;
+        }
+    if (strcmp(v, "power-law") == 0) {
+        o->dist = BENCH_DIST_POWERLAW;
+        return 0;
+    }
+    return fail(err, len, "--dist: unknown distribution '%s' (known: uniform, normal, "
+                "powerlaw, fft-n1, fft-n2)", v);
+}
+
+static int set_iters(bench_options *o, const char *v, char *err, size_t len)
+{
+    long x;
+    if (parse_long(v, 1, 1000000, &x) != 0)
+        return fail(err, len, "--iters: bad value '%s' (expected 1..1000000)", v);
+    o->iters = (int)x;
+    return 0;
+}
+
+static int set_warmup(bench_options *o, const char *v, char *err, size_t len)
+{
+    long x;
+    if (parse_long(v, 0, 1000000, &x) != 0)
+        return fail(err, len, "--warmup: bad value '%s' (expected 0..1000000)", v);
+    o->warmup = (int)x;
+    return 0;
+}
+
+static int set_seed(bench_options *o, const char *v, char *err, size_t len)
+{
+    char *end;
+    errno = 0;
+    unsigned long x = strtoul(v, &end, 0);
+    if (*v == '\0' || *v == '-' || *end != '\0' || errno != 0)
+        return fail(err, len, "--seed: bad value '%s' (expected a non-negative integer)", v);
+    o->seed = x;
+    return 0;
+}
+
+/* "n" or "n:cyclic", as COLTUNE_PPN takes it. */
+static int set_ppn(bench_options *o, const char *v, char *err, size_t len)
+{
+    char num[32];
+    long x;
+    const char *colon = strchr(v, ':');
+    size_t nlen = colon ? (size_t)(colon - v) : strlen(v);
+    int ok = nlen < sizeof num && (colon == NULL || strcmp(colon, ":cyclic") == 0);
+    if (ok) {
+        memcpy(num, v, nlen);
+        num[nlen] = '\0';
+        ok = parse_long(num, 1, 1L << 30, &x) == 0;
+    }
+    if (!ok)
+        return fail(err, len, "--ppn: bad value '%s' (expected ranks per node n >= 1, "
+                    "optionally n:cyclic)", v);
+    o->ppn = v;
+    return 0;
+}
+
+static int set_groups(bench_options *o, const char *v, char *err, size_t len)
+{
+    char a[32];
+    long p, q;
+    const char *colon = strchr(v, ':');
+    size_t alen = colon ? (size_t)(colon - v) : 0;
+    if (colon == NULL || alen >= sizeof a)
+        return fail(err, len, "--group-sizes: bad value '%s' (expected p:q)", v);
+    memcpy(a, v, alen);
+    a[alen] = '\0';
+    if (parse_long(a, 1, INT_MAX, &p) != 0 || parse_long(colon + 1, 1, INT_MAX, &q) != 0)
+        return fail(err, len, "--group-sizes: bad value '%s' (expected p:q, both >= 1)", v);
+    o->group_p = (int)p;
+    o->group_q = (int)q;
+    return 0;
+}
+
+static int set_pattern(bench_options *o, const char *v, char *err, size_t len)
+{
+    long k;
+    if (strcmp(v, "stencil2d") == 0) {
+        o->pattern = BENCH_PATTERN_STENCIL2D;
+        return 0;
+    }
+    if (strcmp(v, "stencil3d") == 0) {
+        o->pattern = BENCH_PATTERN_STENCIL3D;
+        return 0;
+    }
+    if (strncmp(v, "random:", 7) == 0 && parse_long(v + 7, 1, INT_MAX, &k) == 0) {
+        o->pattern = BENCH_PATTERN_RANDOM;
+        o->pattern_k = (int)k;
+        return 0;
+    }
+    return fail(err, len, "--pattern: bad value '%s' (expected stencil2d, stencil3d or "
+                "random:k)", v);
+}
+
+static int set_csv(bench_options *o, const char *v, char *err, size_t len)
+{
+    if (*v == '\0')
+        return fail(err, len, "--csv: empty file name");
+    o->csv = v;
+    return 0;
+}
+
+static int set_check(bench_options *o, const char *v, char *err, size_t len)
+{
+    (void)v, (void)err, (void)len;
+    o->check = 1;
+    return 0;
+}
+
+static int set_no_progress(bench_options *o, const char *v, char *err, size_t len)
+{
+    (void)v, (void)err, (void)len;
+    o->progress = 0;
+    return 0;
+}
+
+static int set_list(bench_options *o, const char *v, char *err, size_t len)
+{
+    (void)v, (void)err, (void)len;
+    o->list = 1;
+    return 0;
+}
+
+static int set_help(bench_options *o, const char *v, char *err, size_t len)
+{
+    (void)v, (void)err, (void)len;
+    o->help = 1;
+    return 0;
+}
+
+static const struct {
+    const char *name;
+    int has_arg;
+    opt_fn fn;
+} options[] = {
+    {"coll", 1, set_coll},       {"algs", 1, set_algs},
+    {"sizes", 1, set_sizes},     {"dist", 1, set_dist},
+    {"iters", 1, set_iters},     {"warmup", 1, set_warmup},
+    {"seed", 1, set_seed},       {"ppn", 1, set_ppn},
+    {"group-sizes", 1, set_groups}, {"pattern", 1, set_pattern},
+    {"csv", 1, set_csv},         {"check", 0, set_check},
+    {"no-progress", 0, set_no_progress}, {"list", 0, set_list},
+    {"help", 0, set_help},
+};
+
+/* Handles argv[*i] (and its value); advances *i past what it used. */
+static int parse_one(int argc, char **argv, int *i, bench_options *o, char *err, size_t len)
+{
+    const char *arg = argv[*i];
+    if (strcmp(arg, "-h") == 0)
+        return set_help(o, NULL, err, len);
+    if (strncmp(arg, "--", 2) != 0)
+        return fail(err, len, "unexpected argument '%s' (options start with --)", arg);
+    const char *name = arg + 2, *eq = strchr(name, '=');
+    size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+    for (size_t k = 0; k < sizeof options / sizeof options[0]; k++) {
+        if (strlen(options[k].name) != nlen || strncmp(options[k].name, name, nlen) != 0)
+            continue;
+        if (!options[k].has_arg) {
+            if (eq != NULL)
+                return fail(err, len, "option --%s takes no value (got '%s')",
+                            options[k].name, eq + 1);
+            return options[k].fn(o, NULL, err, len);
+        }
+        if (eq != NULL)
+            return options[k].fn(o, eq + 1, err, len);
+        if (*i + 1 >= argc)
+            return fail(err, len, "option --%s needs a value", options[k].name);
+        return options[k].fn(o, argv[++*i], err, len);
+    }
+    return fail(err, len, "unknown option '%.*s' (see --help)", (int)(nlen + 2), arg);
+}
+
+int bench_options_parse(int argc, char **argv, bench_options *o, char *err, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    o->coll = "alltoallv";
+    o->algs = "all";
+    o->dist = BENCH_DIST_UNIFORM;
+    o->iters = 20;
+    o->warmup = 3;
+    o->seed = 1;
+    o->progress = 1;
+    if (bench_parse_sizes(DEFAULT_SIZES, o->sizes, BENCH_MAX_SIZES, &o->nsizes, err,
+                          errlen) != 0)
+        return -1;
+    for (int i = 1; i < argc; i++)
+        if (parse_one(argc, argv, &i, o, err, errlen) != 0)
+            return -1;
+    return 0;
+}
+
+void bench_options_usage(const char *prog)
+{
+    printf(
+        "Usage: mpirun -np P %s [options]\n"
+        "\n"
+        "Measures one collective under a list of coltune algorithm specs in the same run,\n"
+        "native MPI (pmpi) included. The specs are interleaved within every iteration so\n"
+        "that machine drift hits all alike; each iteration starts with a barrier and\n"
+        "counts the time of the slowest rank.\n"
+        "\n"
+        "Options:\n"
+        "  --coll NAME        alltoallv | allgather_inter | allgatherv_inter | alltoall_crs |\n"
+        "                     alltoallv_crs (default alltoallv)\n"
+        "  --algs LIST        comma-separated algorithm specs (default all):\n"
+        "                       name[:key=VALUES[,key=VALUES]]  e.g. scattered:block_count=8\n"
+        "                       all     every registered algorithm at its default parameters\n"
+        "                     pmpi is added when missing: it is the reference for speedup.\n"
+        "                     VALUES is a comma list of values and sweeps:\n"
+        "                       v       an integer (k/m/g suffix allowed) or P, Q, N, sqrt\n"
+        "                               (round(sqrt(P))), sqrtQ, (N-1)*Q, each with an optional\n"
+        "                               +k or -k: P-1, sqrt+1\n"
+        "                       a..b    doubling: a, 2a, 4a, ... while below b, then b itself\n"
+        "                       a...b   every integer from a to b\n"
+        "                     P is the communicator size, Q ranks per node, N nodes (from\n"
+        "                     --ppn, else the shared-memory nodes). A value outside the\n"
+        "                     algorithm's range at this P is dropped with a note.\n"
+        "  --sizes LIST       sizes S in bytes, k/m/g suffixes; a..b doubles from a to b\n"
+        "                     (default " DEFAULT_SIZES ")\n"
+        "  --dist NAME        block sizes for S (paper 001 V, VI-A, VI-C; default uniform):\n"
+        "                       uniform   each block uniform in [0, S] bytes\n"
+        "                       normal    normal, mean S*1000/1024, stddev S*240/1024 (Fig. 16\n"
+        "                                 at S=1024), redrawn until within [0, S]\n"
+        "                       powerlaw  floor(S * 0.95^k), k uniform in [0, P): a few large\n"
+        "                                 blocks, most small or empty\n"
+        "                       fft-n1    ranks below ceil(0.625 P) send S bytes to each of\n"
+        "                                 the first ceil(0.78125 P) ranks, others send nothing\n"
+        "                                 (S=64 is the paper's N1: 8 FP64 per block)\n"
+        "                       fft-n2    every rank sends S bytes per block, the last rank\n"
+        "                                 S/4 (S=512 is the paper's N2: 64 and 16 FP64)\n"
+        "  --seed N           seed of the block sizes (default 1); every rank derives the\n"
+        "                     whole count matrix from it, so runs are reproducible\n"
+        "  --iters N          timed iterations per spec and size (default 20)\n"
+        "  --warmup N         untimed iterations first (default 3)\n"
+        "  --ppn N[:cyclic]   emulate nodes of N ranks: sets COLTUNE_PPN for coltune's\n"
+        "                     topology (consecutive ranks, or dealt round-robin with :cyclic)\n"
+        "  --group-sizes p:q  group sizes of the intercommunicator collectives\n"
+        "  --pattern PAT      stencil2d | stencil3d | random:k, for alltoall_crs/alltoallv_crs\n"
+        "  --check            before timing, compare every spec's result byte for byte with\n"
+        "                     the PMPI_ result on the same input\n"
+        "  --csv FILE         also write one row per (collective, algorithm, parameters, P,\n"
+        "                     nodes, size, distribution)\n"
+        "  --list             list the collective's algorithms with their ranges and exit\n"
+        "  --no-progress      no progress line on stderr (shown by rank 0 for runs longer\n"
+        "                     than a few seconds; plain lines when stderr is not a terminal)\n"
+        "  -h, --help         this text\n"
+        "\n"
+        "Output: a table on stdout, one row per spec and size, with the median, min and max\n"
+        "over iterations in microseconds and speedup = median(pmpi) / median(spec) (> 1 is\n"
+        "faster than native MPI), then a 'best' line per size.\n"
+        "\n"
+        "coltune-bench sets COLTUNE_FALLBACK=error unless it is already set, so a spec that\n"
+        "cannot serve a call is reported and skipped rather than timed as pmpi.\n"
+        "\n"
+        "Exit status: 0 success, 1 --check found a mismatch, 2 usage error or collective\n"
+        "not available in this build, 3 MPI or memory error.\n"
+        "\n"
+        "Examples:\n"
+        "  mpirun -np 8 %s --algs all --sizes 16,4k --check\n"
+        "  mpirun -np 64 %s --algs \"pmpi,scattered:block_count=1,2,4..P\" --dist normal\n"
+        "  mpirun -np 64 %s --ppn 8 --algs \"pmpi,multipair_waitany:stride=2..P\" \\\n"
+        "         --sizes 16..64k --iters 50 --csv a2av.csv\n",
+        prog, prog, prog, prog);
+}

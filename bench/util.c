@@ -1,0 +1,47 @@
+/*
+ * util.c - error reports, notes and size formatting shared by coltune-bench.
+ */
+#include "bench.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+void bench_mpi_error(int rc, const char *what, const char *file, int line)
+{
+    char msg[MPI_MAX_ERROR_STRING] = "";
+    int rank = -1, len = 0;
+    if (MPI_Comm_rank(MPI_COMM_WORLD, &rank) != MPI_SUCCESS)
+        rank = -1;
+    if (rc == MPI_ERR_NO_MEM || MPI_Error_string(rc, msg, &len) != MPI_SUCCESS)
+        snprintf(msg, sizeof msg, rc == MPI_ERR_NO_MEM ? "out of memory" : "MPI error %d", rc);
+    fprintf(stderr, "coltune-bench: rank %d: %s failed (%s:%d): %s\n", rank, what, file, line,
+            msg);
+    fflush(stderr);
+}
+
+void bench_note(int rank, const char *fmt, ...)
+{
+    va_list ap;
+    if (rank != 0)
+        return;
+    va_start(ap, fmt);
+    fputs("coltune-bench: note: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    fflush(stderr);
+    va_end(ap);
+}
+
+void bench_format_size(long bytes, char *buf, size_t len)
+{
+    static const struct {
+        long unit;
+        char suffix;
+    } units[] = {{1L << 30, 'g'}, {1L << 20, 'm'}, {1L << 10, 'k'}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (bytes > 0 && bytes % units[i].unit == 0) {
+            snprintf(buf, len, "%ld%c", bytes / units[i].unit, units[i].suffix);
+            return;
+        }
+    snprintf(buf, len, "%ld", bytes);
+}
