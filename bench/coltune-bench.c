@@ -366,6 +366,13 @@ static void report_mismatch(const bench_run *r, const size_run *sr, const bench_
     fflush(stderr);
 }
 
+/* The spec handed to coltune: "rules" stands for no spec, i.e. coltune
+ * decides as the intercepted call would (COLTUNE_RULES, environment). */
+static const char *coltune_spec(const bench_alg *alg)
+{
+    return strcmp(alg->spec, "rules") == 0 ? NULL : alg->spec;
+}
+
 /* One call per spec: can it serve this size (and, with --check, is the
  * result right)? Specs that cannot are skipped for this size. */
 static int size_probe(bench_run *r, size_run *sr)
@@ -375,8 +382,8 @@ static int size_probe(bench_run *r, size_run *sr)
         const bench_alg *alg = &r->algs.v[a];
         bench_mismatch m = {0};
         int flags[2], first[2];
-        int crc = r->o->check ? r->drv->check(sr->state, alg->spec, &m)
-                              : r->drv->run(sr->state, alg->spec);
+        int crc = r->o->check ? r->drv->check(sr->state, coltune_spec(alg), &m)
+                              : r->drv->run(sr->state, coltune_spec(alg));
         flags[0] = crc != MPI_SUCCESS;
         flags[1] = m.found;
         BENCH_CALL(agree_first(&r->env, flags, first, 2));
@@ -418,7 +425,7 @@ static int size_loop(bench_run *r, size_run *sr, int iters, int timed)
                 continue;
             BENCH_CALL(MPI_Barrier(r->env.comm));
             double t0 = MPI_Wtime();
-            rc = r->drv->run(sr->state, r->algs.v[a].spec);
+            rc = r->drv->run(sr->state, coltune_spec(&r->algs.v[a]));
             double t1 = MPI_Wtime();
             if (rc != MPI_SUCCESS) {
                 bench_mpi_error(rc, r->algs.v[a].spec, __FILE__, __LINE__);

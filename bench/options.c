@@ -379,6 +379,8 @@ void bench_options_usage(const char *prog)
         "  --algs LIST        comma-separated algorithm specs (default all):\n"
         "                       name[:key=VALUES[,key=VALUES]]  e.g. scattered:block_count=8\n"
         "                       all     every registered algorithm at its default parameters\n"
+"                       rules   the call as coltune decides it from COLTUNE_RULES and\n"
+"                               the environment (what an intercepted call would run)\n"
         "                     pmpi is added when missing: it is the reference for speedup.\n"
         "                     VALUES is a comma list of values and sweeps:\n"
         "                       v       an integer (k/m/g suffix allowed) or P, Q, N, sqrt\n"

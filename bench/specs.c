@@ -384,6 +384,13 @@ static int parse_item(const char *item, size_t len, const char *coll, const benc
 
     if (len == 0)
         return fail(err, errlen, "--algs: empty item");
+    if (colon == NULL && len == 5 && strncmp(item, "rules", 5) == 0) {
+        /* not an algorithm: the call decided by coltune's rules (coltune-tune
+         * validates the rules file it wrote this way) */
+        if (pending_flush(p, e, out) != 0 || alglist_add(out, -1, "rules", "") != 0)
+            return fail(err, errlen, "out of memory");
+        return 0;
+    }
     if (colon == NULL && len == 3 && strncmp(item, "all", 3) == 0) {
         if (pending_flush(p, e, out) != 0)
             return fail(err, errlen, "out of memory");
