@@ -62,6 +62,42 @@ typedef int (*ct_a2av_any_fn)(int n, MPI_Request *reqs, int *idx);
 int ct_a2av_window(const ct_a2av *x, int stride, ct_a2av_any_fn wait_any);
 
 /*
+ * TuNA (paper 001 section III) among a group of ranks of ctx->comm, shared by
+ * tuna (the group is the whole communicator) and tuna_hier_* (the group is
+ * one node, section IV-A). Works on the byte view (CT_A_BYTES) of a call.
+ *
+ * A slot is a bundle of C blocks: slot i of member g holds, in rotated order,
+ * the blocks g sends through member (g + i) mod size. source() gives block c
+ * of the bundle this rank sends through member j (NULL and 0 bytes for none);
+ * target() says where block c of the bundle from member j lands once it has
+ * reached this rank, its last hop (NULL when bytes do not fit: an error).
+ * Block known_c of a bundle is the one the member itself receives: its size
+ * is recvcounts[rank_of[j]] at the receiver, so it travels without metadata.
+ */
+typedef struct ct_tuna_group {
+    int size;           /* ranks in the group */
+    int index;          /* this rank's index in the group */
+    const int *rank_of; /* [size] rank in ctx->comm of each member; NULL: identity */
+    int C;              /* blocks per slot */
+    int known_c;        /* the position in a bundle that its member receives */
+    void *arg;
+    const char *(*source)(void *arg, int j, int c, int *bytes);
+    char *(*target)(void *arg, int j, int c, int bytes);
+} ct_tuna_group;
+
+/* Bytes of scratch ct_tuna_exchange() needs for this group, radix and global
+ * maximum block size M (bytes). */
+size_t ct_tuna_scratch_bytes(const ct_tuna_group *grp, int radix, size_t M);
+/* Runs TuNA on the group: every rank of the group calls it with the same
+ * radix and M. scratch holds ct_tuna_scratch_bytes() bytes (the caller counts
+ * them in ctx->call_extra; heap buffers of the call are added here). */
+int ct_tuna_exchange(const ct_tuna_group *grp, const ct_alltoallv_args *a, ct_ctx *ctx,
+                     int radix, size_t M, void *scratch);
+/* The largest block (bytes) any rank sends in the call: ctx->call_msg_size
+ * when the decision computed it, else one allreduce on ctx->comm. */
+int ct_tuna_max_block(const ct_alltoallv_args *a, ct_ctx *ctx, size_t *M);
+
+/*
  * The driver: decides (forced spec, environment, rules) and runs the chosen
  * algorithm on comm, the user's intra-communicator. Used by the shim and by
  * the direct API.

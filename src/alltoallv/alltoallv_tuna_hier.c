@@ -1,0 +1,155 @@
+/*
+ * alltoallv_tuna_hier.c - the part of hierarchical TuNA_l^g (paper 001
+ * section IV-A) that its staggered and coalesced variants share: node
+ * tables, and the intra-node phase.
+ *
+ * Intra-node phase (IV-A a, the "implicit" strategy of Fig. 4b): the Q ranks
+ * of a node run one TuNA among themselves (ct_tuna_exchange) on bundles: the
+ * bundle a rank sends through local member l holds its blocks for every rank
+ * l handles on every node (tuna_hier.h). Blocks for this node land in the
+ * receive buffer; blocks for other nodes land in G, one M-byte block per
+ * (destination, local source), ready for the inter-node phase of the variant
+ * (alltoallv_tuna_hier_staggered.c, alltoallv_tuna_hier_coalesced.c).
+ *
+ * Memory: G holds about (N - 1) Q blocks of M bytes, the intra-node T about
+ * (Q - K - 1) N; the node tables are O(P) integers.
+ */
+#include "alltoallv/tuna_hier.h"
+
+#include <string.h>
+
+#define ALIGN_UP(n) (((n) + (size_t)63) & ~(size_t)63)
+
+static int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+/* Block c of the bundle this rank sends through local member j. */
+static const char *hier_source(void *arg, int j, int c, int *bytes)
+{
+    const ct_tuna_hier *H = arg;
+    const int m = H->pos_node[c], l = j + H->pos_k[c] * H->Qn;
+    if (l >= H->node_size[m]) { /* member j handles no rank there */
+        *bytes = 0;
+        return NULL;
+    }
+    const int d = ct_tuna_hier_rank(H, m, l);
+    *bytes = H->a->sendcounts[d];
+    return (const char *)H->a->sendbuf + H->a->sdispls[d];
+}
+
+/* Block c of the bundle from local member j, arrived at this rank. */
+static char *hier_target(void *arg, int j, int c, int bytes)
+{
+    ct_tuna_hier *H = arg;
+    if (c == H->known_c) { /* for this rank itself */
+        const int src = ct_tuna_hier_rank(H, H->n, j);
+        return bytes <= H->a->recvcounts[src] ? (char *)H->a->recvbuf + H->a->rdispls[src]
+                                              : NULL;
+    }
+    const int d = H->pos_d[c];
+    if (d < 0 || (size_t)bytes > H->M)
+        return NULL;
+    H->gsz[d * H->Qn + j] = bytes;
+    return ct_tuna_hier_gblock(H, d, j);
+}
+
+/* Counts C and nd, then carves the tables from base (NULL: only measures). */
+static size_t hier_layout(ct_tuna_hier *H, char *base, int P)
+{
+    size_t off = 0;
+#define CARVE(ptr, type, count)                                                    \
+    do {                                                                           \
+        if (base != NULL)                                                          \
+            (ptr) = (type *)(base + off);                                          \
+        off = ALIGN_UP(off + (size_t)(count) * sizeof(type));                      \
+    } while (0)
+    H->C = H->nd = 0;
+    for (int m = 0; m < H->N; m++) {
+        const int Qm = H->node_size[m];
+        H->C += ceil_div(Qm, H->Qn);
+        if (m != H->n && H->h < Qm)
+            H->nd += ceil_div(Qm - H->h, H->Qn); /* l' = h, h + Qn, ... below Qm */
+    }
+    CARVE(H->node_start, int, H->N + 1);
+    CARVE(H->rank_at, int, P);
+    CARVE(H->pos_node, int, H->C);
+    CARVE(H->pos_k, int, H->C);
+    CARVE(H->pos_d, int, H->C);
+    CARVE(H->d_rank, int, H->nd);
+    CARVE(H->d_first, int, H->N + 1);
+    CARVE(H->gsz, int, (size_t)H->nd * H->Qn);
+    CARVE(H->tot, size_t, H->nd);
+    CARVE(H->blens, int, H->Q);
+    CARVE(H->displs, MPI_Aint, H->Q);
+    CARVE(H->G, char, (size_t)H->nd * H->Qn * H->M);
+#undef CARVE
+    return off;
+}
+
+/* Fills the node-ordered ranks, bundle positions and D. */
+static void hier_tables(ct_tuna_hier *H, int P)
+{
+    const ct_topo *topo = &H->ctx->topo;
+    int c = 0;
+    H->node_start[0] = 0;
+    for (int m = 0; m < H->N; m++)
+        H->node_start[m + 1] = H->node_start[m] + H->node_size[m];
+    for (int r = 0; r < P; r++)
+        H->rank_at[H->node_start[topo->node_of[r]] + topo->local_of[r]] = r;
+    H->nd = 0;
+    for (int m = 0; m < H->N; m++) {
+        H->d_first[m] = H->nd;
+        for (int k = 0; k < ceil_div(H->node_size[m], H->Qn); k++, c++) {
+            const int l = H->h + k * H->Qn; /* the rank of node m this rank handles */
+            H->pos_node[c] = m;
+            H->pos_k[c] = k;
+            H->pos_d[c] = -1;
+            if (m == H->n)
+                H->known_c = c; /* k = 0 only: this node has Qn ranks */
+            else if (l < H->node_size[m]) {
+                H->pos_d[c] = H->nd;
+                H->d_rank[H->nd++] = ct_tuna_hier_rank(H, m, l);
+            }
+        }
+    }
+    H->d_first[H->N] = H->nd;
+    memset(H->gsz, 0, (size_t)H->nd * H->Qn * sizeof(int));
+}
+
+int ct_tuna_hier_run(const ct_alltoallv_args *a, ct_ctx *ctx, int radix, int block_count,
+                     ct_tuna_inter_fn inter)
+{
+    int rc;
+    const int P = ctx->size;
+    ct_tuna_hier H = {.a = a, .ctx = ctx};
+    ct_tuna_group grp = {.arg = &H, .source = hier_source, .target = hier_target};
+    size_t own, bytes;
+    char *scratch;
+    CT_CALL(ct_tuna_max_block(a, ctx, &H.M));
+    if (H.M == 0) /* every block is empty, as every rank knows */
+        return MPI_SUCCESS;
+    H.N = ctx->topo.N;
+    H.n = ctx->topo.node;
+    H.h = ctx->topo.local_rank;
+    H.Q = ctx->topo.Q;
+    H.node_size = ctx->topo.node_size;
+    H.Qn = H.node_size[H.n];
+    own = hier_layout(&H, NULL, P);
+    /* The intra-node group: this node's ranks in local order (IV-A a). */
+    grp.size = H.Qn;
+    grp.index = H.h;
+    grp.C = H.C;
+    bytes = own + ct_tuna_scratch_bytes(&grp, radix, H.M);
+    scratch = ct_ctx_scratch(ctx, bytes);
+    if (scratch == NULL)
+        CT_CALL(MPI_ERR_NO_MEM);
+    ctx->call_extra += bytes;
+    hier_layout(&H, scratch, P);
+    hier_tables(&H, P);
+    grp.rank_of = H.rank_at + H.node_start[H.n];
+    grp.known_c = H.known_c;
+    CT_CALL(ct_tuna_exchange(&grp, a, ctx, radix, H.M, scratch + own));
+    if (H.N > 1)
+        CT_CALL(inter(&H, block_count));
+out:
+    return rc;
+}
