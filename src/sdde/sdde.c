@@ -1,0 +1,674 @@
+/*
+ * sdde.c - the driver of MPIX_Alltoall_crs and MPIX_Alltoallv_crs (see
+ * sdde.h): validation, packing, agreement and decision, the algorithm, then
+ * the received messages written sorted by source, with capacity checks, into
+ * the caller's arrays or arrays allocated here.
+ */
+#include "sdde/sdde.h"
+#include "core/datatype.h"
+#include "core/log.h"
+#include "core/state.h"
+#include "core/stats.h"
+#include "select/decide.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Boxes and out lists                                                 */
+/* ------------------------------------------------------------------ */
+
+char *ct_sdde_box_add(ct_sdde_box *b, int src, size_t bytes)
+{
+    if (b->n == b->cap) {
+        int cap = b->cap ? 2 * b->cap : 16;
+        ct_sdde_msg *m = realloc(b->msgs, (size_t)cap * sizeof *m);
+        if (m == NULL)
+            return NULL;
+        b->msgs = m;
+        b->cap = cap;
+    }
+    if (b->data == NULL || b->used + bytes > b->size) {
+        size_t size = b->size ? 2 * b->size : 4096;
+        while (size < b->used + bytes)
+            size *= 2;
+        char *d = realloc(b->data, size);
+        if (d == NULL)
+            return NULL;
+        b->data = d;
+        b->size = size;
+    }
+    ct_sdde_msg *m = &b->msgs[b->n++];
+    m->src = src;
+    m->bytes = (int)bytes;
+    m->off = b->used;
+    b->used += bytes;
+    return b->data + m->off;
+}
+
+void ct_sdde_box_free(ct_sdde_box *b)
+{
+    free(b->msgs);
+    free(b->data);
+    memset(b, 0, sizeof *b);
+}
+
+int ct_sdde_out_push(ct_sdde_out *o, int dest, const char *ptr, int bytes)
+{
+    if (o->n == o->cap) {
+        int cap = o->cap ? 2 * o->cap : 16;
+        int *d = realloc(o->dest, (size_t)cap * sizeof *d);
+        if (d != NULL)
+            o->dest = d;
+        const char **p = realloc(o->ptr, (size_t)cap * sizeof *p);
+        if (p != NULL)
+            o->ptr = p;
+        int *b = realloc(o->bytes, (size_t)cap * sizeof *b);
+        if (b != NULL)
+            o->bytes = b;
+        if (d == NULL || p == NULL || b == NULL)
+            return MPI_ERR_NO_MEM;
+        o->cap = cap;
+    }
+    o->dest[o->n] = dest;
+    o->ptr[o->n] = ptr;
+    o->bytes[o->n] = bytes;
+    o->n++;
+    return MPI_SUCCESS;
+}
+
+void ct_sdde_out_free(ct_sdde_out *o)
+{
+    free(o->dest);
+    free(o->ptr);
+    free(o->bytes);
+    memset(o, 0, sizeof *o);
+}
+
+int ct_sdde_recv_matched(ct_sdde_box *box, MPI_Message *msg, MPI_Status *st)
+{
+    int rc, count;
+    CT_CALL(PMPI_Get_count(st, MPI_BYTE, &count));
+    char *buf = ct_sdde_box_add(box, st->MPI_SOURCE, (size_t)count);
+    if (buf == NULL) {
+        rc = MPI_ERR_NO_MEM;
+        ct_log_mpi_error(rc, "receive buffer", __FILE__, __LINE__);
+        goto out;
+    }
+    CT_CALL(PMPI_Mrecv(buf, count, MPI_BYTE, msg, MPI_STATUS_IGNORE));
+out:
+    return rc;
+}
+
+void ct_sdde_count_internode(ct_sdde *x, const ct_sdde_out *o)
+{
+    const ct_topo *t = &x->ctx->topo;
+    for (int i = 0; i < o->n; i++)
+        x->internode += t->node_of[o->dest[i]] != t->node;
+}
+
+/* ------------------------------------------------------------------ */
+/* Per-communicator state                                              */
+/* ------------------------------------------------------------------ */
+
+static void cache_free(void *p)
+{
+    ct_sdde_cache *c = p;
+    if (c == NULL)
+        return;
+    if (c->win != MPI_WIN_NULL)
+        PMPI_Win_free(&c->win); /* collective, like the context's release */
+    if (c->node_comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&c->node_comm);
+    free(c->node_first);
+    free(c->node_ranks);
+    free(c);
+}
+
+static int cache_get(ct_ctx *ctx, ct_sdde_cache **out)
+{
+    if (ctx->sdde == NULL) {
+        ct_sdde_cache *c = calloc(1, sizeof *c);
+        if (c == NULL)
+            return MPI_ERR_NO_MEM;
+        c->internode_msgs = -1;
+        c->node_comm = MPI_COMM_NULL;
+        c->win = MPI_WIN_NULL;
+        ctx->sdde = c;
+        ctx->sdde_free = cache_free;
+    }
+    *out = ctx->sdde;
+    return MPI_SUCCESS;
+}
+
+long ct_sdde_last_internode(MPI_Comm comm)
+{
+    ct_ctx *ctx = NULL;
+    if (ct_ctx_lookup(comm, &ctx) != MPI_SUCCESS || ctx == NULL || ctx->sdde == NULL)
+        return -1;
+    return ((ct_sdde_cache *)ctx->sdde)->internode_msgs;
+}
+
+/* ------------------------------------------------------------------ */
+/* Validation (rank-local; the ranks agree on the outcome afterwards)  */
+/* ------------------------------------------------------------------ */
+
+static int bad(const ct_sdde_call *c, int code, const char *fmt, ...) CT_PRINTF(3, 4);
+static int bad(const ct_sdde_call *c, int code, const char *fmt, ...)
+{
+    char text[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    ct_log_once("%s: %s", c->fn, text);
+    return code;
+}
+
+typedef struct dest_at {
+    int dest, index;
+} dest_at;
+
+static int by_dest(const void *a, const void *b)
+{
+    const dest_at *x = a, *y = b;
+    if (x->dest != y->dest)
+        return x->dest < y->dest ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* Destinations: in range and listed once (sorting a copy: O(nnz log nnz)). */
+static int check_dests(const ct_sdde_call *c, int P)
+{
+    int rc = MPI_SUCCESS;
+    dest_at *d = NULL;
+    for (int i = 0; i < c->send_nnz; i++)
+        if (c->dest[i] < 0 || c->dest[i] >= P)
+            return bad(c, MPI_ERR_ARG, "dest[%d] = %d is not a rank of the communicator "
+                                       "(size %d)", i, c->dest[i], P);
+    CT_ALLOC(d, (size_t)c->send_nnz * sizeof *d);
+    for (int i = 0; i < c->send_nnz; i++)
+        d[i] = (dest_at){c->dest[i], i};
+    qsort(d, (size_t)c->send_nnz, sizeof *d, by_dest);
+    for (int i = 1; i < c->send_nnz; i++)
+        if (d[i].dest == d[i - 1].dest) {
+            rc = bad(c, MPI_ERR_ARG, "dest[%d] = %d is listed twice (also dest[%d])",
+                     d[i].index, d[i].dest, d[i - 1].index);
+            break;
+        }
+out:
+    free(d);
+    return rc;
+}
+
+static int check_send_side(const ct_sdde_call *c)
+{
+    if (c->send_nnz < 0)
+        return bad(c, MPI_ERR_ARG, "send_nnz = %d is negative", c->send_nnz);
+    if (c->send_nnz > 0 && c->dest == NULL)
+        return bad(c, MPI_ERR_ARG, "dest is NULL but send_nnz = %d", c->send_nnz);
+    if (!c->variable) {
+        if (c->sendcount < 0)
+            return bad(c, MPI_ERR_ARG, "sendcount = %d is negative", c->sendcount);
+        return MPI_SUCCESS;
+    }
+    if (c->send_size < 0)
+        return bad(c, MPI_ERR_ARG, "send_size = %d is negative", c->send_size);
+    if (c->send_nnz > 0 && (c->sendcounts == NULL || c->sdispls == NULL))
+        return bad(c, MPI_ERR_ARG, "%s is NULL but send_nnz = %d",
+                   c->sendcounts == NULL ? "sendcounts" : "sdispls", c->send_nnz);
+    for (int i = 0; i < c->send_nnz; i++) {
+        if (c->sendcounts[i] < 0)
+            return bad(c, MPI_ERR_ARG, "sendcounts[%d] = %d is negative", i, c->sendcounts[i]);
+        if (c->sdispls[i] < 0 || (long)c->sdispls[i] + c->sendcounts[i] > c->send_size)
+            return bad(c, MPI_ERR_ARG, "message %d (sdispls[%d] = %d, sendcounts[%d] = %d) "
+                                       "lies outside the send_size = %d elements of sendvals",
+                       i, i, c->sdispls[i], i, c->sendcounts[i], c->send_size);
+    }
+    return MPI_SUCCESS;
+}
+
+/* The receive arguments: counts, capacities and where the outputs go. */
+static int check_recv_side(const ct_sdde_call *c)
+{
+    if (!c->variable && c->recvcount < 0)
+        return bad(c, MPI_ERR_ARG, "recvcount = %d is negative", c->recvcount);
+    if (c->recv_nnz == NULL || (c->variable && c->recv_size == NULL))
+        return bad(c, MPI_ERR_ARG, "%s is NULL", c->recv_nnz == NULL ? "recv_nnz" : "recv_size");
+    if ((!c->alloc || c->nnz_known) && *c->recv_nnz < 0)
+        return bad(c, MPI_ERR_ARG, "*recv_nnz = %d is negative", *c->recv_nnz);
+    if (c->variable && (!c->alloc || c->size_known) && *c->recv_size < 0)
+        return bad(c, MPI_ERR_ARG, "*recv_size = %d is negative", *c->recv_size);
+    if (c->alloc) {
+        if (c->src_out == NULL || c->recvvals_out == NULL ||
+            (c->variable && (c->recvcounts_out == NULL || c->rdispls_out == NULL)))
+            return bad(c, MPI_ERR_ARG, "an output pointer (src, recvcounts, rdispls or "
+                                       "recvvals) is NULL");
+        return MPI_SUCCESS;
+    }
+    int cap = *c->recv_nnz;
+    if (cap > 0 && (c->src == NULL ||
+                    (c->variable && (c->recvcounts == NULL || c->rdispls == NULL))))
+        return bad(c, MPI_ERR_ARG, "*recv_nnz = %d but src, recvcounts or rdispls is NULL",
+                   cap);
+    long elems = c->variable ? *c->recv_size : (long)cap * c->recvcount;
+    if (elems > 0 && c->recvvals == NULL)
+        return bad(c, MPI_ERR_ARG, "recvvals is NULL but has room for %ld elements", elems);
+    return MPI_SUCCESS;
+}
+
+static int check_types(const ct_sdde_call *c, ct_typeinfo *st, ct_typeinfo *rt)
+{
+    int rc;
+    if (c->sendtype == MPI_DATATYPE_NULL || c->recvtype == MPI_DATATYPE_NULL)
+        return bad(c, MPI_ERR_TYPE, "%s is MPI_DATATYPE_NULL",
+                   c->sendtype == MPI_DATATYPE_NULL ? "sendtype" : "recvtype");
+    CT_CALL(ct_type_info(c->sendtype, st));
+    CT_CALL(ct_type_info(c->recvtype, rt));
+    /* An allocated buffer starts at its first byte of data or before. */
+    if (c->alloc && rt->true_lb < 0)
+        return bad(c, MPI_ERR_TYPE, "recvtype has a negative true lower bound (%ld): "
+                                    "the _alloc variants cannot allocate for it",
+                   (long)rt->true_lb);
+out:
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* The send side as bytes                                              */
+/* ------------------------------------------------------------------ */
+
+static const char no_bytes[1];
+
+typedef struct prepared {
+    ct_typeinfo st, rt;
+    char *staging; /* packed messages of a non-contiguous sendtype */
+    size_t staging_bytes;
+    int self;       /* index of the message to this rank itself, -1 for none */
+    const char *self_ptr; /* its bytes */
+    int self_bytes;
+    long max_bytes; /* largest message this rank sends */
+    double total_bytes;
+} prepared;
+
+static void message_of(const ct_sdde_call *c, int i, int *count, MPI_Aint *displ)
+{
+    *count = c->variable ? c->sendcounts[i] : c->sendcount;
+    *displ = c->variable ? (MPI_Aint)c->sdispls[i] : (MPI_Aint)i * c->sendcount;
+}
+
+/* Packs every message of a non-contiguous sendtype into p->staging. */
+static int pack_all(const ct_sdde_call *c, prepared *p, MPI_Comm comm)
+{
+    int rc = MPI_SUCCESS, count, size;
+    MPI_Aint displ;
+    size_t total = 0;
+    for (int i = 0; i < c->send_nnz; i++) {
+        message_of(c, i, &count, &displ);
+        CT_CALL(PMPI_Pack_size(count, c->sendtype, comm, &size));
+        total += (size_t)size;
+    }
+    CT_ALLOC(p->staging, total);
+    p->staging_bytes = total;
+    for (size_t at = 0, i = 0; i < (size_t)c->send_nnz; i++) {
+        int pos = 0;
+        message_of(c, (int)i, &count, &displ);
+        CT_CALL(PMPI_Pack_size(count, c->sendtype, comm, &size));
+        if (count > 0)
+            CT_CALL(PMPI_Pack((const char *)c->sendvals + displ * p->st.extent, count,
+                              c->sendtype, p->staging + at, size, &pos, comm));
+        /* Messages travel as bytes whose count the receiver divides by the
+         * size of recvtype: packing must add nothing (homogeneous MPI). */
+        if ((MPI_Aint)pos != (MPI_Aint)count * p->st.size)
+            return bad(c, MPI_ERR_TYPE, "MPI_Pack of message %d gave %d bytes, not %ld",
+                       (int)i, pos, (long)((MPI_Aint)count * p->st.size));
+        at += (size_t)size;
+    }
+out:
+    return rc;
+}
+
+/* Every message fits coltune's limit and has data to read. */
+static int check_messages(const ct_sdde_call *c, const prepared *p)
+{
+    int count;
+    MPI_Aint displ;
+    for (int i = 0; i < c->send_nnz; i++) {
+        message_of(c, i, &count, &displ);
+        long bytes = (long)count * (long)p->st.size;
+        if (bytes > CT_SDDE_MAX_MSG_BYTES)
+            return bad(c, MPI_ERR_ARG, "message %d holds %ld bytes; coltune carries at most "
+                                       "%ld bytes per message", i, bytes, CT_SDDE_MAX_MSG_BYTES);
+        if (count > 0 && c->sendvals == NULL)
+            return bad(c, MPI_ERR_ARG, "sendvals is NULL but message %d holds %d elements", i,
+                       count);
+    }
+    return MPI_SUCCESS;
+}
+
+/* Fills x->out with this rank's messages to other ranks, as bytes. */
+static int prepare_sends(const ct_sdde_call *c, prepared *p, ct_sdde *x, int me, MPI_Comm comm)
+{
+    int rc = MPI_SUCCESS, count;
+    MPI_Aint displ;
+    size_t at = 0;
+    if (!p->st.contig)
+        CT_CALL(pack_all(c, p, comm));
+    for (int i = 0; i < c->send_nnz; i++) {
+        message_of(c, i, &count, &displ);
+        long bytes = (long)count * (long)p->st.size;
+        const char *ptr = no_bytes;
+        if (!p->st.contig) {
+            int size;
+            CT_CALL(PMPI_Pack_size(count, c->sendtype, comm, &size));
+            ptr = p->staging + at;
+            at += (size_t)size;
+        } else if (bytes > 0) {
+            ptr = (const char *)c->sendvals + displ * p->st.extent + p->st.true_lb;
+        }
+        p->max_bytes = bytes > p->max_bytes ? bytes : p->max_bytes;
+        p->total_bytes += (double)bytes;
+        if (c->dest[i] == me) {
+            p->self = i;
+            p->self_ptr = ptr;
+            p->self_bytes = (int)bytes;
+        } else {
+            CT_CALL(ct_sdde_out_push(&x->out, c->dest[i], ptr, (int)bytes));
+        }
+    }
+out:
+    return rc;
+}
+
+static int validate_and_prepare(const ct_sdde_call *c, prepared *p, ct_sdde *x, int P, int me)
+{
+    int rc;
+    if ((rc = check_types(c, &p->st, &p->rt)) != MPI_SUCCESS)
+        return rc;
+    if ((rc = check_send_side(c)) != MPI_SUCCESS)
+        return rc;
+    if ((rc = check_recv_side(c)) != MPI_SUCCESS)
+        return rc;
+    if ((rc = check_dests(c, P)) != MPI_SUCCESS)
+        return rc;
+    if ((rc = check_messages(c, p)) != MPI_SUCCESS)
+        return rc;
+    if ((rc = prepare_sends(c, p, x, me, c->comm)) != MPI_SUCCESS)
+        return rc;
+    if (c->nnz_known && p->self >= 0 && *c->recv_nnz == 0)
+        return bad(c, MPI_ERR_ARG, "the hint says *recv_nnz = 0 messages arrive, but this "
+                                   "rank sends one to itself (dest[%d])", p->self);
+    return MPI_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* Agreement and decision                                              */
+/* ------------------------------------------------------------------ */
+
+/* Facts are computed before the decision (agree()), so this is not called. */
+static int sdde_facts(const void *args, const ct_ctx *ctx, ct_call_facts *f)
+{
+    (void)ctx;
+    f->msg_size = ((const prepared *)args)->max_bytes;
+    f->violations = 0;
+    return MPI_SUCCESS;
+}
+
+/*
+ * The one allreduce of every call: the decision's msg_size (largest message
+ * any rank sends), whether some rank's arguments are invalid, and whether
+ * some rank lacks an exact receive count. SDDE algorithms declare no local
+ * restrictions (they run on packed bytes), so no violation flags travel.
+ */
+static int agree(ct_ctx *ctx, const prepared *p, int arg_rc, int nnz_known, ct_call *call,
+                 int *invalid, int *all_known)
+{
+    int rc;
+    long long in[3] = {p->max_bytes, arg_rc != MPI_SUCCESS, !nnz_known}, res[3];
+    CT_CALL(PMPI_Allreduce(in, res, 3, MPI_LONG_LONG, MPI_MAX, ctx->decide_comm));
+    call->facts.msg_size = (long)res[0];
+    call->facts.violations = 0;
+    call->have_facts = 1;
+    *invalid = res[1] != 0;
+    *all_known = res[2] == 0;
+out:
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Writing the received messages                                       */
+/* ------------------------------------------------------------------ */
+
+static int by_src(const void *a, const void *b)
+{
+    const ct_sdde_msg *x = a, *y = b;
+    return (x->src > y->src) - (x->src < y->src);
+}
+
+/* Element count of every message; checks that each holds what recvtype and
+ * (constant size) recvcount say. *total: elements in all. */
+static int element_counts(const ct_sdde_call *c, const ct_sdde_box *got, const ct_typeinfo *rt,
+                          int *counts, long *total)
+{
+    long want = (long)c->recvcount * (long)rt->size;
+    *total = 0;
+    for (int k = 0; k < got->n; k++) {
+        const ct_sdde_msg *m = &got->msgs[k];
+        if (!c->variable) {
+            if (m->bytes != want)
+                return bad(c, m->bytes > want ? MPI_ERR_TRUNCATE : MPI_ERR_COUNT,
+                           "the message from rank %d holds %d bytes, but recvcount = %d of "
+                           "recvtype is %ld bytes", m->src, m->bytes, c->recvcount, want);
+            counts[k] = c->recvcount;
+        } else if (rt->size == 0 || m->bytes % rt->size != 0) {
+            if (m->bytes != 0)
+                return bad(c, MPI_ERR_TYPE, "the message from rank %d holds %d bytes, not a "
+                                            "whole number of recvtype elements (%ld bytes)",
+                           m->src, m->bytes, (long)rt->size);
+            counts[k] = 0;
+        } else {
+            counts[k] = (int)(m->bytes / rt->size);
+        }
+        *total += counts[k];
+    }
+    if (c->variable && *total > INT_MAX)
+        return bad(c, MPI_ERR_COUNT, "%ld elements arrived, more than recv_size (an int) "
+                                     "can report", *total);
+    return MPI_SUCCESS;
+}
+
+/* Bytes spanned by n elements of recvtype from the buffer's start. */
+static size_t span_of(long n, const ct_typeinfo *rt)
+{
+    if (n <= 0)
+        return 1;
+    return (size_t)((MPI_Aint)(n - 1) * rt->extent + rt->true_lb + rt->true_extent);
+}
+
+typedef struct outputs {
+    int *src, *counts, *displs;
+    char *vals;
+} outputs;
+
+static int allocate_outputs(const ct_sdde_call *c, int n, long total, const ct_typeinfo *rt,
+                            outputs *o)
+{
+    int rc = MPI_SUCCESS;
+    memset(o, 0, sizeof *o);
+    CT_ALLOC(o->src, (size_t)n * sizeof(int));
+    if (c->variable) {
+        CT_ALLOC(o->counts, (size_t)n * sizeof(int));
+        CT_ALLOC(o->displs, (size_t)n * sizeof(int));
+    }
+    CT_ALLOC(o->vals, span_of(total, rt));
+    return MPI_SUCCESS;
+out:
+    free(o->src);
+    free(o->counts);
+    free(o->displs);
+    return rc;
+}
+
+static int write_messages(const ct_sdde_call *c, const ct_sdde_box *got, const int *counts,
+                          const ct_typeinfo *rt, const outputs *o, MPI_Comm comm)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Aint displ = 0;
+    for (int k = 0; k < got->n; k++) {
+        const ct_sdde_msg *m = &got->msgs[k];
+        o->src[k] = m->src;
+        if (c->variable) {
+            o->counts[k] = counts[k];
+            o->displs[k] = (int)displ;
+        }
+        if (m->bytes > 0) {
+            char *at = o->vals + displ * rt->extent;
+            int pos = 0;
+            if (rt->contig)
+                memcpy(at + rt->true_lb, got->data + m->off, (size_t)m->bytes);
+            else
+                CT_CALL(PMPI_Unpack(got->data + m->off, m->bytes, &pos, at, counts[k],
+                                    c->recvtype, comm));
+        }
+        displ += counts[k];
+    }
+out:
+    return rc;
+}
+
+static int write_outputs(const ct_sdde_call *c, ct_sdde_box *got, const ct_typeinfo *rt,
+                         MPI_Comm comm)
+{
+    int rc = MPI_SUCCESS, n = got->n;
+    int *counts = NULL;
+    long total;
+    outputs o;
+    qsort(got->msgs, (size_t)n, sizeof *got->msgs, by_src);
+    CT_ALLOC(counts, (size_t)n * sizeof(int));
+    if ((rc = element_counts(c, got, rt, counts, &total)) != MPI_SUCCESS)
+        goto out;
+    if (c->alloc) {
+        CT_CALL(allocate_outputs(c, n, total, rt, &o));
+    } else {
+        int cap = *c->recv_nnz;
+        if (n > cap || (c->variable && total > *c->recv_size)) {
+            if (c->variable)
+                rc = bad(c, MPI_ERR_TRUNCATE, "%d message(s) of %ld elements in all arrived, "
+                         "but recv_nnz = %d and recv_size = %d give room for fewer; nothing "
+                         "written (recv_nnz and recv_size now say what is needed)",
+                         n, total, cap, *c->recv_size);
+            else
+                rc = bad(c, MPI_ERR_TRUNCATE, "%d message(s) arrived, but recv_nnz = %d gives "
+                         "room for fewer; nothing written (recv_nnz now says what is needed)",
+                         n, cap);
+            *c->recv_nnz = n;
+            if (c->variable)
+                *c->recv_size = (int)total;
+            goto out;
+        }
+        o = (outputs){c->src, c->recvcounts, c->rdispls, c->recvvals};
+    }
+    rc = write_messages(c, got, counts, rt, &o, comm);
+    if (c->alloc && rc != MPI_SUCCESS) {
+        free(o.src);
+        free(o.counts);
+        free(o.displs);
+        free(o.vals);
+        goto out;
+    }
+    if (c->alloc) {
+        *c->src_out = o.src;
+        *c->recvvals_out = o.vals;
+        if (c->variable) {
+            *c->recvcounts_out = o.counts;
+            *c->rdispls_out = o.displs;
+        }
+    }
+    *c->recv_nnz = n;
+    if (c->variable)
+        *c->recv_size = (int)total;
+out:
+    free(counts);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* The driver                                                          */
+/* ------------------------------------------------------------------ */
+
+/* Runs and times the chosen algorithm, then delivers the message to itself
+ * (without communication, and after the exchange: a local failure here can
+ * no longer leave other ranks waiting). */
+static int run(ct_sdde *x, const ct_choice *ch, const prepared *p, int me)
+{
+    int rc, stats = ct_cfg()->stats;
+    double t0 = stats ? PMPI_Wtime() : 0;
+    ct_ctx *ctx = x->ctx;
+    ctx->call_extra = 0;
+    rc = ch->alg->run.sdde(x, ctx, ch->params);
+    x->cache->calls++;
+    x->cache->internode_msgs = x->internode;
+    if (rc == MPI_SUCCESS && p->self >= 0) {
+        char *to = ct_sdde_box_add(&x->got, me, (size_t)p->self_bytes);
+        if (to == NULL)
+            return MPI_ERR_NO_MEM;
+        if (p->self_bytes > 0)
+            memcpy(to, p->self_ptr, (size_t)p->self_bytes);
+    }
+    if (rc == MPI_SUCCESS && stats)
+        ct_stats_record(ct_algorithm_index(ch->alg), p->total_bytes, PMPI_Wtime() - t0,
+                        ctx->call_extra + p->staging_bytes + x->got.size);
+    return rc;
+}
+
+int ct_sdde_dispatch(const ct_sdde_call *c, const ct_spec *forced)
+{
+    int rc, P, me, invalid = 0, all_known = 0;
+    ct_ctx *ctx = NULL;
+    ct_choice choice;
+    prepared p = {.self = -1};
+    ct_sdde x;
+    memset(&x, 0, sizeof x);
+    CT_CALL(PMPI_Comm_size(c->comm, &P));
+    CT_CALL(PMPI_Comm_rank(c->comm, &me));
+    int arg_rc = validate_and_prepare(c, &p, &x, P, me);
+    CT_CALL(ct_ctx_get(c->comm, &ctx));
+    if (cache_get(ctx, &x.cache) != MPI_SUCCESS && arg_rc == MPI_SUCCESS)
+        arg_rc = MPI_ERR_NO_MEM;
+
+    /* Every rank agrees on validity (and the decision's facts) before any
+     * message moves: a rank with bad arguments still takes part here. */
+    ct_coll coll = c->variable ? CT_COLL_ALLTOALLV_CRS : CT_COLL_ALLTOALL_CRS;
+    ct_call call = {.coll = coll, .args = &p, .local_facts = sdde_facts};
+    CT_CALL(agree(ctx, &p, arg_rc, c->nnz_known, &call, &invalid, &all_known));
+    if (invalid) {
+        rc = arg_rc;
+        if (rc == MPI_SUCCESS) {
+            rc = MPI_ERR_OTHER;
+            if (ctx->decide_rank == 0)
+                ct_log_once("%s: another rank passed invalid arguments (its message says "
+                            "which); nothing was exchanged", c->fn);
+        }
+        goto out;
+    }
+    /* The decision (forced spec, environment, rules) has its facts already:
+     * no further communication. Its errors are agreed, and logged there. */
+    rc = ct_decide_call(c->comm, &call, forced, &ctx, &choice);
+    if (rc == MPI_SUCCESS && ctx == NULL) /* cannot happen: ct_ctx_get succeeded */
+        rc = MPI_ERR_INTERN;
+    if (rc != MPI_SUCCESS)
+        goto out;
+
+    x.ctx = ctx;
+    x.tag_parity = (int)(x.cache->calls & 1u);
+    x.known_nrecv = all_known ? *c->recv_nnz - (p.self >= 0) : -1;
+    CT_CALL(run(&x, &choice, &p, me));
+    rc = write_outputs(c, &x.got, &p.rt, ctx->comm);
+out:
+    ct_sdde_out_free(&x.out);
+    ct_sdde_box_free(&x.got);
+    free(p.staging);
+    return rc;
+}

@@ -1,0 +1,288 @@
+/*
+ * sdde_locality.c - what the locality-aware exchanges share (paper 003,
+ * Geyko et al., section IV-D, Algorithms 4 and 5): aggregation per
+ * destination node, and redistribution inside the node.
+ *
+ * Placement. The paper sends node m's aggregate to rank m * region_size +
+ * local_rank, which assumes consecutive placement and equal nodes. Here the
+ * partner on node m is the rank whose local index (coltune's topology:
+ * position among the node's ranks in rank order) equals this rank's, or,
+ * when node m is smaller (a short last node, uneven or cyclic placement),
+ * local index modulo node m's size: deterministic, and every rank of node m
+ * still receives aggregates. Any placement coltune's topology reports works;
+ * no restriction is declared.
+ *
+ * Records. An aggregate is a sequence of records, an 8-byte header (two
+ * ints: a rank and a byte count) then the message bytes. Between nodes the
+ * rank is the final destination; inside the node it is the origin. An
+ * aggregate larger than CT_SDDE_PIECE_BYTES travels as several messages cut
+ * at record boundaries (a record always fits: CT_SDDE_MAX_MSG_BYTES).
+ */
+#include "sdde/sdde.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { HEADER = 2 * (int)sizeof(int) };
+
+static void put_record(char *at, int rank, const char *data, int bytes)
+{
+    int h[2] = {rank, bytes};
+    memcpy(at, h, HEADER);
+    if (bytes > 0)
+        memcpy(at + HEADER, data, (size_t)bytes);
+}
+
+static const char *get_record(const char *at, int *rank, int *bytes)
+{
+    int h[2];
+    memcpy(h, at, HEADER);
+    *rank = h[0];
+    *bytes = h[1];
+    return at + HEADER;
+}
+
+/* ------------------------------------------------------------------ */
+/* Node map and node communicator, once per communicator               */
+/* ------------------------------------------------------------------ */
+
+static int node_setup(ct_sdde *x)
+{
+    int rc = MPI_SUCCESS;
+    ct_sdde_cache *c = x->cache;
+    const ct_topo *t = &x->ctx->topo;
+    const int P = x->ctx->size;
+    if (c->node_ranks == NULL) {
+        int *first = NULL, *ranks = NULL;
+        CT_ALLOC(first, (size_t)(t->N + 1) * sizeof *first);
+        ranks = malloc((size_t)P * sizeof *ranks);
+        if (ranks == NULL) {
+            free(first);
+            return MPI_ERR_NO_MEM;
+        }
+        first[0] = 0;
+        for (int n = 0; n < t->N; n++)
+            first[n + 1] = first[n] + t->node_size[n];
+        for (int r = 0; r < P; r++)
+            ranks[first[t->node_of[r]] + t->local_of[r]] = r;
+        c->node_first = first;
+        c->node_ranks = ranks;
+    }
+    if (c->node_comm == MPI_COMM_NULL) { /* collective: every rank's first locality call */
+        CT_CALL(PMPI_Comm_split(x->ctx->comm, t->node, t->local_rank, &c->node_comm));
+        CT_CALL(PMPI_Comm_set_errhandler(c->node_comm, MPI_ERRORS_RETURN));
+    }
+out:
+    return rc;
+}
+
+/* The rank of node m that this rank's aggregate for m goes to. */
+static int partner(const ct_sdde *x, int m)
+{
+    const ct_topo *t = &x->ctx->topo;
+    return x->cache->node_ranks[x->cache->node_first[m] + t->local_rank % t->node_size[m]];
+}
+
+/* ------------------------------------------------------------------ */
+/* Pieces                                                              */
+/* ------------------------------------------------------------------ */
+
+/* Appends to o the records agg[from..to) for dest, in pieces. */
+static int push_pieces(ct_sdde_out *o, int dest, const char *agg, size_t from, size_t to)
+{
+    int rc = MPI_SUCCESS;
+    size_t start = from, at = from;
+    while (at < to) {
+        int rank, bytes;
+        get_record(agg + at, &rank, &bytes);
+        size_t rec = HEADER + (size_t)bytes;
+        if (at > start && at + rec - start > (size_t)CT_SDDE_PIECE_BYTES) {
+            CT_CALL(ct_sdde_out_push(o, dest, agg + start, (int)(at - start)));
+            start = at;
+        }
+        at += rec;
+    }
+    CT_CALL(ct_sdde_out_push(o, dest, agg + start, (int)(at - start)));
+out:
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Aggregation: buf[node] for every other node                         */
+/* ------------------------------------------------------------------ */
+
+typedef struct item {
+    int key, index; /* sort key (node, or local index), then position */
+} item;
+
+static int by_key(const void *a, const void *b)
+{
+    const item *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+int ct_sdde_aggregate(ct_sdde *x, ct_sdde_local *L)
+{
+    int rc = MPI_SUCCESS, n = 0;
+    const ct_sdde_out *o = &x->out;
+    const ct_topo *t = &x->ctx->topo;
+    item *items = NULL;
+    size_t total = 0, at = 0;
+    memset(L, 0, sizeof *L);
+    CT_CALL(node_setup(x));
+    /* region = get_region(proc) for every message to another node */
+    CT_ALLOC(items, (size_t)o->n * sizeof *items);
+    for (int i = 0; i < o->n; i++) {
+        int m = t->node_of[o->dest[i]];
+        if (m == t->node)
+            continue; /* redistributed inside this node (ct_sdde_redistribute) */
+        items[n++] = (item){m, i};
+        total += HEADER + (size_t)o->bytes[i];
+    }
+    qsort(items, (size_t)n, sizeof *items, by_key);
+    /* copy proc, size and sendvals[ctr:ctr+size] into buf[region] */
+    CT_ALLOC(L->agg, total);
+    for (int k = 0; k < n;) {
+        int m = items[k].key;
+        size_t from = at;
+        for (; k < n && items[k].key == m; k++) {
+            int i = items[k].index;
+            put_record(L->agg + at, o->dest[i], o->ptr[i], o->bytes[i]);
+            at += HEADER + (size_t)o->bytes[i];
+        }
+        /* buf[region] goes to the rank of this local index on that region */
+        CT_CALL(push_pieces(&L->out, partner(x, m), L->agg, from, at));
+    }
+out:
+    free(items);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Redistribution inside the node                                      */
+/* ------------------------------------------------------------------ */
+
+typedef struct record {
+    int origin;
+    int bytes;
+    const char *data;
+} record;
+
+/* Records to pass on inside this node: every record of the pieces received,
+ * then this rank's own messages to ranks of its node. Records for this rank
+ * itself are delivered at once. */
+static int gather_records(ct_sdde *x, const ct_sdde_local *L, record **recs, item **items,
+                          int *nrecs)
+{
+    int rc = MPI_SUCCESS, n = 0, cap = x->out.n;
+    const ct_topo *t = &x->ctx->topo;
+    const int me = x->ctx->rank;
+    for (int k = 0; k < L->in.n; k++) /* count the records received */
+        for (size_t at = 0; at < (size_t)L->in.msgs[k].bytes; cap++) {
+            int dest, bytes;
+            get_record(L->in.data + L->in.msgs[k].off + at, &dest, &bytes);
+            at += HEADER + (size_t)bytes;
+        }
+    CT_ALLOC(*recs, (size_t)cap * sizeof **recs);
+    CT_ALLOC(*items, (size_t)cap * sizeof **items);
+    for (int k = 0; k < L->in.n; k++) {
+        const ct_sdde_msg *m = &L->in.msgs[k];
+        for (size_t at = 0; at < (size_t)m->bytes;) {
+            int dest, bytes;
+            const char *data = get_record(L->in.data + m->off + at, &dest, &bytes);
+            at += HEADER + (size_t)bytes;
+            if (dest < 0 || dest >= x->ctx->size || t->node_of[dest] != t->node) {
+                rc = MPI_ERR_INTERN;
+                ct_log_mpi_error(rc, "record for another node", __FILE__, __LINE__);
+                goto out;
+            }
+            if (dest == me) {
+                char *to = ct_sdde_box_add(&x->got, m->src, (size_t)bytes);
+                if (to == NULL) {
+                    rc = MPI_ERR_NO_MEM;
+                    goto out;
+                }
+                if (bytes > 0)
+                    memcpy(to, data, (size_t)bytes);
+                continue;
+            }
+            (*recs)[n] = (record){m->src, bytes, data};
+            (*items)[n] = (item){t->local_of[dest], n};
+            n++;
+        }
+    }
+    for (int i = 0; i < x->out.n; i++) {
+        int dest = x->out.dest[i];
+        if (t->node_of[dest] != t->node)
+            continue;
+        (*recs)[n] = (record){me, x->out.bytes[i], x->out.ptr[i]};
+        (*items)[n] = (item){t->local_of[dest], n};
+        n++;
+    }
+    *nrecs = n;
+out:
+    return rc;
+}
+
+int ct_sdde_redistribute(ct_sdde *x, ct_sdde_local *L)
+{
+    int rc = MPI_SUCCESS, n = 0;
+    record *recs = NULL;
+    item *items = NULL;
+    char *buf = NULL;
+    ct_sdde_out out = {0};
+    ct_sdde_box in = {0};
+    size_t total = 0, at = 0;
+    CT_CALL(gather_records(x, L, &recs, &items, &n));
+    /* buf[proc] for every local rank proc, records (origin, size, data) */
+    qsort(items, (size_t)n, sizeof *items, by_key);
+    for (int k = 0; k < n; k++)
+        total += HEADER + (size_t)recs[k].bytes;
+    CT_ALLOC(buf, total);
+    for (int k = 0; k < n;) {
+        int local = items[k].key;
+        size_t from = at;
+        for (; k < n && items[k].key == local; k++) {
+            const record *r = &recs[items[k].index];
+            put_record(buf + at, r->origin, r->data, r->bytes);
+            at += HEADER + (size_t)r->bytes;
+        }
+        CT_CALL(push_pieces(&out, local, buf, from, at));
+    }
+    /* non-blocking send of buf[proc] to proc; MPI_Allreduce(sizes) (here a
+     * Reduce_scatter_block on the node); probe for messages and receive */
+    CT_CALL(ct_sdde_exchange_personalized(x->cache->node_comm,
+                                          ct_sdde_tag(x, CT_TAG_SDDE_LOCAL), &out, -1, &in));
+    /* every record received is a message for this rank from its origin */
+    for (int k = 0; k < in.n; k++) {
+        for (size_t pos = 0; pos < (size_t)in.msgs[k].bytes;) {
+            int origin, bytes;
+            const char *data = get_record(in.data + in.msgs[k].off + pos, &origin, &bytes);
+            pos += HEADER + (size_t)bytes;
+            char *to = ct_sdde_box_add(&x->got, origin, (size_t)bytes);
+            if (to == NULL) {
+                rc = MPI_ERR_NO_MEM;
+                goto out;
+            }
+            if (bytes > 0)
+                memcpy(to, data, (size_t)bytes);
+        }
+    }
+    x->ctx->call_extra += total + L->in.size + in.size;
+out:
+    free(recs);
+    free(items);
+    free(buf);
+    ct_sdde_out_free(&out);
+    ct_sdde_box_free(&in);
+    return rc;
+}
+
+void ct_sdde_local_free(ct_sdde_local *L)
+{
+    free(L->agg);
+    ct_sdde_out_free(&L->out);
+    ct_sdde_box_free(&L->in);
+}

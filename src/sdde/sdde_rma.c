@@ -1,0 +1,105 @@
+/*
+ * sdde_rma.c - the one-sided constant-size sparse dynamic data exchange
+ * (paper 003, Geyko et al., section IV-C, Algorithm 3; as in Cellar),
+ * MPIX_Alltoall_crs only.
+ *
+ * Every rank exposes a window with one slot per origin rank (the paper's
+ * proc_vals[num_procs x sendcount]) and puts each of its messages into slot
+ * "rank" of its destination, between two fences. The paper then takes every
+ * slot whose value is non-zero as a message; here each slot has a flag the
+ * origin also puts (the message's byte count + 1), so a message of zeros, or
+ * of zero elements, is still a message. The reader clears the flags it has
+ * read, so the window is ready for the next call without a third fence.
+ *
+ * The window is created once per communicator (MPI_Win_allocate, collective)
+ * and cached; a call whose slots do not fit grows it, collectively: the slot
+ * size is the decision's msg_size (largest message any rank sends), on which
+ * every rank agrees, so every rank grows it in the same call.
+ *
+ * Cost: two fences (each about a barrier) and one put pair per message, no
+ * matching and no probing; O(P * msg_size) window memory per rank. Messages
+ * arrive already ordered by source.
+ */
+#include "sdde/sdde.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static size_t round8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+/* Makes the cached window at least need bytes (collective when it grows). */
+static int window_ensure(ct_sdde_cache *c, MPI_Comm comm, size_t need)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Info info = MPI_INFO_NULL;
+    void *base = NULL;
+    if (c->win != MPI_WIN_NULL && c->win_bytes >= need)
+        return MPI_SUCCESS;
+    size_t bytes = need > 2 * c->win_bytes ? need : 2 * c->win_bytes;
+    if (c->win != MPI_WIN_NULL)
+        CT_CALL(PMPI_Win_free(&c->win));
+    c->win_base = NULL;
+    c->win_bytes = 0;
+    CT_CALL(PMPI_Info_create(&info));
+    CT_CALL(PMPI_Info_set(info, "no_locks", "true")); /* fences only */
+    CT_CALL(PMPI_Win_allocate((MPI_Aint)bytes, 1, info, comm, &base, &c->win));
+    CT_CALL(PMPI_Win_set_errhandler(c->win, MPI_ERRORS_RETURN));
+    memset(base, 0, bytes); /* no flag set: made public by the next fence */
+    c->win_base = base;
+    c->win_bytes = bytes;
+out:
+    if (info != MPI_INFO_NULL)
+        PMPI_Info_free(&info);
+    return rc;
+}
+
+int ct_sdde_rma(ct_sdde *x, ct_ctx *ctx, const long *params)
+{
+    (void)params;
+    int rc = MPI_SUCCESS;
+    const int P = ctx->size, me = ctx->rank;
+    const ct_sdde_out *o = &x->out;
+    int *flag_of = NULL;
+    /* Window layout: P flags (int), then P slots of the largest message. */
+    const size_t slot = round8(ctx->call_msg_size > 0 ? (size_t)ctx->call_msg_size : 0);
+    const size_t flags_bytes = round8((size_t)P * sizeof(int));
+    CT_ALLOC(flag_of, (size_t)o->n * sizeof *flag_of);
+    /* Create window */
+    CT_CALL(window_ensure(x->cache, ctx->comm, flags_bytes + (size_t)P * slot));
+    MPI_Win win = x->cache->win;
+    int *flags = (int *)x->cache->win_base;
+    const char *slots = x->cache->win_base + flags_bytes;
+    /* Synchronize on window */
+    CT_CALL(PMPI_Win_fence(MPI_MODE_NOPRECEDE, win));
+    /* for i in 0..send_nnz: put message i into slot "rank" of dest[i], and its flag */
+    ct_sdde_count_internode(x, o);
+    for (int i = 0; i < o->n; i++) {
+        if (o->bytes[i] > 0)
+            CT_CALL(PMPI_Put(o->ptr[i], o->bytes[i], MPI_BYTE, o->dest[i],
+                             (MPI_Aint)(flags_bytes + (size_t)me * slot), o->bytes[i], MPI_BYTE,
+                             win));
+        flag_of[i] = o->bytes[i] + 1;
+        CT_CALL(PMPI_Put(&flag_of[i], 1, MPI_INT, o->dest[i],
+                         (MPI_Aint)((size_t)me * sizeof(int)), 1, MPI_INT, win));
+    }
+    /* Synchronize on window */
+    CT_CALL(PMPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+    /* for i in 0..num_procs: a set flag is a message from i */
+    for (int i = 0; i < P; i++) {
+        if (flags[i] == 0)
+            continue;
+        size_t bytes = (size_t)(flags[i] - 1);
+        char *to = ct_sdde_box_add(&x->got, i, bytes);
+        if (to == NULL) {
+            rc = MPI_ERR_NO_MEM;
+            goto out;
+        }
+        if (bytes > 0)
+            memcpy(to, slots + (size_t)i * slot, bytes);
+        flags[i] = 0;
+    }
+    ctx->call_extra += x->cache->win_bytes;
+out:
+    free(flag_of);
+    return rc;
+}
