@@ -1,6 +1,8 @@
 /*
  * allgather_inter.c - drivers of the intercommunicator Allgather and
- * Allgatherv: per-call facts for the decision, then the chosen algorithm.
+ * Allgatherv: per-call facts for the decision, the byte view (CT_A_BYTES),
+ * then the chosen algorithm; and the segmented exchange that the segmented
+ * algorithms share.
  */
 #include "allgather_inter/allgather_inter.h"
 #include "core/datatype.h"
@@ -9,6 +11,8 @@
 #include "select/decide.h"
 
 #include <limits.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* Flags the per-rank restrictions both collectives share. */
 static int common_facts(MPI_Datatype stype, MPI_Datatype rtype, MPI_Aint local_bytes,
@@ -67,13 +71,268 @@ out:
     return rc;
 }
 
+/* ------------------------------------------------------------------ */
+/* The segmented exchange (paper 002, Algorithms 1 and 2)              */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Lines 25-26 of Algorithm 2 (9-11 of Algorithm 1): member k of the local
+ * group holds segment k of the remote stream at its place in recv; one
+ * in-place allgatherv over the local group completes the stream everywhere.
+ * Equal segments (p divisible by q in Algorithm 1) use the plain Allgather.
+ */
+static int intra_allgather(ct_ctx *ctx, const ct_seg_part *pt, char *recv, int *counts,
+                           int *displs)
+{
+    int same = 1;
+    if (pt->K == 0 || ctx->size == 1)
+        return MPI_SUCCESS;
+    for (int k = 0; k < ctx->size; k++) {
+        size_t b = ct_seg_bound(pt, k);
+        displs[k] = (int)b; /* the decision checked K <= INT_MAX (CT_R_INT_OFFSETS) */
+        counts[k] = (int)(ct_seg_bound(pt, k + 1) - b);
+        same &= counts[k] == counts[0];
+    }
+    if (same)
+        return PMPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, counts[0], MPI_BYTE,
+                              ctx->local_comm);
+    return PMPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, counts, displs, MPI_BYTE,
+                           ctx->local_comm);
+}
+
+int ct_ag_segmented_exchange(ct_ctx *ctx, const ct_ag_plan *pl)
+{
+    int rc = MPI_SUCCESS;
+    ct_seg_xfer *xs = NULL;
+    int *counts = NULL;
+    const int nsend = ct_seg_sends(&pl->local, pl->lo, pl->hi, NULL);
+    const int nrecv = ct_seg_recvs(&pl->remote, ctx->rank, &pl->remote_blocks, NULL);
+    const size_t xs_bytes = (size_t)(nsend + nrecv) * sizeof *xs;
+    const size_t counts_bytes = 2 * (size_t)ctx->size * sizeof(int);
+    MPI_Request *reqs = ct_ctx_requests(ctx, nsend + nrecv + 1);
+    if (reqs == NULL)
+        return MPI_ERR_NO_MEM;
+    CT_ALLOC(xs, xs_bytes);
+    CT_ALLOC(counts, counts_bytes);
+    ctx->call_extra += xs_bytes + counts_bytes;
+    ct_seg_sends(&pl->local, pl->lo, pl->hi, xs);
+    ct_seg_recvs(&pl->remote, ctx->rank, &pl->remote_blocks, xs + nsend);
+    /* Lines 12-14 / 22-24: each piece of this rank's block to its receiver,
+     * receivers by rank (section 4.1). */
+    for (int i = 0; i < nsend; i++)
+        CT_CALL(PMPI_Isend(pl->send + (xs[i].offset - pl->lo), (int)xs[i].bytes, MPI_BYTE,
+                           xs[i].peer, CT_TAG_ALLGATHER, ctx->comm, &reqs[i]));
+    if (pl->ordered) {
+        /* Section 4.1: the receiver decides the order, one sender at a time. */
+        for (int i = nsend; i < nsend + nrecv; i++)
+            CT_CALL(PMPI_Recv(pl->recv + xs[i].offset, (int)xs[i].bytes, MPI_BYTE, xs[i].peer,
+                              CT_TAG_ALLGATHER, ctx->comm, MPI_STATUS_IGNORE));
+    } else {
+        for (int i = nsend; i < nsend + nrecv; i++)
+            CT_CALL(PMPI_Irecv(pl->recv + xs[i].offset, (int)xs[i].bytes, MPI_BYTE, xs[i].peer,
+                               CT_TAG_ALLGATHER, ctx->comm, &reqs[i]));
+        CT_CALL(PMPI_Waitall(nrecv, reqs + nsend, MPI_STATUSES_IGNORE));
+    }
+    /* The sends need not be complete for the intra-group step: it only reads
+     * and writes recv, and it progresses them meanwhile. */
+    CT_CALL(intra_allgather(ctx, &pl->remote, pl->recv, counts, counts + ctx->size));
+    CT_CALL(PMPI_Waitall(nsend, reqs, MPI_STATUSES_IGNORE));
+out:
+    free(xs);
+    free(counts);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Packed bytes (CT_A_BYTES): see allgather_inter.h                    */
+/* ------------------------------------------------------------------ */
+
+/* This rank's block as contiguous bytes: the user's buffer for a contiguous
+ * type, else packed into *stage (freed by the caller). */
+static int send_view(const void *buf, int count, MPI_Datatype type, MPI_Comm comm,
+                     const char **view, int *bytes, char **stage)
+{
+    int rc = MPI_SUCCESS, pos = 0;
+    ct_typeinfo t;
+    *stage = NULL;
+    CT_CALL(ct_type_info(type, &t));
+    *bytes = (int)((MPI_Aint)count * t.size);
+    *view = buf;
+    if (*bytes == 0)
+        return MPI_SUCCESS;
+    if (t.contig) {
+        *view = (const char *)buf + t.true_lb;
+        return MPI_SUCCESS;
+    }
+    CT_ALLOC(*stage, (size_t)*bytes);
+    CT_CALL(PMPI_Pack(buf, count, type, *stage, *bytes, &pos, comm));
+    *view = *stage;
+out:
+    return rc;
+}
+
+/* The receive side of a call: the remote stream (K bytes) is viewed at
+ * view; stage is non-NULL when it is a staging buffer to unpack from. */
+typedef struct recv_side {
+    char *view, *stage;
+    size_t K;
+    int *counts, *displs; /* Allgatherv: byte counts and prefix sums, [remote_size] */
+} recv_side;
+
+static void recv_side_free(recv_side *r)
+{
+    free(r->stage);
+    free(r->counts);
+    free(r->displs);
+}
+
+static int ag_recv_init(recv_side *r, const ct_allgather_args *a, int nremote)
+{
+    int rc = MPI_SUCCESS;
+    ct_typeinfo t;
+    memset(r, 0, sizeof *r);
+    CT_CALL(ct_type_info(a->recvtype, &t));
+    r->K = (size_t)nremote * (size_t)a->recvcount * (size_t)t.size;
+    r->view = a->recvbuf;
+    if (r->K == 0)
+        return MPI_SUCCESS;
+    if (t.contig) {
+        /* Block j at j * recvcount * extent = j * recvcount * size: the stream. */
+        r->view = (char *)a->recvbuf + t.true_lb;
+        return MPI_SUCCESS;
+    }
+    CT_ALLOC(r->stage, r->K);
+    r->view = r->stage;
+out:
+    return rc;
+}
+
+static int ag_recv_finish(const recv_side *r, const ct_allgather_args *a, int nremote,
+                          MPI_Comm comm)
+{
+    int pos = 0;
+    if (r->stage == NULL)
+        return MPI_SUCCESS;
+    return PMPI_Unpack(r->stage, (int)r->K, &pos, a->recvbuf, nremote * a->recvcount,
+                       a->recvtype, comm);
+}
+
+/*
+ * Allgatherv: the blocks land in place when the type is contiguous and the
+ * user's displacements put the non-empty blocks back to back in rank order
+ * (at any base); otherwise through a staging buffer. Each rank decides for
+ * itself: the algorithm's byte counts are the same either way.
+ */
+static int agv_recv_init(recv_side *r, const ct_allgatherv_args *a, int nremote)
+{
+    int rc = MPI_SUCCESS, packed = 1, first = -1;
+    ct_typeinfo t;
+    memset(r, 0, sizeof *r);
+    CT_CALL(ct_type_info(a->recvtype, &t));
+    CT_ALLOC(r->counts, (size_t)nremote * sizeof(int));
+    CT_ALLOC(r->displs, (size_t)nremote * sizeof(int));
+    for (int j = 0; j < nremote; j++) {
+        r->counts[j] = (int)((MPI_Aint)a->recvcounts[j] * t.size);
+        r->displs[j] = (int)r->K;
+        if (r->counts[j] > 0) {
+            first = first < 0 ? j : first;
+            packed &= (MPI_Aint)a->displs[j] * t.extent ==
+                      (MPI_Aint)a->displs[first] * t.extent + (MPI_Aint)r->K;
+        }
+        r->K += (size_t)r->counts[j];
+    }
+    r->view = a->recvbuf;
+    if (r->K == 0)
+        return MPI_SUCCESS;
+    if (t.contig && packed) {
+        r->view = ct_elem_ptr(a->recvbuf, a->displs[first], t.extent) + t.true_lb;
+        return MPI_SUCCESS;
+    }
+    CT_ALLOC(r->stage, r->K);
+    r->view = r->stage;
+out:
+    return rc;
+}
+
+static int agv_recv_finish(const recv_side *r, const ct_allgatherv_args *a, int nremote,
+                           MPI_Comm comm)
+{
+    int rc = MPI_SUCCESS;
+    ct_typeinfo t;
+    if (r->stage == NULL)
+        return MPI_SUCCESS;
+    CT_CALL(ct_type_info(a->recvtype, &t));
+    for (int j = 0; j < nremote; j++) {
+        char *dst = ct_elem_ptr(a->recvbuf, a->displs[j], t.extent);
+        int pos = r->displs[j];
+        if (r->counts[j] == 0)
+            continue;
+        if (t.contig)
+            memcpy(dst + t.true_lb, r->stage + pos, (size_t)r->counts[j]);
+        else
+            CT_CALL(PMPI_Unpack(r->stage, (int)r->K, &pos, dst, a->recvcounts[j], a->recvtype,
+                                comm));
+    }
+out:
+    return rc;
+}
+
+static int run_allgather(ct_ctx *ctx, const ct_choice *ch, const ct_allgather_args *a)
+{
+    int rc, sbytes = 0;
+    const char *send;
+    char *sstage = NULL;
+    recv_side r = {0};
+    if (!(ch->alg->restrictions & CT_A_BYTES))
+        return ch->alg->run.allgather(a, ctx, ch->params);
+    CT_CALL(send_view(a->sendbuf, a->sendcount, a->sendtype, ctx->comm, &send, &sbytes,
+                      &sstage));
+    CT_CALL(ag_recv_init(&r, a, ctx->remote_size));
+    int rbytes = (int)(r.K / (size_t)ctx->remote_size); /* one remote block */
+    ct_allgather_args b = {send, sbytes, MPI_BYTE, r.view, rbytes, MPI_BYTE, a->comm};
+    CT_CALL(ch->alg->run.allgather(&b, ctx, ch->params));
+    CT_CALL(ag_recv_finish(&r, a, ctx->remote_size, ctx->comm));
+    ctx->call_extra += (sstage ? (size_t)sbytes : 0) + (r.stage ? r.K : 0);
+out:
+    free(sstage);
+    recv_side_free(&r);
+    return rc;
+}
+
+static int run_allgatherv(ct_ctx *ctx, const ct_choice *ch, const ct_allgatherv_args *a)
+{
+    int rc, sbytes = 0;
+    const char *send;
+    char *sstage = NULL;
+    recv_side r = {0};
+    if (!(ch->alg->restrictions & CT_A_BYTES))
+        return ch->alg->run.allgatherv(a, ctx, ch->params);
+    CT_CALL(send_view(a->sendbuf, a->sendcount, a->sendtype, ctx->comm, &send, &sbytes,
+                      &sstage));
+    CT_CALL(agv_recv_init(&r, a, ctx->remote_size));
+    ct_allgatherv_args b = {send, sbytes, MPI_BYTE, r.view, r.counts, r.displs, MPI_BYTE,
+                            a->comm};
+    CT_CALL(ch->alg->run.allgatherv(&b, ctx, ch->params));
+    CT_CALL(agv_recv_finish(&r, a, ctx->remote_size, ctx->comm));
+    ctx->call_extra += (sstage ? (size_t)sbytes : 0) + (r.stage ? r.K : 0) +
+                       2 * (size_t)ctx->remote_size * sizeof(int);
+out:
+    free(sstage);
+    recv_side_free(&r);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* The drivers                                                         */
+/* ------------------------------------------------------------------ */
+
 /* Runs and times one call of an algorithm; bytes is what this rank sends. */
-#define RUN_TIMED(ctx, ch, member, a, bytes)                                          \
+#define RUN_TIMED(ctx, ch, run, a, bytes)                                             \
     do {                                                                              \
         int stats_ = ct_cfg()->stats;                                                 \
         double t0_ = stats_ ? PMPI_Wtime() : 0;                                       \
         (ctx)->call_extra = 0;                                                        \
-        rc = (ch).alg->run.member((a), (ctx), (ch).params);                           \
+        rc = run((ctx), &(ch), (a));                                                  \
         if (rc == MPI_SUCCESS && stats_)                                              \
             ct_stats_record(ct_algorithm_index((ch).alg), (bytes), PMPI_Wtime() - t0_, \
                             (ctx)->call_extra);                                       \
@@ -96,7 +355,7 @@ int ct_allgather_inter_dispatch(const ct_allgather_args *a, const ct_spec *force
         return rc;
     if (ctx == NULL)
         return ct_allgather_inter_pmpi(a, NULL, NULL);
-    RUN_TIMED(ctx, ch, allgather, a, send_bytes(a->sendcount, a->sendtype));
+    RUN_TIMED(ctx, ch, run_allgather, a, send_bytes(a->sendcount, a->sendtype));
     return rc;
 }
 
@@ -111,6 +370,6 @@ int ct_allgatherv_inter_dispatch(const ct_allgatherv_args *a, const ct_spec *for
         return rc;
     if (ctx == NULL)
         return ct_allgatherv_inter_pmpi(a, NULL, NULL);
-    RUN_TIMED(ctx, ch, allgatherv, a, send_bytes(a->sendcount, a->sendtype));
+    RUN_TIMED(ctx, ch, run_allgatherv, a, send_bytes(a->sendcount, a->sendtype));
     return rc;
 }

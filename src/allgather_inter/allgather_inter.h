@@ -18,8 +18,45 @@
 #ifndef CT_ALLGATHER_INTER_H
 #define CT_ALLGATHER_INTER_H
 
+#include "allgather_inter/segments.h"
 #include "core/context.h"
 #include "select/spec.h"
+
+/*
+ * The byte view (CT_A_BYTES). An algorithm that declares CT_A_BYTES sees
+ * sendtype == recvtype == MPI_BYTE, counts in bytes, its own block as
+ * contiguous bytes, and the remote group's blocks back to back in rank order
+ * in recvbuf (for Allgatherv, displs[j] = recvcounts[0] + ... +
+ * recvcounts[j-1]): the remote group's stream of paper 002 section 4.1.
+ * The driver views the user's buffers in place when their layout already is
+ * that (a contiguous type, and for Allgatherv displacements that place the
+ * blocks back to back in rank order, as MPI_Allgather always does);
+ * otherwise it packs the send block into a staging buffer and/or receives
+ * the stream into one and unpacks (or copies) each block to displs[j] of the
+ * user's buffer afterwards. Such an algorithm must declare CT_R_INT_OFFSETS.
+ */
+
+/*
+ * One segmented exchange, shared by the segmented Allgather (Algorithm 1)
+ * and Allgatherv (Algorithm 2): this rank sends the intersections of its
+ * block with the segments of the local stream to their receivers in the
+ * remote group, receives its segment of the remote stream, then one
+ * intra-group allgather(v) on ctx->local_comm (in place, MPI_BYTE, counts
+ * and displacements from the remote stream's partition) completes the
+ * stream at every member of the local group. Sends are started first; the
+ * intra-group step runs while they may still be in flight.
+ */
+typedef struct ct_ag_plan {
+    const char *send;           /* this rank's block (bytes) */
+    size_t lo, hi;              /* its place [lo, hi) in the local stream */
+    ct_seg_part local;          /* the local stream among the remote group */
+    char *recv;                 /* the remote stream, in rank order */
+    ct_seg_part remote;         /* the remote stream among the local group */
+    ct_seg_blocks remote_blocks; /* the remote group's blocks in its stream */
+    int ordered; /* receive one sender at a time in section 4.1's order, else all at once */
+} ct_ag_plan;
+
+int ct_ag_segmented_exchange(ct_ctx *ctx, const ct_ag_plan *plan);
 
 int ct_allgather_inter_dispatch(const ct_allgather_args *a, const ct_spec *forced);
 int ct_allgatherv_inter_dispatch(const ct_allgatherv_args *a, const ct_spec *forced);
