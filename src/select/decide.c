@@ -18,19 +18,31 @@ static const struct {
 };
 #define NLOCAL ((int)(sizeof local_restrictions / sizeof local_restrictions[0]))
 
-/* One allreduce (MPI_MAX) combines msg_size and one flag per restriction. */
+/*
+ * One allreduce (MPI_MAX) combines msg_size, one flag per restriction, and a
+ * failure flag: a rank whose local facts cannot be computed still takes part,
+ * so every rank returns the error instead of some waiting forever.
+ */
 static int ensure_facts(ct_ctx *ctx, ct_call *call)
 {
     int rc;
     ct_call_facts local = {0, 0};
-    long long in[1 + NLOCAL], res[1 + NLOCAL];
+    long long in[2 + NLOCAL], res[2 + NLOCAL];
     if (call->have_facts)
         return MPI_SUCCESS;
-    CT_CALL(call->local_facts(call->args, ctx, &local));
+    int local_rc = call->local_facts(call->args, ctx, &local);
     in[0] = local.msg_size;
     for (int i = 0; i < NLOCAL; i++)
         in[1 + i] = (local.violations & local_restrictions[i].bit) != 0;
-    CT_CALL(PMPI_Allreduce(in, res, 1 + NLOCAL, MPI_LONG_LONG, MPI_MAX, ctx->decide_comm));
+    in[1 + NLOCAL] = local_rc != MPI_SUCCESS;
+    CT_CALL(PMPI_Allreduce(in, res, 2 + NLOCAL, MPI_LONG_LONG, MPI_MAX, ctx->decide_comm));
+    if (res[1 + NLOCAL]) {
+        rc = local_rc != MPI_SUCCESS ? local_rc : MPI_ERR_OTHER;
+        if (local_rc == MPI_SUCCESS)
+            ct_log_once("%s: another rank could not examine its arguments",
+                        ct_coll_name(call->coll));
+        goto out;
+    }
     call->facts.msg_size = (long)res[0];
     call->facts.violations = 0;
     for (int i = 0; i < NLOCAL; i++)
@@ -169,7 +181,7 @@ static int forced_fallback(const ct_ctx *ctx, const ct_call *call, const ct_spec
 static void log_decision(ct_ctx *ctx, const ct_call *call, const ct_choice *c)
 {
     const ct_config *cfg = ct_cfg();
-    char spec[160], key[200], where[64] = "default";
+    char spec[160], key[256], where[32] = "default";
     if (!cfg->verbose || ctx->decide_rank != 0)
         return;
     ct_spec_format_resolved(c->alg, c->params, spec, sizeof spec);

@@ -28,7 +28,9 @@ typedef struct ct_call {
     ct_coll coll;
     const void *args;
     ct_local_facts_fn local_facts;
-    int have_facts; /* facts are global (allreduce done) */
+    int have_facts; /* facts are global (allreduce done); a driver that already
+                       agreed on them in its own allreduce may pre-fill facts
+                       and set this (the decision is then not cached) */
     ct_call_facts facts;
 } ct_call;
 

@@ -84,7 +84,7 @@ static int next_token(const line *ln, size_t *pos, token *tok)
 /* True when a token follows position pos on the line. */
 static int more_tokens(const line *ln, size_t pos)
 {
-    token t;
+    token t = {0};
     return next_token(ln, &pos, &t);
 }
 
@@ -235,7 +235,7 @@ static int parse_rule(const reporter *rp, const line *ln, ct_rule *rule)
 {
     size_t pos = 0;
     unsigned given = 0;
-    token t;
+    token t = {0};
     memset(rule, 0, sizeof *rule);
     rule->line = ln->number;
     for (int k = 0; k < CT_KEY_COUNT; k++)
@@ -312,7 +312,7 @@ int ct_rules_parse(const char *text, const char *name, ct_ruleset *out, char *ms
     while (*text != '\0') {
         take_line(&text, &ln);
         size_t pos = 0;
-        token t;
+        token t = {0};
         if (!next_token(&ln, &pos, &t))
             continue; /* blank or comment only */
         ct_rule rule;

@@ -67,7 +67,7 @@ int ct_shim_active(MPI_Comm comm)
 
 int ct_shim_return(MPI_Comm comm, int rc)
 {
-    if (rc != MPI_SUCCESS)
+    if (rc != MPI_SUCCESS && comm != MPI_COMM_NULL)
         PMPI_Comm_call_errhandler(comm, rc);
     return rc;
 }
