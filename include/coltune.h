@@ -12,7 +12,8 @@
  * (a restriction, a parameter out of range for this communicator) the call
  * is served by the MPI library's own routine, as COLTUNE_FALLBACK says
  * (print | silent | error). Internal messages travel on a private duplicate
- * of comm, never on comm itself.
+ * of comm, never on comm itself. COLTUNE_DISABLE does not apply to these
+ * calls: naming an algorithm explicitly runs it.
  */
 #ifndef COLTUNE_H
 #define COLTUNE_H
@@ -45,6 +46,11 @@ int coltune_algorithm_info(int i, const char **collective, const char **name, in
  * (min > max) means the algorithm cannot run there. Returns 0 or -1. */
 int coltune_algorithm_param(int i, int k, int P, int Q, int N, const char **name, long *min,
                             long *max, long *def);
+
+/* coltune's view of comm (collective on first use of comm): P ranks (both
+ * groups for an intercommunicator) on N nodes of at most Q ranks, as the
+ * rules and parameter expressions see them (real nodes, or COLTUNE_PPN). */
+int coltune_comm_topology(MPI_Comm comm, int *P, int *Q, int *N);
 
 /* ---------------------------------------------------------------- */
 /* MPI_Alltoallv (intra-communicators)                               */
@@ -100,6 +106,197 @@ int coltune_alltoallv_multipair_testany(const void *sendbuf, const int sendcount
                                         void *recvbuf, const int recvcounts[],
                                         const int rdispls[], MPI_Datatype recvtype,
                                         MPI_Comm comm, int stride);
+
+/* TuNA, the tunable-radix non-uniform Bruck (Fan et al., section III):
+ * 2 <= radix <= P; 2 gives the fewest rounds (short messages), about sqrt(P)
+ * balances rounds and bytes, P is the linear exchange (long messages). */
+int coltune_alltoallv_tuna(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                           MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                           const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                           int radix);
+
+/* Hierarchical TuNA (section IV): TuNA with 2 <= radix <= Q+1 among the Q
+ * ranks of each node, then an inter-node exchange between ranks of equal
+ * local index in batches of block_count. Coalesced: one message of Q blocks
+ * per node pair, 1 <= block_count <= N (long messages). Staggered: one block
+ * per message, 1 <= block_count <= (N-1)*Q+1 (short messages). Values above
+ * the number of inter-node steps act as that number. */
+int coltune_alltoallv_tuna_hier_coalesced(const void *sendbuf, const int sendcounts[],
+                                          const int sdispls[], MPI_Datatype sendtype,
+                                          void *recvbuf, const int recvcounts[],
+                                          const int rdispls[], MPI_Datatype recvtype,
+                                          MPI_Comm comm, int radix, int block_count);
+int coltune_alltoallv_tuna_hier_staggered(const void *sendbuf, const int sendcounts[],
+                                          const int sdispls[], MPI_Datatype sendtype,
+                                          void *recvbuf, const int recvcounts[],
+                                          const int rdispls[], MPI_Datatype recvtype,
+                                          MPI_Comm comm, int radix, int block_count);
+
+/* ---------------------------------------------------------------- */
+/* MPI_Allgather / MPI_Allgatherv (intercommunicators)               */
+/* ---------------------------------------------------------------- */
+
+/*
+ * Intercommunicator Allgather and Allgatherv (every rank receives the blocks
+ * of every rank of the other group) with the algorithm named by spec, as in
+ * a rules file: "segmented" (Kang, Traff et al., "Scalable Algorithms for MPI
+ * Intergroup Allgather and Allgatherv", Algorithms 1 and 2) or "pmpi"; spec
+ * NULL decides exactly as the intercepted call would (environment, then
+ * rules). comm must be an intercommunicator (else MPI_ERR_COMM);
+ * MPI_IN_PLACE, which has no meaning there, is handed to the MPI library
+ * unchanged. A spec that does not parse returns MPI_ERR_ARG with a message.
+ */
+int coltune_allgather_inter(const char *spec, const void *sendbuf, int sendcount,
+                            MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm);
+int coltune_allgatherv_inter(const char *spec, const void *sendbuf, int sendcount,
+                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                             const int displs[], MPI_Datatype recvtype, MPI_Comm comm);
+
+/* ---------------------------------------------------------------- */
+/* Sparse dynamic data exchange: MPIX_Alltoall_crs, MPIX_Alltoallv_crs */
+/* ---------------------------------------------------------------- */
+
+/*
+ * The API of Geyko, Collom, Schafer, Bridges, Bienz, "A More Scalable Sparse
+ * Dynamic Data Exchange" (section III, Table I, Figures 3-4). Each rank knows
+ * only what it sends: send_nnz messages, message i to rank dest[i]. The call
+ * discovers who sends to this rank and how much, and delivers the data. It is
+ * collective over the communicator (intra-communicators only).
+ *
+ * Send side.
+ *   MPIX_Alltoall_crs: message i is sendcount elements of sendtype at
+ *   sendvals + i * sendcount * extent(sendtype).
+ *   MPIX_Alltoallv_crs: message i is sendcounts[i] elements at
+ *   sendvals + sdispls[i] * extent(sendtype); sendvals holds send_size
+ *   elements and every message must lie inside them.
+ *   A destination may appear at most once; a message of zero elements is
+ *   still a message (its receiver learns of it). A message carries at most
+ *   INT_MAX - 64 bytes.
+ *
+ * Receive side: messages are reported sorted by source rank, whatever the
+ * algorithm. On return *recv_nnz is the number of messages received and
+ * src[k] the source of the k-th.
+ *   MPIX_Alltoall_crs: every message is recvcount elements of recvtype, the
+ *   k-th at recvvals + k * recvcount * extent(recvtype). A message whose size
+ *   differs from recvcount * size(recvtype) is an error (MPI_ERR_TRUNCATE when
+ *   larger, MPI_ERR_COUNT when smaller).
+ *   MPIX_Alltoallv_crs: recvcounts[k] elements of recvtype from src[k];
+ *   rdispls[k] is the prefix sum of recvcounts (packed, in units of the
+ *   extent of recvtype) and *recv_size the total.
+ *
+ * Who allocates the outputs.
+ *   MPIX_Alltoall_crs / MPIX_Alltoallv_crs: the caller. On input *recv_nnz
+ *   is the capacity of src (and of recvcounts and rdispls), and recvvals
+ *   holds *recv_nnz * recvcount elements (MPIX_Alltoall_crs) or *recv_size
+ *   elements (MPIX_Alltoallv_crs, *recv_size on input). When xinfo says the
+ *   exact count or size is known (MPIX_Info_set_recv_nnz_known,
+ *   MPIX_Info_set_recv_size_known), that input value is both the known
+ *   value and the capacity. If what arrives does not fit, nothing is written
+ *   to src, recvcounts, rdispls or recvvals, *recv_nnz and *recv_size are set
+ *   to what would be needed, every rank still completes the exchange, and
+ *   the call returns MPI_ERR_TRUNCATE with a one-line message.
+ *   MPIX_Alltoall_crs_alloc / MPIX_Alltoallv_crs_alloc: coltune allocates
+ *   *src, *recvcounts, *rdispls and *recvvals with exactly the size needed
+ *   (never NULL on success, even when nothing arrives); free each with
+ *   MPIX_Free. *recv_nnz and *recv_size are outputs only, unless a hint says
+ *   the count is known.
+ *
+ * Hints (MPIX_Info, xinfo may be NULL): an exact receive count lets the
+ * personalized algorithm skip its reduction when every rank gives one. A
+ * hint must be exact: a wrong known count is erroneous (it may hang).
+ *
+ * Errors. Arguments are checked on every rank and all ranks agree before any
+ * message moves: a rank whose arguments are invalid (negative count or
+ * send_nnz, destination out of range or listed twice, message outside
+ * send_size, NULL array, MPI_DATATYPE_NULL) returns MPI_ERR_ARG (MPI_ERR_TYPE
+ * for a null datatype) with a message naming the index and value; every
+ * other rank returns MPI_ERR_OTHER ("another rank passed invalid
+ * arguments"). Nothing is sent and no output is written in either case.
+ * Errors go through the communicator's error handler, as in MPI.
+ *
+ * Algorithms (rules files and COLTUNE_ALLTOALL_CRS / COLTUNE_ALLTOALLV_CRS
+ * choose among them; "personalized" when nothing is set): personalized,
+ * nonblocking, rma (MPIX_Alltoall_crs only), locality_personalized,
+ * locality_nonblocking.
+ */
+
+typedef struct MPIX_Info MPIX_Info;
+typedef struct MPIX_Comm MPIX_Comm;
+
+/* Hints: none set after init. Each returns MPI_SUCCESS or MPI_ERR_ARG. */
+int MPIX_Info_init(MPIX_Info **xinfo);
+int MPIX_Info_free(MPIX_Info **xinfo); /* sets *xinfo to NULL */
+/* known != 0: on input *recv_nnz is the exact number of messages this rank
+ * receives. */
+int MPIX_Info_set_recv_nnz_known(MPIX_Info *xinfo, int known);
+/* known != 0: on input *recv_size is the exact number of elements this rank
+ * receives (MPIX_Alltoallv_crs). */
+int MPIX_Info_set_recv_size_known(MPIX_Info *xinfo, int known);
+
+/* Wraps comm (not duplicated: coltune's internal traffic runs on its own
+ * private duplicate, cached on comm). Collective over comm: it creates that
+ * context now rather than in the first exchange. Free it before comm. */
+int MPIX_Comm_init(MPIX_Comm **xcomm, MPI_Comm comm);
+int MPIX_Comm_free(MPIX_Comm **xcomm); /* sets *xcomm to NULL */
+
+int MPIX_Alltoall_crs(int send_nnz, const int *dest, int sendcount, MPI_Datatype sendtype,
+                      const void *sendvals, int *recv_nnz, int *src, int recvcount,
+                      MPI_Datatype recvtype, void *recvvals, MPIX_Info *xinfo,
+                      MPIX_Comm *xcomm);
+
+int MPIX_Alltoallv_crs(int send_nnz, int send_size, const int *dest, const int *sendcounts,
+                       const int *sdispls, MPI_Datatype sendtype, const void *sendvals,
+                       int *recv_nnz, int *recv_size, int *src, int *recvcounts, int *rdispls,
+                       MPI_Datatype recvtype, void *recvvals, MPIX_Info *xinfo,
+                       MPIX_Comm *xcomm);
+
+int MPIX_Alltoall_crs_alloc(int send_nnz, const int *dest, int sendcount,
+                            MPI_Datatype sendtype, const void *sendvals, int *recv_nnz,
+                            int **src, int recvcount, MPI_Datatype recvtype, void **recvvals,
+                            MPIX_Info *xinfo, MPIX_Comm *xcomm);
+
+int MPIX_Alltoallv_crs_alloc(int send_nnz, int send_size, const int *dest,
+                             const int *sendcounts, const int *sdispls, MPI_Datatype sendtype,
+                             const void *sendvals, int *recv_nnz, int *recv_size, int **src,
+                             int **recvcounts, int **rdispls, MPI_Datatype recvtype,
+                             void **recvvals, MPIX_Info *xinfo, MPIX_Comm *xcomm);
+
+/* Frees what the _alloc variants allocated (NULL is ignored). */
+int MPIX_Free(void *ptr);
+
+/*
+ * The same four calls on a plain MPI_Comm, with the algorithm named by spec
+ * as in a rules file ("nonblocking", "locality_personalized"); spec NULL
+ * decides as the MPIX_ calls do (environment, then rules). A spec that does
+ * not parse returns MPI_ERR_ARG with a message.
+ */
+int coltune_alltoall_crs(const char *spec, int send_nnz, const int *dest, int sendcount,
+                         MPI_Datatype sendtype, const void *sendvals, int *recv_nnz, int *src,
+                         int recvcount, MPI_Datatype recvtype, void *recvvals, MPIX_Info *xinfo,
+                         MPI_Comm comm);
+int coltune_alltoallv_crs(const char *spec, int send_nnz, int send_size, const int *dest,
+                          const int *sendcounts, const int *sdispls, MPI_Datatype sendtype,
+                          const void *sendvals, int *recv_nnz, int *recv_size, int *src,
+                          int *recvcounts, int *rdispls, MPI_Datatype recvtype, void *recvvals,
+                          MPIX_Info *xinfo, MPI_Comm comm);
+int coltune_alltoall_crs_alloc(const char *spec, int send_nnz, const int *dest, int sendcount,
+                               MPI_Datatype sendtype, const void *sendvals, int *recv_nnz,
+                               int **src, int recvcount, MPI_Datatype recvtype,
+                               void **recvvals, MPIX_Info *xinfo, MPI_Comm comm);
+int coltune_alltoallv_crs_alloc(const char *spec, int send_nnz, int send_size, const int *dest,
+                                const int *sendcounts, const int *sdispls,
+                                MPI_Datatype sendtype, const void *sendvals, int *recv_nnz,
+                                int *recv_size, int **src, int **recvcounts, int **rdispls,
+                                MPI_Datatype recvtype, void **recvvals, MPIX_Info *xinfo,
+                                MPI_Comm comm);
+
+/* Point-to-point messages (or puts) carrying data that this rank sent to
+ * ranks on other nodes, as coltune's topology sees nodes (COLTUNE_PPN
+ * included), in the last sparse dynamic data exchange on comm; -1 before
+ * the first. For benchmarks: collectives inside the algorithms (reductions,
+ * barriers, fences) are not counted. */
+int coltune_sdde_internode_msgs(MPI_Comm comm, long *count);
 
 #ifdef __cplusplus
 }

@@ -68,7 +68,7 @@ fi
 
 if step "build: MPICH" build build-mpich MPICC=mpicc.mpich; then
     check build-mpich \
-        TESTS="tests/unit/test_rules tests/mpi/alltoallv.sh tests/mpi/isolation.sh tests/mpi/preload.sh" \
+        TESTS="tests/unit/test_rules tests/mpi/alltoallv.sh tests/mpi/isolation.sh tests/mpi/preload.sh tests/mpi/sdde.sh" \
         CT_TEST_NP=4 CT_TEST_QUICK=1
     tally build-mpich
 fi
@@ -81,7 +81,7 @@ if step "build: AddressSanitizer" build build-asan --enable-asan; then
     tally build-asan
     mv build-asan/check.out build-asan/check-unit.out
     ASAN_OPTIONS=detect_leaks=0 check build-asan \
-        TESTS="tests/mpi/alltoallv.sh tests/mpi/isolation.sh" CT_TEST_NP="1 3 4 7" \
+        TESTS="tests/mpi/alltoallv.sh tests/mpi/isolation.sh tests/mpi/sdde.sh" CT_TEST_NP="1 3 4 7" \
         CT_TEST_QUICK=1 VALGRIND=
     tally build-asan
 fi

@@ -15,6 +15,8 @@ static const char *const coll_names[CT_COLL_COUNT] = {
     [CT_COLL_ALLTOALLV] = "alltoallv",
     [CT_COLL_ALLGATHER_INTER] = "allgather_inter",
     [CT_COLL_ALLGATHERV_INTER] = "allgatherv_inter",
+    [CT_COLL_ALLTOALL_CRS] = "alltoall_crs",
+    [CT_COLL_ALLTOALLV_CRS] = "alltoallv_crs",
 };
 
 const char *ct_coll_name(ct_coll coll)
@@ -212,6 +214,89 @@ static const ct_algorithm registry[] = {
                    "section 3.1)",
         .run.allgatherv = ct_allgatherv_inter_pmpi,
     },
+    {
+        .name = "segmented",
+        .coll = CT_COLL_ALLGATHER_INTER,
+        .summary = "larger group's blocks whole to one partner, smaller group's blocks cut "
+                   "into segments over the larger group, then one intra-group allgather(v) "
+                   "per group (paper 002 Alg. 1)",
+        .restrictions = CT_A_BYTES | CT_R_INT_OFFSETS,
+        .run.allgather = ct_allgather_inter_segmented,
+    },
+    {
+        .name = "segmented",
+        .coll = CT_COLL_ALLGATHERV_INTER,
+        .summary = "each group's byte stream cut into equal segments, one per remote rank, "
+                   "received in section 4.1 order, then one intra-group allgatherv per group "
+                   "(paper 002 Alg. 2)",
+        .restrictions = CT_A_BYTES | CT_R_INT_OFFSETS,
+        .run.allgatherv = ct_allgatherv_inter_segmented,
+    },
+    /* Sparse dynamic data exchange (paper 003): the same algorithms serve
+     * both collectives, except rma (constant message size only). */
+    {
+        .name = "personalized",
+        .coll = CT_COLL_ALLTOALL_CRS,
+        .summary = "Reduce_scatter of per-destination message counts, sends, probed "
+                   "receives (paper 003 Alg. 1)",
+        .run.sdde = ct_sdde_personalized,
+    },
+    {
+        .name = "nonblocking",
+        .coll = CT_COLL_ALLTOALL_CRS,
+        .summary = "NBX: synchronous sends, probe loop, Ibarrier once the sends complete "
+                   "(paper 003 Alg. 2)",
+        .run.sdde = ct_sdde_nonblocking,
+    },
+    {
+        .name = "rma",
+        .coll = CT_COLL_ALLTOALL_CRS,
+        .summary = "puts into a cached window of one slot and one flag per origin, "
+                   "fence-synchronised (paper 003 Alg. 3)",
+        .run.sdde = ct_sdde_rma,
+    },
+    {
+        .name = "locality_personalized",
+        .coll = CT_COLL_ALLTOALL_CRS,
+        .summary = "one aggregated message per destination node, then personalized "
+                   "redistribution inside the node (paper 003 Alg. 4)",
+        .run.sdde = ct_sdde_locality_personalized,
+    },
+    {
+        .name = "locality_nonblocking",
+        .coll = CT_COLL_ALLTOALL_CRS,
+        .summary = "aggregated inter-node NBX, then personalized redistribution inside "
+                   "the node (paper 003 Alg. 5)",
+        .run.sdde = ct_sdde_locality_nonblocking,
+    },
+    {
+        .name = "personalized",
+        .coll = CT_COLL_ALLTOALLV_CRS,
+        .summary = "Reduce_scatter of per-destination message counts, sends, probed "
+                   "receives (paper 003 Alg. 1)",
+        .run.sdde = ct_sdde_personalized,
+    },
+    {
+        .name = "nonblocking",
+        .coll = CT_COLL_ALLTOALLV_CRS,
+        .summary = "NBX: synchronous sends, probe loop, Ibarrier once the sends complete "
+                   "(paper 003 Alg. 2)",
+        .run.sdde = ct_sdde_nonblocking,
+    },
+    {
+        .name = "locality_personalized",
+        .coll = CT_COLL_ALLTOALLV_CRS,
+        .summary = "one aggregated message per destination node, then personalized "
+                   "redistribution inside the node (paper 003 Alg. 4)",
+        .run.sdde = ct_sdde_locality_personalized,
+    },
+    {
+        .name = "locality_nonblocking",
+        .coll = CT_COLL_ALLTOALLV_CRS,
+        .summary = "aggregated inter-node NBX, then personalized redistribution inside "
+                   "the node (paper 003 Alg. 5)",
+        .run.sdde = ct_sdde_locality_nonblocking,
+    },
 };
 
 #define REGISTRY_SIZE ((int)(sizeof registry / sizeof registry[0]))
@@ -236,7 +321,10 @@ const ct_algorithm *ct_algorithm_find(ct_coll coll, const char *name, size_t len
 }
 
 /* Collectives without an entry here fall back to "pmpi". */
-static const char *const fallback_names[CT_COLL_COUNT] = {0};
+static const char *const fallback_names[CT_COLL_COUNT] = {
+    [CT_COLL_ALLTOALL_CRS] = "personalized",
+    [CT_COLL_ALLTOALLV_CRS] = "personalized",
+};
 
 const ct_algorithm *ct_algorithm_fallback(ct_coll coll)
 {

@@ -18,6 +18,8 @@ typedef enum ct_coll {
     CT_COLL_ALLTOALLV = 0,
     CT_COLL_ALLGATHER_INTER,  /* MPI_Allgather on intercommunicators */
     CT_COLL_ALLGATHERV_INTER, /* MPI_Allgatherv on intercommunicators */
+    CT_COLL_ALLTOALL_CRS,     /* MPIX_Alltoall_crs: sparse dynamic data exchange */
+    CT_COLL_ALLTOALLV_CRS,    /* MPIX_Alltoallv_crs: the same with variable sizes */
     CT_COLL_COUNT
 } ct_coll;
 
@@ -114,6 +116,13 @@ typedef int (*ct_allgather_fn)(const ct_allgather_args *args, struct ct_ctx *ctx
 typedef int (*ct_allgatherv_fn)(const ct_allgatherv_args *args, struct ct_ctx *ctx,
                                 const long *params);
 
+/* MPIX_Alltoall_crs and MPIX_Alltoallv_crs (sparse dynamic data exchange):
+ * both collectives' algorithms see one call the driver has validated and
+ * normalised (src/sdde/sdde.h): the messages this rank sends, as bytes, and
+ * a collector for the messages it receives. */
+struct ct_sdde;
+typedef int (*ct_sdde_fn)(struct ct_sdde *x, struct ct_ctx *ctx, const long *params);
+
 /* ------------------------------------------------------------------ */
 /* Restrictions                                                        */
 /* ------------------------------------------------------------------ */
@@ -133,7 +142,9 @@ typedef int (*ct_allgatherv_fn)(const ct_allgatherv_args *args, struct ct_ctx *c
 /* Adapters the driver applies (not restrictions): */
 #define CT_A_BYTES 0x100u /* runs on contiguous bytes: the driver presents every call
                              as MPI_BYTE blocks, packing non-contiguous types; such an
-                             algorithm must also declare CT_R_INT_OFFSETS */
+                             algorithm must also declare CT_R_INT_OFFSETS. For the
+                             allgather(v)_inter collectives the received blocks are
+                             also back to back in rank order (allgather_inter.h) */
 
 typedef struct ct_algorithm {
     const char *name;
@@ -146,6 +157,7 @@ typedef struct ct_algorithm {
         ct_alltoallv_fn alltoallv;
         ct_allgather_fn allgather;
         ct_allgatherv_fn allgatherv;
+        ct_sdde_fn sdde; /* CT_COLL_ALLTOALL_CRS and CT_COLL_ALLTOALLV_CRS */
     } run;
 } ct_algorithm;
 
@@ -184,5 +196,16 @@ int ct_alltoallv_tuna_hier_staggered(const ct_alltoallv_args *a, struct ct_ctx *
 int ct_allgather_inter_pmpi(const ct_allgather_args *a, struct ct_ctx *ctx, const long *params);
 int ct_allgatherv_inter_pmpi(const ct_allgatherv_args *a, struct ct_ctx *ctx,
                              const long *params);
+int ct_allgather_inter_segmented(const ct_allgather_args *a, struct ct_ctx *ctx,
+                                 const long *params);
+int ct_allgatherv_inter_segmented(const ct_allgatherv_args *a, struct ct_ctx *ctx,
+                                  const long *params);
+
+/* src/sdde: MPIX_Alltoall_crs / MPIX_Alltoallv_crs (paper 003 section IV) */
+int ct_sdde_personalized(struct ct_sdde *x, struct ct_ctx *ctx, const long *params);
+int ct_sdde_nonblocking(struct ct_sdde *x, struct ct_ctx *ctx, const long *params);
+int ct_sdde_rma(struct ct_sdde *x, struct ct_ctx *ctx, const long *params);
+int ct_sdde_locality_personalized(struct ct_sdde *x, struct ct_ctx *ctx, const long *params);
+int ct_sdde_locality_nonblocking(struct ct_sdde *x, struct ct_ctx *ctx, const long *params);
 
 #endif

@@ -5,6 +5,7 @@
  */
 #include "coltune.h"
 
+#include "allgather_inter/allgather_inter.h"
 #include "alltoallv/alltoallv.h"
 #include "core/log.h"
 #include "core/state.h"
@@ -17,28 +18,42 @@ static int api_check_comm(MPI_Comm comm)
 {
     int inter = 0;
     if (comm == MPI_COMM_NULL)
-        return MPI_ERR_COMM;
+        return MPI_ERR_COMM; /* no communicator to raise it on: returned only */
     (void)ct_shim_active(comm);
     int rc = PMPI_Comm_test_inter(comm, &inter);
     return rc != MPI_SUCCESS ? rc : inter ? MPI_ERR_COMM : MPI_SUCCESS;
 }
 
-/* Runs algorithm name with parameter key (NULL for none) set to value. */
-static int alltoallv_named(const ct_alltoallv_args *a, const char *name, const char *key,
-                           long value)
+/* Sets parameter key (NULL: none) of spec to the constant value. */
+static void spec_set(ct_spec *spec, const char *key, long value)
+{
+    for (int i = 0; key != NULL && i < spec->alg->nparams; i++) {
+        if (strcmp(spec->alg->params[i].name, key) == 0) {
+            spec->values[i] = (ct_expr){CT_TERM_CONST, value};
+            spec->set_mask |= 1u << i;
+        }
+    }
+}
+
+/* Runs algorithm name with parameters key1 and key2 (NULL for none) set. */
+static int alltoallv_named2(const ct_alltoallv_args *a, const char *name, const char *key1,
+                            long value1, const char *key2, long value2)
 {
     ct_spec spec;
     int rc = api_check_comm(a->comm);
     if (rc != MPI_SUCCESS)
         return ct_shim_return(a->comm, rc);
     ct_spec_default(ct_algorithm_find(CT_COLL_ALLTOALLV, name, strlen(name)), &spec);
-    for (int i = 0; key != NULL && i < spec.alg->nparams; i++) {
-        if (strcmp(spec.alg->params[i].name, key) == 0) {
-            spec.values[i] = (ct_expr){CT_TERM_CONST, value};
-            spec.set_mask |= 1u << i;
-        }
-    }
+    spec_set(&spec, key1, value1);
+    spec_set(&spec, key2, value2);
     return ct_shim_return(a->comm, ct_alltoallv_dispatch(a, &spec));
+}
+
+/* Runs algorithm name with parameter key (NULL for none) set to value. */
+static int alltoallv_named(const ct_alltoallv_args *a, const char *name, const char *key,
+                           long value)
+{
+    return alltoallv_named2(a, name, key, value, NULL, 0);
 }
 
 #define A2AV_PARAMS                                                                          \
@@ -111,9 +126,110 @@ CT_EXPORT int coltune_alltoallv_multipair_testany(A2AV_PARAMS, int stride)
     return alltoallv_named(&a, "multipair_testany", "stride", stride);
 }
 
+CT_EXPORT int coltune_alltoallv_tuna(A2AV_PARAMS, int radix)
+{
+    ct_alltoallv_args a = A2AV_ARGS;
+    return alltoallv_named(&a, "tuna", "radix", radix);
+}
+
+CT_EXPORT int coltune_alltoallv_tuna_hier_coalesced(A2AV_PARAMS, int radix, int block_count)
+{
+    ct_alltoallv_args a = A2AV_ARGS;
+    return alltoallv_named2(&a, "tuna_hier_coalesced", "radix", radix, "block_count",
+                            block_count);
+}
+
+CT_EXPORT int coltune_alltoallv_tuna_hier_staggered(A2AV_PARAMS, int radix, int block_count)
+{
+    ct_alltoallv_args a = A2AV_ARGS;
+    return alltoallv_named2(&a, "tuna_hier_staggered", "radix", radix, "block_count",
+                            block_count);
+}
+
+/* ------------------------------------------------------------------ */
+/* Intercommunicator Allgather / Allgatherv                            */
+/* ------------------------------------------------------------------ */
+
+/* Lazily initialises coltune; 0 when comm is an intercommunicator. */
+static int api_check_intercomm(MPI_Comm comm)
+{
+    int inter = 0;
+    if (comm == MPI_COMM_NULL)
+        return MPI_ERR_COMM;
+    (void)ct_shim_active(comm);
+    int rc = PMPI_Comm_test_inter(comm, &inter);
+    return rc != MPI_SUCCESS ? rc : inter ? MPI_SUCCESS : MPI_ERR_COMM;
+}
+
+/* Parses spec_text for coll: 1 when parsed into *spec, 0 for NULL (decide as
+ * the shim would), -1 (reported) when it does not parse. */
+static int api_parse_spec(const char *fn, const char *spec_text, ct_coll coll, ct_spec *spec)
+{
+    ct_parse_error err;
+    if (spec_text == NULL)
+        return 0;
+    if (ct_spec_parse(spec_text, strlen(spec_text), coll, spec, &err) != 0) {
+        ct_log_once("%s: spec '%s': column %d: %s", fn, spec_text, err.column + 1, err.message);
+        return -1;
+    }
+    return 1;
+}
+
+CT_EXPORT int coltune_allgather_inter(const char *spec_text, const void *sendbuf, int sendcount,
+                                      MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                      MPI_Datatype recvtype, MPI_Comm comm)
+{
+    ct_allgather_args a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
+    ct_spec spec;
+    int rc = api_check_intercomm(comm);
+    if (rc != MPI_SUCCESS)
+        return ct_shim_return(comm, rc);
+    if (sendbuf == MPI_IN_PLACE) /* as the shim: the MPI library's own answer */
+        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    rc = api_parse_spec("coltune_allgather_inter", spec_text, CT_COLL_ALLGATHER_INTER, &spec);
+    if (rc < 0)
+        return ct_shim_return(comm, MPI_ERR_ARG);
+    return ct_shim_return(comm, ct_allgather_inter_dispatch(&a, rc ? &spec : NULL));
+}
+
+CT_EXPORT int coltune_allgatherv_inter(const char *spec_text, const void *sendbuf,
+                                       int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                       const int recvcounts[], const int displs[],
+                                       MPI_Datatype recvtype, MPI_Comm comm)
+{
+    ct_allgatherv_args a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                            recvtype, comm};
+    ct_spec spec;
+    int rc = api_check_intercomm(comm);
+    if (rc != MPI_SUCCESS)
+        return ct_shim_return(comm, rc);
+    if (sendbuf == MPI_IN_PLACE)
+        return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                               recvtype, comm);
+    rc = api_parse_spec("coltune_allgatherv_inter", spec_text, CT_COLL_ALLGATHERV_INTER, &spec);
+    if (rc < 0)
+        return ct_shim_return(comm, MPI_ERR_ARG);
+    return ct_shim_return(comm, ct_allgatherv_inter_dispatch(&a, rc ? &spec : NULL));
+}
+
 /* ------------------------------------------------------------------ */
 /* Registry introspection                                              */
 /* ------------------------------------------------------------------ */
+
+CT_EXPORT int coltune_comm_topology(MPI_Comm comm, int *P, int *Q, int *N)
+{
+    ct_ctx *ctx;
+    if (comm == MPI_COMM_NULL)
+        return MPI_ERR_COMM;
+    (void)ct_shim_active(comm);
+    int rc = ct_ctx_get(comm, &ctx);
+    if (rc != MPI_SUCCESS)
+        return ct_shim_return(comm, rc);
+    *P = (int)ctx->env.P;
+    *Q = (int)ctx->env.Q;
+    *N = (int)ctx->env.N;
+    return MPI_SUCCESS;
+}
 
 CT_EXPORT int coltune_algorithm_count(void) { return ct_algorithm_count(); }
 

@@ -110,6 +110,8 @@ static void ctx_free(ct_ctx *ctx)
 {
     if (ctx == NULL)
         return;
+    if (ctx->sdde_free != NULL) /* collective objects of src/sdde (window, node comm) */
+        ctx->sdde_free(ctx->sdde);
     if (ctx->comm != MPI_COMM_NULL)
         PMPI_Comm_free(&ctx->comm);
     if (ctx->local_comm != MPI_COMM_NULL)
@@ -220,7 +222,7 @@ int ct_ctx_get(MPI_Comm comm, ct_ctx **out)
         *out = val;
         return MPI_SUCCESS;
     }
-    ct_ctx *ctx;
+    ct_ctx *ctx = NULL;
     CT_CALL(ctx_create(comm, &ctx));
     rc = PMPI_Comm_set_attr(comm, keyval, ctx);
     if (rc != MPI_SUCCESS) {
@@ -229,6 +231,20 @@ int ct_ctx_get(MPI_Comm comm, ct_ctx **out)
         return rc;
     }
     *out = ctx;
+out:
+    return rc;
+}
+
+int ct_ctx_lookup(MPI_Comm comm, ct_ctx **out)
+{
+    int rc, flag = 0;
+    void *val = NULL;
+    *out = NULL;
+    if (ct_state_get()->keyval == MPI_KEYVAL_INVALID)
+        return MPI_SUCCESS; /* no context was ever created */
+    CT_CALL(PMPI_Comm_get_attr(comm, ct_state_get()->keyval, &val, &flag));
+    if (flag)
+        *out = val;
 out:
     return rc;
 }

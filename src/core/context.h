@@ -67,10 +67,17 @@ typedef struct ct_ctx {
     long call_msg_size; /* largest block any rank sends in this call (bytes), or -1
                            when the decision did not need it (algorithms may use it
                            instead of their own allreduce) */
+    /* MPIX_Alltoall(v)_crs state (src/sdde/sdde.h), created on first use: the
+     * intra-node communicator, the node member map, the rma window. ctx_free
+     * calls sdde_free(sdde) first, while comm is still valid. */
+    void *sdde;
+    void (*sdde_free)(void *sdde);
 } ct_ctx;
 
 /* Returns the context of comm, creating it (collectively) on first use. */
 int ct_ctx_get(MPI_Comm comm, ct_ctx **out);
+/* The context of comm if it already has one (*out NULL otherwise); local. */
+int ct_ctx_lookup(MPI_Comm comm, ct_ctx **out);
 
 /* A scratch buffer of at least n bytes, owned by ctx (valid until the next call). */
 void *ct_ctx_scratch(ct_ctx *ctx, size_t n);

@@ -29,7 +29,11 @@ enum {
     CT_TAG_ALLTOALLV = 7101,
     CT_TAG_ALLTOALLV_META = 7102,
     CT_TAG_ALLGATHER = 7201,
-    CT_TAG_SDDE = 7301
+    CT_TAG_SDDE = 7301,
+    /* src/sdde adds the parity of the call (0 or 1) to its tags: adjacent
+     * calls never share a tag (see src/sdde/sdde.h). */
+    CT_TAG_SDDE_NODE = 7303,  /* aggregated messages to another node */
+    CT_TAG_SDDE_LOCAL = 7305  /* redistribution inside a node */
 };
 
 /*

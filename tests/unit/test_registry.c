@@ -68,6 +68,11 @@ static void test_entries_well_formed(void **state)
             if (a->run.allgatherv == NULL)
                 fail_msg("%s: no run function", a->name);
             break;
+        case CT_COLL_ALLTOALL_CRS:
+        case CT_COLL_ALLTOALLV_CRS:
+            if (a->run.sdde == NULL)
+                fail_msg("%s: no run function", a->name);
+            break;
         default:
             fail_msg("%s: collective %d not covered by this test", a->name, (int)a->coll);
         }
@@ -223,6 +228,29 @@ static void test_fallback_per_collective(void **state)
     }
 }
 
+/* The sparse dynamic data exchanges (paper 003): the MPIX calls have no PMPI
+ * routine, so personalized serves them by default; rma is constant-size only;
+ * every other algorithm serves both collectives. */
+static void test_sdde_entries(void **state)
+{
+    (void)state;
+    static const char *const both[] = {"personalized", "nonblocking", "locality_personalized",
+                                       "locality_nonblocking"};
+    assert_string_equal(ct_algorithm_fallback(CT_COLL_ALLTOALL_CRS)->name, "personalized");
+    assert_string_equal(ct_algorithm_fallback(CT_COLL_ALLTOALLV_CRS)->name, "personalized");
+    assert_non_null(ct_algorithm_find(CT_COLL_ALLTOALL_CRS, "rma", 3));
+    assert_null(ct_algorithm_find(CT_COLL_ALLTOALLV_CRS, "rma", 3));
+    for (size_t i = 0; i < sizeof both / sizeof both[0]; i++) {
+        assert_non_null(ct_algorithm_find(CT_COLL_ALLTOALL_CRS, both[i], strlen(both[i])));
+        assert_non_null(ct_algorithm_find(CT_COLL_ALLTOALLV_CRS, both[i], strlen(both[i])));
+    }
+    ct_coll c;
+    assert_int_equal(ct_coll_from_name("alltoall_crs", 12, &c), 0);
+    assert_int_equal(c, CT_COLL_ALLTOALL_CRS);
+    assert_int_equal(ct_coll_from_name("alltoallv_crs", 13, &c), 0);
+    assert_int_equal(c, CT_COLL_ALLTOALLV_CRS);
+}
+
 static void test_coll_names(void **state)
 {
     (void)state;
@@ -268,6 +296,7 @@ int main(void)
         cmocka_unit_test(test_param_ranges),
         cmocka_unit_test(test_specs_round_trip),
         cmocka_unit_test(test_fallback_per_collective),
+        cmocka_unit_test(test_sdde_entries),
         cmocka_unit_test(test_coll_names),
         cmocka_unit_test(test_find_respects_len),
     };
