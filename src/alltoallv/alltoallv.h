@@ -98,6 +98,19 @@ int ct_tuna_exchange(const ct_tuna_group *grp, const ct_alltoallv_args *a, ct_ct
 int ct_tuna_max_block(const ct_alltoallv_args *a, ct_ctx *ctx, size_t *M);
 
 /*
+ * Carving one scratch allocation into typed arrays, each 64-byte aligned:
+ * CT_CARVE(base, off, ptr, type, count) points ptr at base + off (unless base
+ * is NULL: a first pass only measures) and advances off past count elements.
+ */
+#define CT_ALIGN_UP(n) (((n) + (size_t)63) & ~(size_t)63)
+#define CT_CARVE(base, off, ptr, type, count)                                      \
+    do {                                                                           \
+        if ((base) != NULL)                                                        \
+            (ptr) = (type *)((base) + (off));                                      \
+        (off) = CT_ALIGN_UP((off) + (size_t)(count) * sizeof(type));               \
+    } while (0)
+
+/*
  * The driver: decides (forced spec, environment, rules) and runs the chosen
  * algorithm on comm, the user's intra-communicator. Used by the shim and by
  * the direct API.

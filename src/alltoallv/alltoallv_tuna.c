@@ -52,7 +52,6 @@
 #define TUNA_CHUNK ((size_t)1 << 30)
 #endif
 
-#define ALIGN_UP(n) (((n) + (size_t)63) & ~(size_t)63)
 #define ALIGN_INT(n) (((n) + sizeof(int) - 1) & ~(sizeof(int) - 1))
 
 /* One round (x, z) as both of its ends see it. */
@@ -127,22 +126,15 @@ static size_t tuna_layout(tuna *t, char *base)
     const size_t hdrs = t->combined ? 0 : (size_t)t->phase_slots * g->C;
     const size_t bufs = t->combined ? t->phase_bound : 0;
     size_t off = 0;
-#define CARVE(ptr, type, count)                                                    \
-    do {                                                                           \
-        if (base != NULL)                                                          \
-            (ptr) = (type *)(base + off);                                          \
-        off = ALIGN_UP(off + (size_t)(count) * sizeof(type));                      \
-    } while (0)
-    CARVE(t->sz, int, (size_t)g->size * g->C);
-    CARVE(t->slots, int, t->phase_slots);
-    CARVE(t->rounds, round, t->zmax);
-    CARVE(t->st, MPI_Status, t->combined ? 2 * t->zmax : 0);
-    CARVE(t->hdr_out, int, hdrs);
-    CARVE(t->hdr_in, int, hdrs);
-    CARVE(t->T, char, B * g->C * t->M);
-    CARVE(t->sb, char, bufs);
-    CARVE(t->rb, char, bufs);
-#undef CARVE
+    CT_CARVE(base, off, t->sz, int, (size_t)g->size * g->C);
+    CT_CARVE(base, off, t->slots, int, t->phase_slots);
+    CT_CARVE(base, off, t->rounds, round, t->zmax);
+    CT_CARVE(base, off, t->st, MPI_Status, t->combined ? 2 * t->zmax : 0);
+    CT_CARVE(base, off, t->hdr_out, int, hdrs);
+    CT_CARVE(base, off, t->hdr_in, int, hdrs);
+    CT_CARVE(base, off, t->T, char, B * g->C * t->M);
+    CT_CARVE(base, off, t->sb, char, bufs);
+    CT_CARVE(base, off, t->rb, char, bufs);
     return off;
 }
 

@@ -18,7 +18,6 @@
 
 #include <string.h>
 
-#define ALIGN_UP(n) (((n) + (size_t)63) & ~(size_t)63)
 
 static int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
@@ -56,12 +55,6 @@ static char *hier_target(void *arg, int j, int c, int bytes)
 static size_t hier_layout(ct_tuna_hier *H, char *base, int P)
 {
     size_t off = 0;
-#define CARVE(ptr, type, count)                                                    \
-    do {                                                                           \
-        if (base != NULL)                                                          \
-            (ptr) = (type *)(base + off);                                          \
-        off = ALIGN_UP(off + (size_t)(count) * sizeof(type));                      \
-    } while (0)
     H->C = H->nd = 0;
     for (int m = 0; m < H->N; m++) {
         const int Qm = H->node_size[m];
@@ -69,19 +62,18 @@ static size_t hier_layout(ct_tuna_hier *H, char *base, int P)
         if (m != H->n && H->h < Qm)
             H->nd += ceil_div(Qm - H->h, H->Qn); /* l' = h, h + Qn, ... below Qm */
     }
-    CARVE(H->node_start, int, H->N + 1);
-    CARVE(H->rank_at, int, P);
-    CARVE(H->pos_node, int, H->C);
-    CARVE(H->pos_k, int, H->C);
-    CARVE(H->pos_d, int, H->C);
-    CARVE(H->d_rank, int, H->nd);
-    CARVE(H->d_first, int, H->N + 1);
-    CARVE(H->gsz, int, (size_t)H->nd * H->Qn);
-    CARVE(H->tot, size_t, H->nd);
-    CARVE(H->blens, int, H->Q);
-    CARVE(H->displs, MPI_Aint, H->Q);
-    CARVE(H->G, char, (size_t)H->nd * H->Qn * H->M);
-#undef CARVE
+    CT_CARVE(base, off, H->node_start, int, H->N + 1);
+    CT_CARVE(base, off, H->rank_at, int, P);
+    CT_CARVE(base, off, H->pos_node, int, H->C);
+    CT_CARVE(base, off, H->pos_k, int, H->C);
+    CT_CARVE(base, off, H->pos_d, int, H->C);
+    CT_CARVE(base, off, H->d_rank, int, H->nd);
+    CT_CARVE(base, off, H->d_first, int, H->N + 1);
+    CT_CARVE(base, off, H->gsz, int, (size_t)H->nd * H->Qn);
+    CT_CARVE(base, off, H->tot, size_t, H->nd);
+    CT_CARVE(base, off, H->blens, int, H->Q);
+    CT_CARVE(base, off, H->displs, MPI_Aint, H->Q);
+    CT_CARVE(base, off, H->G, char, (size_t)H->nd * H->Qn * H->M);
     return off;
 }
 

@@ -15,6 +15,18 @@ for P in ${CT_TEST_NP:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 31 32 33}; do
 done
 [ "${CT_TEST_QUICK:-0}" = 1 ] && finish
 
+# Emulated nodes for the hierarchical algorithms: ppn in {1, 2, 3, 4, P},
+# P not divisible by ppn (a short last node), and ranks dealt round-robin
+# over the nodes (non-consecutive placement, nodes of unequal size).
+hier=tuna,tuna_hier_coalesced,tuna_hier_staggered
+for P in ${CT_TEST_NP_NODES:-7 13 16}; do
+    for ppn in 1 2 3 4 "$P" 4:cyclic 3:cyclic; do
+        check_run "alltoallv P=$P COLTUNE_PPN=$ppn ($hier)" \
+            with_env COLTUNE_FALLBACK=error COLTUNE_PPN="$ppn" TEST_ALGS="$hier" -- \
+            run_mpi "$P" "$prog"
+    done
+done
+
 # Under valgrind (Open MPI ships a suppression file for its own internals;
 # tests/mpi/pmix-valgrind.supp covers its launcher channel): no invalid access
 # or uninitialised read in any algorithm. The test program is a libtool
