@@ -25,7 +25,8 @@
  * blocks both ways. The segment arithmetic is in segments.c.
  *
  * Works on the byte view (CT_A_BYTES, see allgather_inter.h): the driver
- * packs non-contiguous types, so segments are cut at byte granularity.
+ * packs non-contiguous types, so segments are cut at byte granularity of
+ * the packed form, rounded to cache lines (CT_SEG_ALIGN, segments.h).
  */
 #include "allgather_inter/allgather_inter.h"
 
@@ -40,9 +41,9 @@ int ct_allgather_inter_segmented(const ct_allgather_args *a, ct_ctx *ctx, const 
         /* Section 4: whichever group is larger sends whole blocks to its
          * subgroup's partner; the smaller one splits its blocks. ct_seg_alg1
          * picks the case from the sizes, identically on both sides. */
-        .local = ct_seg_alg1(ctx->size, k_local, ctx->remote_size),
+        .local = ct_seg_alg1(ctx->size, k_local, ctx->remote_size, CT_SEG_ALIGN),
         .recv = a->recvbuf,
-        .remote = ct_seg_alg1(ctx->remote_size, k_remote, ctx->size),
+        .remote = ct_seg_alg1(ctx->remote_size, k_remote, ctx->size, CT_SEG_ALIGN),
         .remote_blocks = {ctx->remote_size, k_remote, NULL},
         /* A receiver gets whole blocks from its subgroup, or one segment from
          * one sender: there are no multi-target senders to order. */

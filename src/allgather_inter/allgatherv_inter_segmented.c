@@ -6,7 +6,8 @@
  * 0, 1, ... back to back (the group's stream, K_A = sum k_{A,i} bytes).
  * Group A's stream is cut into q segments, B's into p, of floor(K/n) or
  * ceil(K/n) bytes (the first K mod n one byte longer); a rank sends the part
- * of its block that falls in segment k to rank k of the other group. A
+ * of its block that falls in segment k to rank k of the other group
+ * (boundaries are rounded to cache lines: CT_SEG_ALIGN in segments.h). A
  * large block is thus spread over several receivers (a "multi-target
  * sender"), and several small ones share one. Then one in-place allgatherv
  * per group (on ctx->local_comm) over the received segments completes the
@@ -63,10 +64,11 @@ int ct_allgatherv_inter_segmented(const ct_allgatherv_args *a, ct_ctx *ctx, cons
         .send = a->sendbuf,
         .lo = (size_t)R,
         .hi = (size_t)(R + mine),
-        /* Lines 3-11 / 15-21: segment boundaries at i*floor(K/n) + min(i, K mod n). */
-        .local = ct_seg_even((size_t)K_local, nremote),
+        /* Lines 3-11 / 15-21: segment boundaries at i*floor(K/n) + min(i, K mod n),
+         * in units of a cache line (CT_SEG_ALIGN, segments.h). */
+        .local = ct_seg_even((size_t)K_local, nremote, CT_SEG_ALIGN),
         .recv = a->recvbuf, /* the byte view: displs are the prefix sums */
-        .remote = ct_seg_even(prefix[nremote], ctx->size),
+        .remote = ct_seg_even(prefix[nremote], ctx->size, CT_SEG_ALIGN),
         .remote_blocks = {nremote, 0, prefix},
         .ordered = 1,
     };

@@ -13,26 +13,36 @@ static size_t even_start(size_t K, size_t n, size_t i)
     return i * (K / n) + (i < r ? i : r);
 }
 
-ct_seg_part ct_seg_even(size_t K, int n)
+/* Start of part i when K bytes are cut into n parts in units of align bytes
+ * (the last unit may be short). */
+static size_t aligned_start(size_t K, size_t n, size_t i, size_t align)
 {
-    ct_seg_part pt = {.kind = CT_SEG_EVEN, .n = n, .K = K};
+    size_t b = align * even_start((K + align - 1) / align, n, i);
+    return b < K ? b : K;
+}
+
+ct_seg_part ct_seg_even(size_t K, int n, size_t align)
+{
+    ct_seg_part pt = {.kind = CT_SEG_EVEN, .n = n, .K = K, .align = align ? align : 1};
     return pt;
 }
 
-ct_seg_part ct_seg_alg1(int nb, size_t block, int n)
+ct_seg_part ct_seg_alg1(int nb, size_t block, int n, size_t align)
 {
     ct_seg_part pt = {.kind = nb >= n ? CT_SEG_SUBGROUP : CT_SEG_SPLIT,
                       .n = n,
                       .nb = nb,
                       .block = block,
-                      .K = (size_t)nb * block};
+                      .K = (size_t)nb * block,
+                      .align = align ? align : 1};
     return pt;
 }
 
 /*
  * CT_SEG_SPLIT: the n receivers form nb subgroups (section 4: the first
  * n mod nb hold ceil(n/nb) receivers), and receiver i, the t-th member of
- * subgroup j, takes the t-th of |s_j| nearly equal pieces of block j.
+ * subgroup j, takes the t-th of |s_j| nearly equal pieces of block j
+ * (in units of align bytes).
  */
 static size_t split_bound(const ct_seg_part *pt, int i)
 {
@@ -49,14 +59,14 @@ static size_t split_bound(const ct_seg_part *pt, int i)
         t = ((size_t)i - big) % c;
         size = c;
     }
-    return j * pt->block + even_start(pt->block, size, t);
+    return j * pt->block + aligned_start(pt->block, size, t, pt->align);
 }
 
 size_t ct_seg_bound(const ct_seg_part *pt, int i)
 {
     switch (pt->kind) {
     case CT_SEG_EVEN:
-        return even_start(pt->K, (size_t)pt->n, (size_t)i);
+        return aligned_start(pt->K, (size_t)pt->n, (size_t)i, pt->align);
     case CT_SEG_SUBGROUP:
         /* Receiver i takes the blocks of subgroup s_i, whose first rank is
          * i*floor(nb/n) + min(i, nb mod n) (section 4). */

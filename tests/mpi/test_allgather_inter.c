@@ -225,12 +225,12 @@ static int run_case(const ag_case *c, const inter *ic)
 
     char what[512];
     snprintf(what, sizeof what,
-             "%s %s p=%d q=%d (group %d rank %d) units %ld/%ld%s%s%s type %s case %llu",
+             "%s %s p=%d q=%d (group %d rank %d) units %ld/%ld%s%s%s type %s case %llu seed %llu",
              c->v ? "allgatherv" : "allgather", c->spec ? c->spec : "(intercepted)", ic->p,
              ic->q, g, ic->lrank, c->base[0], c->base[1], c->v ? " pattern " : "",
              c->v ? pattern_names[c->pattern] : "",
              c->v ? (c->shuffled ? " shuffled displs" : " packed displs") : "", c->type->name,
-             (unsigned long long)c->stream);
+             (unsigned long long)c->stream, (unsigned long long)th_seed());
     if (!th_all(rc_ref == MPI_SUCCESS, MPI_COMM_WORLD))
         fail_msg("the PMPI_ reference failed: %s", what);
     int ok = rc == MPI_SUCCESS;

@@ -33,13 +33,15 @@
 
 static unsigned char stream_byte(size_t g) { return (unsigned char)(g * 131u + 7u + (g >> 8)); }
 
-/* Receiver of byte g by a linear scan over the boundaries. */
-static int scan_owner(const ct_seg_part *pt, size_t g)
+/* The receiver of every byte, segment by segment: owner[g] = k for g in
+ * [bound(k), bound(k+1)), -1 for bytes no segment covers. */
+static void scan_owners(const ct_seg_part *pt, int *owner)
 {
+    for (size_t g = 0; g < pt->K; g++)
+        owner[g] = -1;
     for (int k = 0; k < pt->n; k++)
-        if (ct_seg_bound(pt, k) <= g && g < ct_seg_bound(pt, k + 1))
-            return k;
-    return -1;
+        for (size_t g = ct_seg_bound(pt, k); g < ct_seg_bound(pt, k + 1) && g < pt->K; g++)
+            owner[g] = k;
 }
 
 /* Does sender list[0..n) hold (peer, offset, bytes)? */
@@ -84,8 +86,8 @@ static void check_stream(const ct_seg_part *send_view, const ct_seg_part *recv_v
     ct_seg_xfer **sends = calloc((size_t)nb, sizeof *sends);
     int *nsends = calloc((size_t)nb, sizeof *nsends);
     assert_true(owner && sent && sends && nsends);
+    scan_owners(pt, owner);
     for (size_t g = 0; g < K; g++) {
-        owner[g] = scan_owner(pt, g);
         if (ct_seg_owner(pt, g) != owner[g])
             fail_msg("%s: owner(%zu) = %d, brute force %d", what, g, ct_seg_owner(pt, g),
                      owner[g]);
@@ -125,9 +127,9 @@ static void check_stream(const ct_seg_part *send_view, const ct_seg_part *recv_v
 
     /* Receivers, and the simulated exchange + intra-group allgatherv. */
     unsigned char *stream = malloc(K ? K : 1), *final = malloc(K ? K : 1);
-    unsigned char *held = malloc(K ? K : 1);
+    int *cover = calloc(K ? K : 1, sizeof *cover);
     ct_seg_xfer *recvs = calloc((size_t)nb, sizeof *recvs);
-    assert_true(stream && final && held && recvs);
+    assert_true(stream && final && cover && recvs);
     for (size_t g = 0; g < K; g++) {
         stream[g] = stream_byte(g);
         final[g] = 0xEE;
@@ -146,7 +148,6 @@ static void check_stream(const ct_seg_part *send_view, const ct_seg_part *recv_v
         if (nr != expected)
             fail_msg("%s: receiver %d posts %d receives, %d messages sent to it", what, k, nr,
                      expected);
-        memset(held, 0xEE, K ? K : 1);
         size_t got = 0;
         for (int i = 0; i < nr; i++) {
             const ct_seg_xfer *x = &recvs[i];
@@ -155,7 +156,12 @@ static void check_stream(const ct_seg_part *send_view, const ct_seg_part *recv_v
                          x->offset, x->bytes);
             if (x->offset < s || x->offset + x->bytes > e)
                 fail_msg("%s: receiver %d receives outside its segment", what, k);
-            memcpy(held + x->offset, stream + x->offset, x->bytes);
+            /* The exchange puts these bytes at receiver k, at their place in
+             * the stream; the allgatherv (member k contributes [s, e) at
+             * displacement s) carries them to the same place everywhere. */
+            memcpy(final + x->offset, stream + x->offset, x->bytes);
+            for (size_t g = x->offset; g < x->offset + x->bytes; g++)
+                cover[g]++;
             got += x->bytes;
         }
         if (got != e - s)
@@ -186,14 +192,10 @@ static void check_stream(const ct_seg_part *send_view, const ct_seg_part *recv_v
                 fail_msg("%s: receiver %d does not take multi-target sender %d last", what, k,
                          lo_j);
         }
-        /* Intra-group allgatherv: member k contributes [s, e) at displacement s. */
-        for (size_t g = 0; g < K; g++) {
-            if ((g < s || g >= e) && held[g] != 0xEE)
-                fail_msg("%s: receiver %d wrote byte %zu outside its segment", what, k, g);
-        }
-        if (e > s)
-            memcpy(final + s, held + s, e - s);
     }
+    for (size_t g = 0; g < K; g++)
+        if (cover[g] != 1)
+            fail_msg("%s: byte %zu received %d times", what, g, cover[g]);
     if (K > 0 && memcmp(final, stream, K) != 0) {
         size_t g = 0;
         while (final[g] == stream[g])
@@ -210,7 +212,7 @@ static void check_stream(const ct_seg_part *send_view, const ct_seg_part *recv_v
     free(sent);
     free(stream);
     free(final);
-    free(held);
+    free(cover);
     free(recvs);
 }
 
@@ -221,9 +223,9 @@ static void check_stream(const ct_seg_part *send_view, const ct_seg_part *recv_v
 /* Algorithm 1's shape: the larger group's ranks send whole blocks to one
  * partner each; subgroups have ceil/floor sizes; the smaller group's block j
  * goes to the members of s_j in pieces differing by at most one byte. */
-static void check_alg1_shape(int p, size_t kA, int q, const char *what)
+static void check_alg1_shape(int p, size_t kA, int q, size_t align, const char *what)
 {
-    ct_seg_part pt = ct_seg_alg1(p, kA, q); /* the stream of p blocks among q receivers */
+    ct_seg_part pt = ct_seg_alg1(p, kA, q, align); /* p blocks among q receivers */
     if (p >= q) {
         size_t lo_sz = (size_t)(p / q) * kA, hi_sz = (size_t)((p + q - 1) / q) * kA;
         for (int k = 0; k < q; k++) {
@@ -238,16 +240,23 @@ static void check_alg1_shape(int p, size_t kA, int q, const char *what)
             if (ct_seg_sends(&pt, (size_t)j * kA, (size_t)(j + 1) * kA, NULL) != 1)
                 fail_msg("%s: block %d of the larger group is split", what, j);
     } else {
+        /* Block j in units of align bytes (the last one may be short). */
+        size_t units = (kA + align - 1) / align;
         for (int j = 0; j < p; j++) {
             ct_seg_xfer x[MAXG];
             int n = ct_seg_sends(&pt, (size_t)j * kA, (size_t)(j + 1) * kA, x);
-            int sub = q / p + (j < q % p);
-            if (n != (kA < (size_t)sub ? (int)kA : sub))
-                fail_msg("%s: block %d goes to %d receivers, subgroup has %d", what, j, n, sub);
-            size_t lo = kA / (size_t)sub, hi = (kA + (size_t)sub - 1) / (size_t)sub;
-            for (int i = 0; i < n; i++)
-                if (x[i].bytes != lo && x[i].bytes != hi)
-                    fail_msg("%s: block %d piece %d has %zu bytes", what, j, i, x[i].bytes);
+            size_t sub = (size_t)(q / p + (j < q % p));
+            if ((size_t)n != (units < sub ? units : sub))
+                fail_msg("%s: block %d goes to %d receivers, subgroup has %zu", what, j, n, sub);
+            size_t lo = units / sub * align, hi = (units + sub - 1) / sub * align;
+            for (int i = 0; i < n; i++) {
+                size_t b = x[i].bytes;
+                int last = i == n - 1;
+                if (b > hi || (!last && (b < lo || b % align != 0)) ||
+                    (x[i].offset - (size_t)j * kA) % align != 0)
+                    fail_msg("%s: block %d piece %d has %zu bytes at %zu", what, j, i, b,
+                             x[i].offset);
+            }
         }
     }
 }
@@ -255,7 +264,8 @@ static void check_alg1_shape(int p, size_t kA, int q, const char *what)
 static void test_allgather_all_group_sizes(void **state)
 {
     (void)state;
-    static const size_t ks[] = {0, 1, 5, 24, 31};
+    static const size_t ks[] = {0, 1, 5, 24, 31, 200};
+    static const size_t aligns[] = {1, 4, 64};
     const int nk = (int)(sizeof ks / sizeof ks[0]);
     size_t prefix[MAXG + 1];
     char what[160];
@@ -263,22 +273,24 @@ static void test_allgather_all_group_sizes(void **state)
         for (int q = 1; q <= MAXG; q++) {
             for (int a = 0; a < nk; a++) {
                 for (int b = 0; b < nk; b++) {
-                    size_t kA = ks[a], kB = ks[b];
+                    size_t kA = ks[a], kB = ks[b], al = aligns[(p + q + a + b) % 3];
                     /* Group A's view (it is local, B remote) and B's view. */
-                    ct_seg_part a_local = ct_seg_alg1(p, kA, q), a_remote = ct_seg_alg1(q, kB, p);
-                    ct_seg_part b_local = ct_seg_alg1(q, kB, p), b_remote = ct_seg_alg1(p, kA, q);
+                    ct_seg_part a_local = ct_seg_alg1(p, kA, q, al);
+                    ct_seg_part a_remote = ct_seg_alg1(q, kB, p, al);
+                    ct_seg_part b_local = ct_seg_alg1(q, kB, p, al);
+                    ct_seg_part b_remote = ct_seg_alg1(p, kA, q, al);
                     for (int j = 0; j <= p; j++)
                         prefix[j] = (size_t)j * kA;
-                    snprintf(what, sizeof what, "allgather p=%d q=%d kA=%zu kB=%zu, A->B", p, q,
-                             kA, kB);
+                    snprintf(what, sizeof what, "allgather p=%d q=%d kA=%zu kB=%zu align=%zu, A->B",
+                             p, q, kA, kB, al);
                     check_stream(&a_local, &b_remote, prefix, p, 1, what);
-                    check_alg1_shape(p, kA, q, what);
+                    check_alg1_shape(p, kA, q, al, what);
                     for (int j = 0; j <= q; j++)
                         prefix[j] = (size_t)j * kB;
-                    snprintf(what, sizeof what, "allgather p=%d q=%d kA=%zu kB=%zu, B->A", p, q,
-                             kA, kB);
+                    snprintf(what, sizeof what, "allgather p=%d q=%d kA=%zu kB=%zu align=%zu, B->A",
+                             p, q, kA, kB, al);
                     check_stream(&b_local, &a_remote, prefix, q, 1, what);
-                    check_alg1_shape(q, kB, p, what);
+                    check_alg1_shape(q, kB, p, al, what);
                 }
             }
         }
@@ -289,13 +301,13 @@ static void test_allgather_all_group_sizes(void **state)
 static void test_allgather_fig2(void **state)
 {
     (void)state;
-    ct_seg_part pt = ct_seg_alg1(8, 10, 3);
+    ct_seg_part pt = ct_seg_alg1(8, 10, 3, 1);
     assert_int_equal(ct_seg_bound(&pt, 0), 0);
     assert_int_equal(ct_seg_bound(&pt, 1), 30);
     assert_int_equal(ct_seg_bound(&pt, 2), 60);
     assert_int_equal(ct_seg_bound(&pt, 3), 80);
     /* b_1's block of 10 bytes split among s_1 = {a_3, a_4, a_5}: 4, 3, 3. */
-    ct_seg_part sp = ct_seg_alg1(3, 10, 8);
+    ct_seg_part sp = ct_seg_alg1(3, 10, 8, 1);
     assert_int_equal(ct_seg_bound(&sp, 3), 10);
     assert_int_equal(ct_seg_bound(&sp, 4), 14);
     assert_int_equal(ct_seg_bound(&sp, 5), 17);
@@ -341,6 +353,22 @@ static void pattern_counts(int pattern, int n, uint64_t seed, size_t *counts)
     }
 }
 
+/* Section 4.1's balance: segments of floor or ceil of u/n units (u = K in
+ * units of align), boundaries on unit multiples, the short unit last. */
+static void check_even_shape(const ct_seg_part *pt, const char *what)
+{
+    size_t units = (pt->K + pt->align - 1) / pt->align, n = (size_t)pt->n;
+    for (int k = 0; k < pt->n; k++) {
+        size_t s = ct_seg_bound(pt, k), e = ct_seg_bound(pt, k + 1);
+        size_t lo = units / n, hi = (units + n - 1) / n;
+        if (s % pt->align != 0 && s != pt->K)
+            fail_msg("%s: boundary %d at %zu is not a multiple of %zu", what, k, s, pt->align);
+        if (e - s > hi * pt->align || (e < pt->K && e - s < lo * pt->align))
+            fail_msg("%s: segment %d has %zu bytes (units %zu..%zu of %zu)", what, k, e - s, lo,
+                     hi, pt->align);
+    }
+}
+
 static void test_allgatherv_all_group_sizes(void **state)
 {
     (void)state;
@@ -362,16 +390,19 @@ static void test_allgatherv_all_group_sizes(void **state)
                         prefB[j + 1] = prefB[j] + cB[j];
                     /* A's senders know K_A by allreduce, B's receivers by summing
                      * their recvcounts: both cut K_A evenly among q. */
-                    ct_seg_part a_send = ct_seg_even(prefA[p], q);
-                    ct_seg_part b_recv = ct_seg_even(prefA[p], q);
-                    ct_seg_part b_send = ct_seg_even(prefB[q], p);
-                    ct_seg_part a_recv = ct_seg_even(prefB[q], p);
-                    snprintf(what, sizeof what, "allgatherv p=%d q=%d A %s B %s, A->B", p, q,
-                             pattern_names[pa], pattern_names[pb]);
+                    size_t al = si == 0 ? 1 : si == 1 ? 8 : 64;
+                    ct_seg_part a_send = ct_seg_even(prefA[p], q, al);
+                    ct_seg_part b_recv = ct_seg_even(prefA[p], q, al);
+                    ct_seg_part b_send = ct_seg_even(prefB[q], p, al);
+                    ct_seg_part a_recv = ct_seg_even(prefB[q], p, al);
+                    snprintf(what, sizeof what, "allgatherv p=%d q=%d A %s B %s align %zu, A->B",
+                             p, q, pattern_names[pa], pattern_names[pb], al);
                     check_stream(&a_send, &b_recv, prefA, p, 0, what);
-                    snprintf(what, sizeof what, "allgatherv p=%d q=%d A %s B %s, B->A", p, q,
-                             pattern_names[pa], pattern_names[pb]);
+                    check_even_shape(&a_send, what);
+                    snprintf(what, sizeof what, "allgatherv p=%d q=%d A %s B %s align %zu, B->A",
+                             p, q, pattern_names[pa], pattern_names[pb], al);
                     check_stream(&b_send, &a_recv, prefB, q, 0, what);
+                    check_even_shape(&b_send, what);
                 }
             }
         }
@@ -385,7 +416,7 @@ static void test_allgatherv_order_example(void **state)
 {
     (void)state;
     size_t prefix[] = {0, 4, 8, 12, 21, 22};
-    ct_seg_part pt = ct_seg_even(22, 3); /* [0,8) [8,15) [15,22) */
+    ct_seg_part pt = ct_seg_even(22, 3, 1); /* [0,8) [8,15) [15,22) */
     ct_seg_blocks b = {5, 0, prefix};
     ct_seg_xfer x[5];
     /* receiver 1: a_2 (exclusive [8,12)) and a_3 ([12,15), multi-target, higher) */
@@ -410,10 +441,17 @@ static void test_allgatherv_order_example(void **state)
 static void test_even_short_stream(void **state)
 {
     (void)state;
-    ct_seg_part pt = ct_seg_even(3, 7);
+    ct_seg_part pt = ct_seg_even(3, 7, 1);
     for (int k = 0; k <= 7; k++)
         assert_int_equal(ct_seg_bound(&pt, k), k < 3 ? (size_t)k : 3);
     assert_int_equal(ct_seg_owner(&pt, 2), 2);
+    /* 130 bytes in units of 64 among 4: 64, 64, 2, 0. */
+    ct_seg_part al = ct_seg_even(130, 4, 64);
+    assert_int_equal(ct_seg_bound(&al, 1), 64);
+    assert_int_equal(ct_seg_bound(&al, 2), 128);
+    assert_int_equal(ct_seg_bound(&al, 3), 130);
+    assert_int_equal(ct_seg_bound(&al, 4), 130);
+    assert_int_equal(ct_seg_owner(&al, 129), 2);
 }
 
 int main(void)
