@@ -134,7 +134,7 @@ typedef int (*ct_sdde_fn)(struct ct_sdde *x, struct ct_ctx *ctx, const long *par
 
 /* Restrictions that depend on rank-local call arguments: the decision
  * combines them over all ranks in the one small allreduce (decide.c). */
-#define CT_R_CONTIG_TYPES 0x10u /* send/recv types contiguous with lb == 0 */
+#define CT_R_CONTIG_TYPES 0x10u /* send/recv types contiguous (no holes, extent == size) */
 #define CT_R_INT_OFFSETS 0x20u  /* every byte offset and total fits in int */
 
 #define CT_R_LOCAL_MASK 0xf0u

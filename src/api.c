@@ -5,6 +5,8 @@
  */
 #include "coltune.h"
 
+#include "api.h"
+
 #include "allgather_inter/allgather_inter.h"
 #include "alltoallv/alltoallv.h"
 #include "core/log.h"
@@ -70,18 +72,13 @@ CT_EXPORT int coltune_alltoallv(const char *spec_text, A2AV_PARAMS)
 {
     ct_alltoallv_args a = A2AV_ARGS;
     ct_spec spec;
-    ct_parse_error err;
     int rc = api_check_comm(comm);
     if (rc != MPI_SUCCESS)
         return ct_shim_return(comm, rc);
-    if (spec_text == NULL)
-        return ct_shim_return(comm, ct_alltoallv_dispatch(&a, NULL));
-    if (ct_spec_parse(spec_text, strlen(spec_text), CT_COLL_ALLTOALLV, &spec, &err) != 0) {
-        ct_log_once("coltune_alltoallv: spec '%s': column %d: %s", spec_text, err.column + 1,
-                    err.message);
+    rc = ct_api_parse_spec("coltune_alltoallv", spec_text, CT_COLL_ALLTOALLV, comm, &spec);
+    if (rc < 0)
         return ct_shim_return(comm, MPI_ERR_ARG);
-    }
-    return ct_shim_return(comm, ct_alltoallv_dispatch(&a, &spec));
+    return ct_shim_return(comm, ct_alltoallv_dispatch(&a, rc ? &spec : NULL));
 }
 
 CT_EXPORT int coltune_alltoallv_pairwise(A2AV_PARAMS)
@@ -161,18 +158,19 @@ static int api_check_intercomm(MPI_Comm comm)
     return rc != MPI_SUCCESS ? rc : inter ? MPI_SUCCESS : MPI_ERR_COMM;
 }
 
-/* Parses spec_text for coll: 1 when parsed into *spec, 0 for NULL (decide as
- * the shim would), -1 (reported) when it does not parse. */
-static int api_parse_spec(const char *fn, const char *spec_text, ct_coll coll, ct_spec *spec)
+int ct_api_parse_spec(const char *fn, const char *spec_text, ct_coll coll, MPI_Comm comm,
+                      ct_spec *spec)
 {
     ct_parse_error err;
+    int rank = 0;
     if (spec_text == NULL)
         return 0;
-    if (ct_spec_parse(spec_text, strlen(spec_text), coll, spec, &err) != 0) {
+    if (ct_spec_parse(spec_text, strlen(spec_text), coll, spec, &err) == 0)
+        return 1;
+    /* Every rank passes the same spec: one message per communicator. */
+    if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || rank == 0)
         ct_log_once("%s: spec '%s': column %d: %s", fn, spec_text, err.column + 1, err.message);
-        return -1;
-    }
-    return 1;
+    return -1;
 }
 
 CT_EXPORT int coltune_allgather_inter(const char *spec_text, const void *sendbuf, int sendcount,
@@ -186,7 +184,8 @@ CT_EXPORT int coltune_allgather_inter(const char *spec_text, const void *sendbuf
         return ct_shim_return(comm, rc);
     if (sendbuf == MPI_IN_PLACE) /* as the shim: the MPI library's own answer */
         return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    rc = api_parse_spec("coltune_allgather_inter", spec_text, CT_COLL_ALLGATHER_INTER, &spec);
+    rc = ct_api_parse_spec("coltune_allgather_inter", spec_text, CT_COLL_ALLGATHER_INTER, comm,
+                           &spec);
     if (rc < 0)
         return ct_shim_return(comm, MPI_ERR_ARG);
     return ct_shim_return(comm, ct_allgather_inter_dispatch(&a, rc ? &spec : NULL));
@@ -206,7 +205,8 @@ CT_EXPORT int coltune_allgatherv_inter(const char *spec_text, const void *sendbu
     if (sendbuf == MPI_IN_PLACE)
         return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                recvtype, comm);
-    rc = api_parse_spec("coltune_allgatherv_inter", spec_text, CT_COLL_ALLGATHERV_INTER, &spec);
+    rc = ct_api_parse_spec("coltune_allgatherv_inter", spec_text, CT_COLL_ALLGATHERV_INTER,
+                           comm, &spec);
     if (rc < 0)
         return ct_shim_return(comm, MPI_ERR_ARG);
     return ct_shim_return(comm, ct_allgatherv_inter_dispatch(&a, rc ? &spec : NULL));

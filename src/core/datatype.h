@@ -26,7 +26,9 @@ static inline char *ct_elem_ptr(const void *buf, int displ, MPI_Aint ext)
  * Copies scount elements of stype at src to rcount elements of rtype at dst
  * (the type signatures match, as in any MPI exchange). Contiguous types are
  * copied with memcpy, anything else through a send to self on comm (a
- * private communicator).
+ * private communicator). comm must be an intra-communicator containing this
+ * rank as rank: on an intercommunicator context use ctx->local_comm (on
+ * ctx->comm, "rank" names a rank of the remote group).
  */
 int ct_copy_typed(const void *src, int scount, MPI_Datatype stype, void *dst, int rcount,
                   MPI_Datatype rtype, MPI_Comm comm, int rank);

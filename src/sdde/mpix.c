@@ -6,6 +6,7 @@
  */
 #include "coltune.h"
 
+#include "api.h"
 #include "core/log.h"
 #include "sdde/sdde.h"
 #include "shim/shim.h"
@@ -121,21 +122,16 @@ CT_EXPORT int coltune_sdde_internode_msgs(MPI_Comm comm, long *count)
 static int run_call(ct_sdde_call *c, const char *spec_text, const MPIX_Info *xinfo)
 {
     ct_spec spec;
-    ct_parse_error err;
     int rc = check_comm(c->comm);
     if (rc != MPI_SUCCESS)
         return fail(c->comm, rc);
     c->nnz_known = xinfo != NULL && xinfo->recv_nnz_known;
     c->size_known = xinfo != NULL && xinfo->recv_size_known;
-    if (spec_text == NULL)
-        return ct_shim_return(c->comm, ct_sdde_dispatch(c, NULL));
     ct_coll coll = c->variable ? CT_COLL_ALLTOALLV_CRS : CT_COLL_ALLTOALL_CRS;
-    if (ct_spec_parse(spec_text, strlen(spec_text), coll, &spec, &err) != 0) {
-        ct_log_once("%s: spec '%s': column %d: %s", c->fn, spec_text, err.column + 1,
-                    err.message);
+    rc = ct_api_parse_spec(c->fn, spec_text, coll, c->comm, &spec);
+    if (rc < 0)
         return ct_shim_return(c->comm, MPI_ERR_ARG);
-    }
-    return ct_shim_return(c->comm, ct_sdde_dispatch(c, &spec));
+    return ct_shim_return(c->comm, ct_sdde_dispatch(c, rc ? &spec : NULL));
 }
 
 static MPI_Comm comm_of(const MPIX_Comm *xcomm)
