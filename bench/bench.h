@@ -9,6 +9,8 @@
  *   dist.c              block-size distributions (paper 001 VI-A, VI-C), fill pattern
  *   drivers.c           the table of collectives
  *   driver_<coll>.c     one driver per collective: setup, run, check, teardown
+ *   common_inter.c      the intercommunicator and paper 002's settings (allgather(v)_inter)
+ *   common_sdde.c       the SDDE send patterns and reference (alltoall(v)_crs)
  *
  * Adding a collective is one driver_<coll>.c and one line in drivers.c.
  */
@@ -69,6 +71,7 @@ typedef struct bench_options {
     int group_p, group_q; /* --group-sizes p:q, 0 when not given */
     bench_pattern pattern;
     int pattern_k;        /* k of random:k */
+    int setting;          /* --setting 1..8 (paper 002 section 5), 0 when not given */
     int check;
     const char *csv;
     int progress;         /* 0 with --no-progress */
@@ -80,6 +83,15 @@ typedef struct bench_options {
 int bench_options_parse(int argc, char **argv, bench_options *o, char *err, size_t errlen);
 void bench_options_usage(const char *prog);
 const char *bench_dist_name(bench_dist d);
+/* What the input of collective coll is drawn from, for the table's "input"
+ * column: the distribution (alltoallv), "setting5" (intercommunicator
+ * collectives: --setting, default 1 for allgather_inter, 5 for
+ * allgatherv_inter) or "random:3" (SDDE: --pattern, default random:3). */
+void bench_input_name(const bench_options *o, char *buf, size_t len);
+/* --setting, or the default of collective coll. */
+int bench_setting(const bench_options *o);
+/* --pattern, or the default random:3 (sets *k). */
+bench_pattern bench_pattern_of(const bench_options *o, int *k);
 
 /* Parses a size list "16,256,4k,64k" or "16..64k" (doubling). 0 on success. */
 int bench_parse_sizes(const char *text, long *sizes, int max, int *n, char *err,
@@ -116,12 +128,13 @@ typedef struct bench_alglist {
 } bench_alglist;
 
 /*
- * Expands --algs for collective coll on env into resolved specs, pmpi first.
+ * Expands --algs for collective coll on env into resolved specs, baseline
+ * (pmpi, or the collective's own when coltune has no pmpi for it) first.
  * Values outside an algorithm's range are dropped with a note (printed by
  * rank 0). Returns 0, or -1 with a usage message in err.
  */
-int bench_algs_expand(const char *text, const char *coll, const bench_env *env,
-                      bench_alglist *out, char *err, size_t errlen);
+int bench_algs_expand(const char *text, const char *coll, const char *baseline,
+                      const bench_env *env, bench_alglist *out, char *err, size_t errlen);
 void bench_alglist_free(bench_alglist *l);
 /* Prints the registered algorithms of coll with their ranges at env. */
 void bench_algs_list(const char *coll, const bench_env *env);
@@ -137,6 +150,9 @@ int bench_algs_registered(const char *coll);
  * the same count matrix. */
 long bench_block_bytes(bench_dist d, unsigned long seed, long S, int P, int from, int to);
 
+/* splitmix64's finaliser: a bijective mix of 64 bits (counter-based draws). */
+uint64_t bench_mix(uint64_t x);
+
 /* The byte at offset off of the block from -> to (send buffer fill pattern). */
 static inline unsigned char bench_fill_byte(unsigned long seed, int from, int to, size_t off)
 {
@@ -151,6 +167,8 @@ static inline unsigned char bench_fill_byte(unsigned long seed, int from, int to
 /* The first byte where a result differs from the PMPI_ reference. */
 typedef struct bench_mismatch {
     int found;
+    char what[160];     /* set when the difference is not a byte of the receive buffer
+                         * (message count, source, size): said instead of the byte */
     int peer;           /* rank whose block holds the byte (-1: beyond the blocks) */
     size_t offset;      /* byte offset in the receive buffer */
     size_t block_offset; /* byte offset in that block */
@@ -161,9 +179,13 @@ typedef struct bench_mismatch {
 #define BENCH_USES_DIST 0x1u
 #define BENCH_USES_GROUPS 0x2u
 #define BENCH_USES_PATTERN 0x4u
+#define BENCH_USES_SETTING 0x8u
 
 /*
  * One collective. Every function is collective over env->comm.
+ *   validate (optional) checks the options against env before the first
+ *            size; returns 0, or -1 with a usage message in err (exit 2).
+ *            Called on every rank; each rank decides alike.
  *   setup    builds buffers for size S; returns an MPI code. A size that cannot
  *            be served (too large for int counts) returns BENCH_SETUP_UNUSABLE
  *            with a message in err.
@@ -172,18 +194,26 @@ typedef struct bench_mismatch {
  *            result on the same input; returns the call's MPI code.
  *   teardown frees what setup allocated; called whatever setup returned
  *            (state may be NULL).
- * A driver whose functions are NULL is listed but not available in this build.
+ *   internode_msgs (optional, not collective) this rank's inter-node messages
+ *            in the last call (coltune_sdde_internode_msgs); the table shows
+ *            the maximum over ranks and iterations, "-" without this function.
+ * baseline names the algorithm speedups are relative to (NULL: "pmpi"); it is
+ * put first in every list. A driver whose setup is NULL is listed but not
+ * available in this build.
  */
 #define BENCH_SETUP_UNUSABLE (-1)
 
 typedef struct bench_driver {
     const char *name; /* as in --coll and in coltune's registry */
     unsigned uses;
+    const char *baseline;
+    int (*validate)(const bench_options *o, const bench_env *env, char *err, size_t errlen);
     int (*setup)(const bench_options *o, const bench_env *env, long S, void **state,
                  char *err, size_t errlen);
     int (*run)(void *state, const char *spec);
     int (*check)(void *state, const char *spec, bench_mismatch *m);
     void (*teardown)(void *state);
+    int (*internode_msgs)(void *state, long *count);
 } bench_driver;
 
 /* The driver named name, or NULL when no collective has that name. */
@@ -192,6 +222,10 @@ const bench_driver *bench_driver_find(const char *name);
 void bench_driver_names(char *buf, size_t len);
 
 extern const bench_driver bench_driver_alltoallv;
+extern const bench_driver bench_driver_allgather_inter;
+extern const bench_driver bench_driver_allgatherv_inter;
+extern const bench_driver bench_driver_alltoall_crs;
+extern const bench_driver bench_driver_alltoallv_crs;
 
 /* ------------------------------------------------------------------ */
 /* Small helpers                                                       */

@@ -8,7 +8,9 @@
  * so drift of the machine hits all specs alike. The time of an iteration is
  * that of the slowest rank (one MPI_MAX reduction of all times at the end of
  * the size, so no extra collective runs between the timed calls). Rank 0
- * prints median, min and max and the speedup over pmpi.
+ * prints median, min and max and the speedup over pmpi (over the driver's
+ * baseline where coltune has no pmpi), and for the SDDE collectives the
+ * largest number of inter-node messages any rank sent in one timed call.
  *
  * See bench.h for the parts and --help for the options.
  */
@@ -39,8 +41,9 @@ typedef struct bench_run {
     bench_env env;
     bench_alglist algs;
     FILE *csv; /* rank 0 only */
-    int coll_width, alg_width;
-    int mismatch; /* --check found a difference */
+    int coll_width, alg_width, input_width;
+    char input[48]; /* what the input is drawn from: distribution, setting, pattern */
+    int mismatch;   /* --check found a difference */
     progress prog;
 } bench_run;
 
@@ -53,6 +56,8 @@ typedef struct size_run {
     int *status;     /* [nalg] ALG_* */
     double *local;   /* [nalg * iters] this rank's times */
     double *slowest; /* [nalg * iters] slowest rank's times (rank 0) */
+    long *msgs_local; /* [nalg] this rank's most inter-node messages in a timed call */
+    long *msgs;       /* [nalg] the maximum over ranks (rank 0), -1: not counted */
 } size_run;
 
 typedef struct stats {
@@ -117,7 +122,7 @@ out:
  * (collective: one allreduce). */
 static int agree_first(const bench_env *e, const int *flags, int *first, int n)
 {
-    int mine[2], low[2], rc;
+    int mine[2] = {0, 0}, low[2], rc;
     for (int i = 0; i < n; i++)
         mine[i] = flags[i] ? e->rank : e->P;
     BENCH_CALL(MPI_Allreduce(mine, low, n, MPI_INT, MPI_MIN, e->comm));
@@ -172,6 +177,12 @@ static void progress_clear(progress *p)
 /* Output                                                              */
 /* ------------------------------------------------------------------ */
 
+/* The algorithm speedups are relative to. */
+static const char *baseline_of(const bench_driver *d)
+{
+    return d->baseline != NULL ? d->baseline : "pmpi";
+}
+
 static void csv_field(FILE *f, const char *s)
 {
     if (strpbrk(s, ",\"\n") == NULL) {
@@ -190,17 +201,18 @@ static void csv_field(FILE *f, const char *s)
 static void print_header(const bench_run *r)
 {
     const bench_options *o = r->o;
-    printf("# coltune-bench %s: P=%d nodes=%d ppn=%d dist=%s seed=%lu iters=%d warmup=%d "
-           "specs=%d check=%s\n",
-           o->coll, r->env.P, r->env.N, r->env.Q, bench_dist_name(o->dist), o->seed, o->iters,
-           o->warmup, r->algs.n, o->check ? "yes" : "no");
-    printf("%-*s  %-*s  %5s  %5s  %4s  %6s  %-8s  %10s  %10s  %10s  %7s\n", r->coll_width, "coll",
-           r->alg_width, "alg", "P", "nodes", "ppn", "size", "dist", "median_us", "min_us",
-           "max_us", "speedup");
+    printf("# coltune-bench %s: P=%d nodes=%d ppn=%d input=%s seed=%lu iters=%d warmup=%d "
+           "specs=%d check=%s speedup-over=%s\n",
+           o->coll, r->env.P, r->env.N, r->env.Q, r->input, o->seed, o->iters, o->warmup,
+           r->algs.n, o->check ? "yes" : "no", baseline_of(r->drv));
+    printf("%-*s  %-*s  %5s  %5s  %4s  %6s  %-*s  %10s  %10s  %10s  %7s  %9s\n",
+           r->coll_width, "coll", r->alg_width, "alg", "P", "nodes", "ppn", "size",
+           r->input_width, "input", "median_us", "min_us", "max_us", "speedup", "internode");
     fflush(stdout);
+    /* "distribution" holds the input name (a distribution, setting or pattern) */
     if (r->csv != NULL)
         fputs("collective,algorithm,params,P,nodes,ppn,size,distribution,seed,iters,warmup,"
-              "median_us,min_us,max_us,speedup,status\n", r->csv);
+              "median_us,min_us,max_us,speedup,internode_msgs,status\n", r->csv);
 }
 
 static const char *status_name(int status)
@@ -212,16 +224,19 @@ static void print_row(const bench_run *r, const size_run *sr, int a, const stats
                       double speedup)
 {
     const bench_env *e = &r->env;
-    const char *dist = bench_dist_name(r->o->dist);
-    printf("%-*s  %-*s  %5d  %5d  %4d  %6s  %-8s  ", r->coll_width, r->o->coll, r->alg_width,
-           r->algs.v[a].spec, e->P, e->N, e->Q, sr->label, dist);
+    char msgs[24] = "-";
+    if (sr->status[a] == ALG_OK && sr->msgs[a] >= 0)
+        snprintf(msgs, sizeof msgs, "%ld", sr->msgs[a]);
+    printf("%-*s  %-*s  %5d  %5d  %4d  %6s  %-*s  ", r->coll_width, r->o->coll, r->alg_width,
+           r->algs.v[a].spec, e->P, e->N, e->Q, sr->label, r->input_width, r->input);
     if (sr->status[a] != ALG_OK)
-        printf("%10s  %10s  %10s  %7s\n", "-", "-", "-",
-               sr->status[a] == ALG_SKIPPED ? "skipped" : "FAILED");
+        printf("%10s  %10s  %10s  %7s  %9s\n", "-", "-", "-",
+               sr->status[a] == ALG_SKIPPED ? "skipped" : "FAILED", "-");
     else if (speedup > 0)
-        printf("%10.2f  %10.2f  %10.2f  %7.2f\n", st->median, st->min, st->max, speedup);
+        printf("%10.2f  %10.2f  %10.2f  %7.2f  %9s\n", st->median, st->min, st->max, speedup,
+               msgs);
     else
-        printf("%10.2f  %10.2f  %10.2f  %7s\n", st->median, st->min, st->max, "-");
+        printf("%10.2f  %10.2f  %10.2f  %7s  %9s\n", st->median, st->min, st->max, "-", msgs);
 }
 
 static void csv_row(const bench_run *r, const size_run *sr, int a, const stats *st,
@@ -235,14 +250,18 @@ static void csv_row(const bench_run *r, const size_run *sr, int a, const stats *
     csv_field(f, r->algs.v[a].name);
     fputc(',', f);
     csv_field(f, r->algs.v[a].params);
-    fprintf(f, ",%d,%d,%d,%ld,%s,%lu,%d,%d,", e->P, e->N, e->Q, sr->S,
-            bench_dist_name(o->dist), o->seed, o->iters, o->warmup);
+    fprintf(f, ",%d,%d,%d,%ld,", e->P, e->N, e->Q, sr->S);
+    csv_field(f, r->input);
+    fprintf(f, ",%lu,%d,%d,", o->seed, o->iters, o->warmup);
     if (sr->status[a] == ALG_OK)
         fprintf(f, "%.3f,%.3f,%.3f,", st->median, st->min, st->max);
     else
         fputs(",,,", f);
     if (sr->status[a] == ALG_OK && speedup > 0)
         fprintf(f, "%.4f", speedup);
+    fputc(',', f);
+    if (sr->status[a] == ALG_OK && sr->msgs[a] >= 0)
+        fprintf(f, "%ld", sr->msgs[a]);
     fprintf(f, ",%s\n", status_name(sr->status[a]));
 }
 
@@ -278,7 +297,8 @@ static int report_size(bench_run *r, size_run *sr)
         if (sr->status[a] != ALG_OK)
             continue;
         st[a] = summarize(sr->slowest + (size_t)a * (size_t)iters, iters);
-        if (ref < 0 && strcmp(r->algs.v[a].name, "pmpi") == 0)
+        if (ref < 0 && strcmp(r->algs.v[a].name, baseline_of(r->drv)) == 0 &&
+            r->algs.v[a].params[0] == '\0')
             ref = a;
         if (best < 0 || st[a].median < st[best].median)
             best = a;
@@ -293,7 +313,7 @@ static int report_size(bench_run *r, size_run *sr)
     }
     if (best >= 0)
         printf("%-*s  size %s %s: %s, median %.2f us, speedup %.2f\n", r->coll_width, "best",
-               sr->label, bench_dist_name(r->o->dist), r->algs.v[best].spec, st[best].median,
+               sr->label, r->input, r->algs.v[best].spec, st[best].median,
                ref >= 0 && st[best].median > 0 ? st[ref].median / st[best].median : 0.0);
     fflush(stdout);
     if (r->csv != NULL)
@@ -313,6 +333,8 @@ static void size_free(const bench_run *r, size_run *sr)
     free(sr->status);
     free(sr->local);
     free(sr->slowest);
+    free(sr->msgs_local);
+    free(sr->msgs);
 }
 
 /* Driver setup, agreed over all ranks. Returns an MPI code, or
@@ -327,9 +349,15 @@ static int size_setup(bench_run *r, size_run *sr)
         sr->status = calloc((size_t)r->algs.n, sizeof *sr->status);
         sr->local = calloc(n, sizeof *sr->local);
         sr->slowest = calloc(n, sizeof *sr->slowest);
-        if (sr->status == NULL || sr->local == NULL || sr->slowest == NULL) {
+        sr->msgs_local = malloc((size_t)r->algs.n * sizeof *sr->msgs_local);
+        sr->msgs = malloc((size_t)r->algs.n * sizeof *sr->msgs);
+        if (sr->status == NULL || sr->local == NULL || sr->slowest == NULL ||
+            sr->msgs_local == NULL || sr->msgs == NULL) {
             rc = MPI_ERR_NO_MEM;
             bench_mpi_error(rc, "calloc(times)", __FILE__, __LINE__);
+        } else {
+            for (int a = 0; a < r->algs.n; a++)
+                sr->msgs_local[a] = sr->msgs[a] = -1;
         }
     }
     flags[0] = rc == BENCH_SETUP_UNUSABLE;
@@ -352,17 +380,25 @@ static int size_setup(bench_run *r, size_run *sr)
 static void report_mismatch(const bench_run *r, const size_run *sr, const bench_alg *alg,
                             const bench_mismatch *m)
 {
-    char where[96];
-    if (m->peer >= 0)
+    char where[192];
+    if (m->what[0] != '\0')
+        snprintf(where, sizeof where, "%s", m->what);
+    else if (m->peer >= 0)
         snprintf(where, sizeof where, "byte %zu of the block from rank %d", m->block_offset,
                  m->peer);
     else
         snprintf(where, sizeof where, "%zu bytes past the last block", m->block_offset);
-    fprintf(stderr, "coltune-bench: check FAILED: %s %s (params '%s') P=%d nodes=%d ppn=%d "
-            "size=%ld dist=%s seed=%lu: rank %d, receive buffer byte %zu (%s): expected "
-            "0x%02x, got 0x%02x\n", r->o->coll, alg->name, alg->params, r->env.P, r->env.N,
-            r->env.Q, sr->S, bench_dist_name(r->o->dist), r->o->seed, r->env.rank, m->offset,
-            where, m->expected, m->got);
+    if (m->what[0] != '\0')
+        fprintf(stderr, "coltune-bench: check FAILED: %s %s (params '%s') P=%d nodes=%d "
+                "ppn=%d size=%ld input=%s seed=%lu: rank %d: %s\n", r->o->coll, alg->name,
+                alg->params, r->env.P, r->env.N, r->env.Q, sr->S, r->input, r->o->seed,
+                r->env.rank, where);
+    else
+        fprintf(stderr, "coltune-bench: check FAILED: %s %s (params '%s') P=%d nodes=%d "
+                "ppn=%d size=%ld input=%s seed=%lu: rank %d, receive buffer byte %zu (%s): "
+                "expected 0x%02x, got 0x%02x\n", r->o->coll, alg->name, alg->params, r->env.P,
+                r->env.N, r->env.Q, sr->S, r->input, r->o->seed, r->env.rank, m->offset, where,
+                m->expected, m->got);
     fflush(stderr);
 }
 
@@ -412,8 +448,20 @@ out:
     return rc;
 }
 
+/* Keeps the most inter-node messages this rank sent in one call of spec a. */
+static int count_msgs(const bench_run *r, size_run *sr, int a)
+{
+    long count = -1;
+    int rc = r->drv->internode_msgs(sr->state, &count);
+    if (rc != MPI_SUCCESS)
+        bench_mpi_error(rc, "coltune_sdde_internode_msgs", __FILE__, __LINE__);
+    else if (count > sr->msgs_local[a])
+        sr->msgs_local[a] = count;
+    return rc;
+}
+
 /* iters iterations of every usable spec, each after a barrier; records this
- * rank's times when timed. */
+ * rank's times (and inter-node messages) when timed. */
 static int size_loop(bench_run *r, size_run *sr, int iters, int timed)
 {
     const int n = r->algs.n;
@@ -433,6 +481,8 @@ static int size_loop(bench_run *r, size_run *sr, int iters, int timed)
             }
             if (timed)
                 sr->local[(size_t)a * (size_t)iters + (size_t)it] = t1 - t0;
+            if (timed && r->drv->internode_msgs != NULL)
+                BENCH_CALL(count_msgs(r, sr, a));
         }
         progress_tick(&r->prog, sr, r->o->nsizes, timed ? "iteration" : "warmup", it + 1,
                       iters);
@@ -454,6 +504,7 @@ static int run_size(bench_run *r, long S, int number)
     BENCH_CALL(size_loop(r, &sr, r->o->iters, 1));
     BENCH_CALL(MPI_Reduce(sr.local, sr.slowest, r->algs.n * r->o->iters, MPI_DOUBLE, MPI_MAX, 0,
                           r->env.comm));
+    BENCH_CALL(MPI_Reduce(sr.msgs_local, sr.msgs, r->algs.n, MPI_LONG, MPI_MAX, 0, r->env.comm));
     if (r->env.rank == 0)
         BENCH_CALL(report_size(r, &sr));
 out:
@@ -498,6 +549,8 @@ static void note_ignored(const bench_run *r)
         bench_note(r->env.rank, "--group-sizes is ignored by %s", o->coll);
     if (o->pattern != BENCH_PATTERN_NONE && !(r->drv->uses & BENCH_USES_PATTERN))
         bench_note(r->env.rank, "--pattern is ignored by %s", o->coll);
+    if (o->setting > 0 && !(r->drv->uses & BENCH_USES_SETTING))
+        bench_note(r->env.rank, "--setting is ignored by %s", o->coll);
 }
 
 /* Everything before the first size. Returns an exit status, or -1 to go on. */
@@ -522,7 +575,12 @@ static int prepare(bench_run *r, const char *prog)
         return BENCH_EXIT_OK;
     }
     note_ignored(r);
-    if (bench_algs_expand(o->algs, o->coll, &r->env, &r->algs, err, sizeof err) != 0) {
+    if (r->drv->validate != NULL && r->drv->validate(o, &r->env, err, sizeof err) != 0) {
+        usage_error(r->env.rank, err);
+        return BENCH_EXIT_USAGE;
+    }
+    if (bench_algs_expand(o->algs, o->coll, baseline_of(r->drv), &r->env, &r->algs, err,
+                          sizeof err) != 0) {
         usage_error(r->env.rank, err);
         return BENCH_EXIT_USAGE;
     }
@@ -539,6 +597,8 @@ static int prepare(bench_run *r, const char *prog)
         return BENCH_EXIT_USAGE;
     }
     r->coll_width = (int)strlen(o->coll) > 4 ? (int)strlen(o->coll) : 4;
+    bench_input_name(o, r->input, sizeof r->input);
+    r->input_width = (int)strlen(r->input) > 8 ? (int)strlen(r->input) : 8;
     r->alg_width = 3;
     for (int a = 0; a < r->algs.n; a++)
         if ((int)strlen(r->algs.v[a].spec) > r->alg_width)

@@ -31,6 +31,8 @@ static uint64_t mix(uint64_t x)
     return x ^ (x >> 31);
 }
 
+uint64_t bench_mix(uint64_t x) { return mix(x); }
+
 /* The draw-th uniform number in [0, 1) of block from -> to. */
 static double uniform01(unsigned long seed, bench_dist d, long S, int from, int to,
                         unsigned draw)

@@ -28,6 +28,37 @@ const char *bench_dist_name(bench_dist d)
     return (d >= 0 && d < BENCH_DIST_COUNT) ? dist_names[d] : "?";
 }
 
+int bench_setting(const bench_options *o)
+{
+    if (o->setting > 0)
+        return o->setting;
+    return strcmp(o->coll, "allgatherv_inter") == 0 ? 5 : 1;
+}
+
+bench_pattern bench_pattern_of(const bench_options *o, int *k)
+{
+    *k = o->pattern == BENCH_PATTERN_NONE ? 3 : o->pattern_k;
+    return o->pattern == BENCH_PATTERN_NONE ? BENCH_PATTERN_RANDOM : o->pattern;
+}
+
+void bench_input_name(const bench_options *o, char *buf, size_t len)
+{
+    const bench_driver *d = bench_driver_find(o->coll);
+    unsigned uses = d != NULL ? d->uses : BENCH_USES_DIST;
+    int k;
+    if (uses & BENCH_USES_SETTING) {
+        snprintf(buf, len, "setting%d", bench_setting(o));
+    } else if (uses & BENCH_USES_PATTERN) {
+        bench_pattern p = bench_pattern_of(o, &k);
+        if (p == BENCH_PATTERN_RANDOM)
+            snprintf(buf, len, "random:%d", k);
+        else
+            snprintf(buf, len, "%s", p == BENCH_PATTERN_STENCIL2D ? "stencil2d" : "stencil3d");
+    } else {
+        snprintf(buf, len, "%s", bench_dist_name(o->dist));
+    }
+}
+
 static int fail(char *err, size_t len, const char *fmt, ...) BENCH_PRINTF(3, 4);
 static int fail(char *err, size_t len, const char *fmt, ...)
 {
@@ -265,6 +296,16 @@ static int set_pattern(bench_options *o, const char *v, char *err, size_t len)
                 "random:k)", v);
 }
 
+static int set_setting(bench_options *o, const char *v, char *err, size_t len)
+{
+    long x;
+    if (parse_long(v, 1, 8, &x) != 0)
+        return fail(err, len, "--setting: bad value '%s' (expected 1..8, paper 002's settings)",
+                    v);
+    o->setting = (int)x;
+    return 0;
+}
+
 static int set_csv(bench_options *o, const char *v, char *err, size_t len)
 {
     if (*v == '\0')
@@ -311,6 +352,7 @@ static const struct {
     {"iters", 1, set_iters},     {"warmup", 1, set_warmup},
     {"seed", 1, set_seed},       {"ppn", 1, set_ppn},
     {"group-sizes", 1, set_groups}, {"pattern", 1, set_pattern},
+    {"setting", 1, set_setting},
     {"csv", 1, set_csv},         {"check", 0, set_check},
     {"no-progress", 0, set_no_progress}, {"list", 0, set_list},
     {"help", 0, set_help},
@@ -392,7 +434,8 @@ void bench_options_usage(const char *prog)
         "                     --ppn, else the shared-memory nodes). A value outside the\n"
         "                     algorithm's range at this P is dropped with a note.\n"
         "  --sizes LIST       sizes S in bytes, k/m/g suffixes; a..b doubles from a to b\n"
-        "                     (default " DEFAULT_SIZES ")\n"
+        "                     (default " DEFAULT_SIZES "); S bounds a block (alltoallv),\n"
+        "                     a sender's block (allgather(v)_inter), a message (SDDE)\n"
         "  --dist NAME        block sizes for S (paper 001 V, VI-A, VI-C; default uniform):\n"
         "                       uniform   each block uniform in [0, S] bytes\n"
         "                       normal    normal, mean S*1000/1024, stddev S*240/1024 (Fig. 16\n"
@@ -404,14 +447,39 @@ void bench_options_usage(const char *prog)
         "                                 (S=64 is the paper's N1: 8 FP64 per block)\n"
         "                       fft-n2    every rank sends S bytes per block, the last rank\n"
         "                                 S/4 (S=512 is the paper's N2: 64 and 16 FP64)\n"
-        "  --seed N           seed of the block sizes (default 1); every rank derives the\n"
-        "                     whole count matrix from it, so runs are reproducible\n"
+        "  --seed N           seed of the block sizes and SDDE patterns (default 1); every\n"
+        "                     rank derives the whole count matrix (its own messages) from\n"
+        "                     it, so runs are reproducible\n"
         "  --iters N          timed iterations per spec and size (default 20)\n"
         "  --warmup N         untimed iterations first (default 3)\n"
         "  --ppn N[:cyclic]   emulate nodes of N ranks: sets COLTUNE_PPN for coltune's\n"
         "                     topology (consecutive ranks, or dealt round-robin with :cyclic)\n"
-        "  --group-sizes p:q  group sizes of the intercommunicator collectives\n"
-        "  --pattern PAT      stencil2d | stencil3d | random:k, for alltoall_crs/alltoallv_crs\n"
+        "  --group-sizes p:q  allgather_inter, allgatherv_inter: the intercommunicator's\n"
+        "                     groups, A = world ranks [0, p), B = [p, p+q); p+q must be the\n"
+        "                     world size (default P/2 : P-P/2). Built once per size.\n"
+        "  --setting N        allgather_inter (1-4, default 1), allgatherv_inter (1-8,\n"
+        "                     default 5): paper 002 section 5's block sizes. S is the block\n"
+        "                     of the largest sender, m = max(p, q):\n"
+        "                       1, 2, 5, 7  every rank sends S bytes (the paper runs 1 and\n"
+        "                                   5 at p = q, 2 and 7 at p:q = 25:7)\n"
+        "                       3           group A sends S, group B S/4 (p:q = 25:7)\n"
+        "                       4           group A sends S/4, group B S (p:q = 25:7)\n"
+        "                       6, 8        arithmetic sequence: rank i of either group\n"
+        "                                   sends floor(S (i+1) / m) (6: p = q; 8: 25:7)\n"
+        "                     (the factor 4 of settings 3 and 4 is the one for which the\n"
+        "                     paper's predicted improvements 4.21 and 6.68 hold)\n"
+        "  --pattern PAT      alltoall_crs, alltoallv_crs: who sends to whom (default\n"
+        "                     random:3); every rank derives its own messages from --seed:\n"
+        "                       random:k   k distinct destinations other than itself\n"
+        "                                  (at most P-1), uniform\n"
+        "                       stencil2d  halo exchange on a px x py process grid (ranks\n"
+        "                                  row-major, px >= py, as square as P allows):\n"
+        "                                  one message to each of the up to 8 neighbours\n"
+        "                                  (9-point stencil, not periodic)\n"
+        "                       stencil3d  the same on a px x py x pz grid, up to 26\n"
+        "                                  neighbours (27-point stencil)\n"
+        "                     Message sizes: alltoall_crs S/4 ints (at least 1) each;\n"
+        "                     alltoallv_crs 1..S/4 ints drawn uniformly per message.\n"
         "  --check            before timing, compare every spec's result byte for byte with\n"
         "                     the PMPI_ result on the same input\n"
         "  --csv FILE         also write one row per (collective, algorithm, parameters, P,\n"
@@ -423,7 +491,11 @@ void bench_options_usage(const char *prog)
         "\n"
         "Output: a table on stdout, one row per spec and size, with the median, min and max\n"
         "over iterations in microseconds and speedup = median(pmpi) / median(spec) (> 1 is\n"
-        "faster than native MPI), then a 'best' line per size.\n"
+        "faster than native MPI; for alltoall_crs and alltoallv_crs, which have no native\n"
+        "call, over personalized, paper 003's Alg. 1), then a 'best' line per size. For the\n"
+        "SDDE collectives, 'internode' (CSV internode_msgs) is the most messages carrying\n"
+        "data that any rank sent to other nodes in one timed call (paper 003's red dots;\n"
+        "nodes as --ppn says); '-' (empty) for the other collectives.\n"
         "\n"
         "coltune-bench sets COLTUNE_FALLBACK=error unless it is already set, so a spec that\n"
         "cannot serve a call is reported and skipped rather than timed as pmpi.\n"
@@ -435,6 +507,9 @@ void bench_options_usage(const char *prog)
         "  mpirun -np 8 %s --algs all --sizes 16,4k --check\n"
         "  mpirun -np 64 %s --algs \"pmpi,scattered:block_count=1,2,4..P\" --dist normal\n"
         "  mpirun -np 64 %s --ppn 8 --algs \"pmpi,multipair_waitany:stride=2..P\" \\\n"
-        "         --sizes 16..64k --iters 50 --csv a2av.csv\n",
-        prog, prog, prog, prog);
+        "         --sizes 16..64k --iters 50 --csv a2av.csv\n"
+        "  mpirun -np 13 %s --coll allgatherv_inter --group-sizes 10:3 --setting 8 \\\n"
+        "         --algs pmpi,segmented --sizes 64k..4m\n"
+        "  mpirun -np 32 %s --coll alltoall_crs --ppn 8 --pattern stencil2d --sizes 4\n",
+        prog, prog, prog, prog, prog, prog);
 }

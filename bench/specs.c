@@ -423,16 +423,18 @@ static int parse_item(const char *item, size_t len, const char *coll, const benc
                 item, coll, known);
 }
 
-/* Puts pmpi first when the list does not have it. */
-static int ensure_pmpi(const char *coll, bench_alglist *out, char *err, size_t len)
+/* Puts the baseline (pmpi, or the collective's own) first when the list does
+ * not have it. */
+static int ensure_baseline(const char *coll, const char *baseline, bench_alglist *out,
+                           char *err, size_t len)
 {
-    int index = find_alg(coll, "pmpi", 4);
+    int index = find_alg(coll, baseline, strlen(baseline));
     for (int i = 0; i < out->n; i++)
-        if (strcmp(out->v[i].name, "pmpi") == 0)
+        if (strcmp(out->v[i].name, baseline) == 0 && out->v[i].params[0] == '\0')
             return 0;
     if (index < 0)
-        return fail(err, len, "coltune has no pmpi algorithm for %s", coll);
-    if (alglist_add(out, index, "pmpi", "") != 0)
+        return fail(err, len, "coltune has no %s algorithm for %s", baseline, coll);
+    if (alglist_add(out, index, baseline, "") != 0)
         return fail(err, len, "out of memory");
     bench_alg pm = out->v[out->n - 1];
     memmove(out->v + 1, out->v, (size_t)(out->n - 1) * sizeof *out->v);
@@ -440,8 +442,8 @@ static int ensure_pmpi(const char *coll, bench_alglist *out, char *err, size_t l
     return 0;
 }
 
-int bench_algs_expand(const char *text, const char *coll, const bench_env *env,
-                      bench_alglist *out, char *err, size_t errlen)
+int bench_algs_expand(const char *text, const char *coll, const char *baseline,
+                      const bench_env *env, bench_alglist *out, char *err, size_t errlen)
 {
     pending p;
     int rc = 0;
@@ -461,7 +463,7 @@ int bench_algs_expand(const char *text, const char *coll, const bench_env *env,
         rc = fail(err, errlen, "out of memory");
     pending_clear(&p);
     if (rc == 0)
-        rc = ensure_pmpi(coll, out, err, errlen);
+        rc = ensure_baseline(coll, baseline, out, err, errlen);
     if (rc != 0)
         bench_alglist_free(out);
     return rc;

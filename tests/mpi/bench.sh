@@ -1,7 +1,10 @@
 #!/bin/sh
-# coltune-bench (bench/) on a tiny grid: every registered alltoallv algorithm
-# at its default parameters, --check against PMPI_Alltoallv, every block-size
-# distribution, emulated nodes, and the exit codes of usage errors.
+# coltune-bench (bench/) on a tiny grid: every registered algorithm of every
+# collective at its default parameters (and "rules"), --check against the
+# PMPI_ result: alltoallv under every block-size distribution, the
+# intercommunicator Allgather(v) at group sizes 1:3 and 2:2 under paper 002's
+# settings, the SDDE collectives under random and stencil patterns with and
+# without emulated nodes; and the exit codes of usage errors.
 #   CT_BENCH_NP   the P of the runs (default 4)
 # The functions below run through check_run (common.sh):
 # shellcheck disable=SC2317
@@ -11,12 +14,16 @@ P=${CT_BENCH_NP:-4}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# The CSV must have a header and one row per spec and size, all "ok".
+# The CSV of collective COLL must have a header and one row per spec and
+# size, all "ok"; internode_msgs (the field before status) is a count for the SDDE
+# collectives and empty for the others.
 check_csv() {
     csv=$1
     sizes=$2
-    specs=$(grep -c '^alltoallv,' "$csv")
-    head -n 1 "$csv" | grep -q '^collective,algorithm,params,P,nodes,ppn,size,' || {
+    coll=$3
+    specs=$(grep -c "^$coll," "$csv")
+    head -n 1 "$csv" |
+        grep -q '^collective,algorithm,params,P,nodes,ppn,size,.*,internode_msgs,status$' || {
         echo "$csv: bad header" >&2
         return 1
     }
@@ -24,30 +31,63 @@ check_csv() {
         echo "$csv: $specs rows for $sizes sizes" >&2
         return 1
     fi
-    if grep '^alltoallv,' "$csv" | grep -v ',ok$' >&2; then
+    if grep "^$coll," "$csv" | grep -v ',ok$' >&2; then
         echo "$csv: rows above are not ok" >&2
+        return 1
+    fi
+    case $coll in *_crs) want='^[0-9][0-9]*$' ;; *) want='^$' ;; esac
+    if grep "^$coll," "$csv" | awk -F, '{ print $(NF - 1) }' | grep -v "$want" >&2; then
+        echo "$csv: bad internode_msgs above" >&2
         return 1
     fi
 }
 
-# bench_run LABEL ARGS...: the bench with --check must exit 0 and write its CSV.
+# bench_run LABEL COLL SIZES ARGS...: every algorithm and "rules" of COLL with
+# --check at P ranks must exit 0 and write its CSV.
 # (POSIX sh has no locals: names differ from common.sh's "label".)
 bench_run() {
     name=$1
-    shift
-    run_mpi "$P" "$bench" --coll alltoallv --algs all --sizes 16,1k --iters 3 --warmup 1 \
-        --check --no-progress --csv "$tmp/$name.csv" "$@" > "$tmp/$name.out" || {
+    coll=$2
+    sizes=$3
+    shift 3
+    run_mpi "$P" "$bench" --coll "$coll" --algs all,rules --sizes "$sizes" --iters 2 \
+        --warmup 1 --check --no-progress --csv "$tmp/$name.csv" "$@" > "$tmp/$name.out" || {
         cat "$tmp/$name.out"
         return 1
     }
     cat "$tmp/$name.out"
-    check_csv "$tmp/$name.csv" 2
+    check_csv "$tmp/$name.csv" "$(echo "$sizes" | tr , '\n' | wc -l)" "$coll"
 }
 
 for dist in uniform normal powerlaw fft-n1 fft-n2; do
-    check_run "bench P=$P --check dist=$dist" bench_run "$dist" --dist "$dist"
+    check_run "bench P=$P alltoallv --check dist=$dist" bench_run "$dist" alltoallv 16,1k \
+        --dist "$dist"
 done
-check_run "bench P=$P --check --ppn 2" bench_run ppn2 --ppn 2 --seed 12345
+check_run "bench P=$P alltoallv --check --ppn 2" bench_run ppn2 alltoallv 16,1k --ppn 2 \
+    --seed 12345
+
+# Intercommunicators: groups 1:3 and 2:2 (of 4 ranks), paper 002's settings.
+inter_run() { # GROUPS COLL SETTING
+    check_run "bench P=4 $2 --group-sizes $1 --setting $3 --check" bench_run \
+        "$2-$3-${1%:*}" "$2" 16,1k --group-sizes "$1" --setting "$3"
+}
+if [ "$P" = 4 ]; then
+    inter_run 1:3 allgather_inter 1
+    inter_run 1:3 allgather_inter 3
+    inter_run 2:2 allgather_inter 4
+    inter_run 1:3 allgatherv_inter 8
+    inter_run 2:2 allgatherv_inter 5
+    inter_run 2:2 allgatherv_inter 6
+fi
+
+# Sparse dynamic data exchange: real and emulated nodes.
+for coll in alltoall_crs alltoallv_crs; do
+    check_run "bench P=$P $coll random:3 --check" bench_run "$coll" "$coll" 4,256
+    check_run "bench P=$P $coll random:3 --ppn 2 --check" bench_run "$coll-ppn" "$coll" 4,256 \
+        --ppn 2 --seed 7
+    check_run "bench P=$P $coll stencil2d --ppn 2 --check" bench_run "$coll-st" "$coll" 4,256 \
+        --ppn 2 --pattern stencil2d
+done
 
 # expect_exit CODE ARGS...: the bench exits with CODE.
 expect_exit() {
@@ -62,5 +102,9 @@ expect_exit() {
 }
 check_run "bench usage error exits 2" expect_exit 2 --sizes 4x
 check_run "bench unknown algorithm exits 2" expect_exit 2 --algs pmpi,nosuch
-check_run "bench unavailable collective exits 2" expect_exit 2 --coll alltoallv_crs
+check_run "bench unknown collective exits 2" expect_exit 2 --coll nosuch
+check_run "bench group sizes not the world exits 2" expect_exit 2 --coll allgather_inter \
+    --group-sizes 1:2
+check_run "bench Allgatherv setting for Allgather exits 2" expect_exit 2 \
+    --coll allgather_inter --setting 6
 finish
