@@ -349,7 +349,12 @@ int ct_allgather_inter_dispatch(const ct_allgather_args *a, const ct_spec *force
 {
     ct_ctx *ctx;
     ct_choice ch;
-    ct_call call = {.coll = CT_COLL_ALLGATHER_INTER, .args = a, .local_facts = allgather_facts};
+    /* max(p k_A, q k_B) follows from every rank's own arguments (all ranks of
+     * a group send the same signature): msg_size rules cost no communication. */
+    ct_call call = {.coll = CT_COLL_ALLGATHER_INTER,
+                    .args = a,
+                    .local_facts = allgather_facts,
+                    .msg_size_is_global = 1};
     int rc = ct_decide_call(a->comm, &call, forced, &ctx, &ch);
     if (rc != MPI_SUCCESS)
         return rc;

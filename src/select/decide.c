@@ -96,6 +96,25 @@ static void set_choice(ct_choice *out, const ct_algorithm *alg, const long *para
     out->forced = forced;
 }
 
+/* The call's global msg_size: from this rank's own arguments when the driver
+ * says they determine it, else through the decision's allreduce. */
+static int call_msg_size(ct_ctx *ctx, ct_call *call, long *msg_size)
+{
+    call->used_msg_size = 1;
+    if (call->msg_size_is_global && !call->have_facts) {
+        ct_call_facts local;
+        int rc = call->local_facts(call->args, ctx, &local);
+        if (rc == MPI_SUCCESS) {
+            *msg_size = local.msg_size;
+            return MPI_SUCCESS;
+        }
+        /* a local failure must be agreed on: fall through to the allreduce */
+    }
+    int rc = ensure_facts(ctx, call);
+    *msg_size = call->facts.msg_size;
+    return rc;
+}
+
 /* Does rule r's condition hold? Fetches msg_size only when r needs it. */
 static int rule_matches(ct_ctx *ctx, ct_call *call, const ct_rule *r, int *match)
 {
@@ -114,10 +133,11 @@ static int rule_matches(ct_ctx *ctx, ct_call *call, const ct_rule *r, int *match
             return MPI_SUCCESS;
     }
     if (r->key_mask & (1u << CT_KEY_MSG_SIZE)) {
-        int rc = ensure_facts(ctx, call);
+        long msg_size;
+        int rc = call_msg_size(ctx, call, &msg_size);
         if (rc != MPI_SUCCESS)
             return rc;
-        if (!ct_range_contains(r->range[CT_KEY_MSG_SIZE], call->facts.msg_size))
+        if (!ct_range_contains(r->range[CT_KEY_MSG_SIZE], msg_size))
             return MPI_SUCCESS;
     }
     *match = 1;
@@ -227,7 +247,7 @@ int ct_decide(ct_ctx *ctx, ct_call *call, const ct_spec *forced, ct_choice *out)
     } else {
         rc = decide_by_rules(ctx, call, out);
         /* A decision that needed no per-call facts holds for every call. */
-        if (rc == MPI_SUCCESS && !call->have_facts) {
+        if (rc == MPI_SUCCESS && !call->have_facts && !call->used_msg_size) {
             ctx->cached[call->coll].valid = 1;
             ctx->cached[call->coll].choice = *out;
         }

@@ -32,6 +32,11 @@ typedef struct ct_call {
                        agreed on them in its own allreduce may pre-fill facts
                        and set this (the decision is then not cached) */
     ct_call_facts facts;
+    /* Set by a driver whose local_facts() yields the same msg_size on every
+     * rank by the MPI standard's own rules (intercommunicator Allgather):
+     * msg_size conditions then cost no communication. */
+    int msg_size_is_global;
+    int used_msg_size; /* the decision looked at msg_size: not cacheable */
 } ct_call;
 
 /*
