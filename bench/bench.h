@@ -263,4 +263,8 @@ void bench_note(int rank, const char *fmt, ...) BENCH_PRINTF(2, 3);
 /* Formats a byte size as given on the command line: 4k, 1m, 100. */
 void bench_format_size(long bytes, char *buf, size_t len);
 
+/* A size "123", "4k", "2m", "1g" (powers of 1024) in text[0..len), at most
+ * max. Returns 0, or -1 for anything else. */
+int bench_parse_size(const char *text, size_t len, long max, long *out);
+
 #endif

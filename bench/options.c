@@ -83,30 +83,6 @@ static int parse_long(const char *s, long lo, long hi, long *out)
     return 0;
 }
 
-/* A size "123", "4k", "2m", "1g" (powers of 1024) in text[0..len). */
-static int parse_size(const char *text, size_t len, long *out)
-{
-    long mult = 1, v = 0;
-    if (len > 0) {
-        switch (text[len - 1]) {
-        case 'k': case 'K': mult = 1L << 10; len--; break;
-        case 'm': case 'M': mult = 1L << 20; len--; break;
-        case 'g': case 'G': mult = 1L << 30; len--; break;
-        default: break;
-        }
-    }
-    if (len == 0)
-        return -1;
-    for (size_t i = 0; i < len; i++) {
-        if (text[i] < '0' || text[i] > '9' || v > (LONG_MAX - 9) / 10)
-            return -1;
-        v = v * 10 + (text[i] - '0');
-    }
-    if (v > LONG_MAX / mult)
-        return -1;
-    *out = v * mult;
-    return 0;
-}
 
 static int add_size(long v, long *sizes, int max, int *n, char *err, size_t len)
 {
@@ -133,14 +109,14 @@ static int parse_size_item(const char *item, size_t ilen, long *sizes, int max, 
         }
     long a, b;
     if (dots == NULL) {
-        if (parse_size(item, ilen, &a) != 0)
+        if (bench_parse_size(item, ilen, LONG_MAX, &a) != 0)
             return fail(err, len, "--sizes: bad size '%.*s' (expected bytes with an "
                         "optional k, m or g suffix)", (int)ilen, item);
         return add_size(a, sizes, max, n, err, len);
     }
     size_t alen = (size_t)(dots - item);
-    if (parse_size(item, alen, &a) != 0 ||
-        parse_size(dots + 2, ilen - alen - 2, &b) != 0 || a < 1 || a > b)
+    if (bench_parse_size(item, alen, LONG_MAX, &a) != 0 ||
+        bench_parse_size(dots + 2, ilen - alen - 2, LONG_MAX, &b) != 0 || a < 1 || a > b)
         return fail(err, len, "--sizes: bad range '%.*s' (expected a..b with 1 <= a <= b)",
                     (int)ilen, item);
     for (long v = a; v < b; v *= 2)

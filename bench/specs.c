@@ -105,26 +105,6 @@ static long isqrt_round(long x)
     return 4 * x >= (2 * r + 1) * (2 * r + 1) ? r + 1 : r;
 }
 
-/* Digits with an optional k/m/g suffix (powers of 1024). */
-static int parse_number(const char *t, size_t len, long *out)
-{
-    long mult = 1, v = 0;
-    if (len > 0 && strchr("kKmMgG", t[len - 1]) != NULL) {
-        char c = t[--len];
-        mult = (c == 'k' || c == 'K') ? 1L << 10 : (c == 'm' || c == 'M') ? 1L << 20 : 1L << 30;
-    }
-    if (len == 0)
-        return -1;
-    for (size_t i = 0; i < len; i++) {
-        if (t[i] < '0' || t[i] > '9' || v > (INT_MAX - 9) / 10)
-            return -1;
-        v = v * 10 + (t[i] - '0');
-    }
-    if (v > INT_MAX / mult)
-        return -1;
-    *out = v * mult;
-    return 0;
-}
 
 /* An integer, or P, Q, N, sqrt, sqrtQ, (N-1)*Q with an optional +k / -k. */
 static int eval_expr(const char *t, size_t len, const bench_env *e, long *out)
@@ -138,7 +118,7 @@ static int eval_expr(const char *t, size_t len, const bench_env *e, long *out)
         {"Q", e->Q},                          {"N", e->N},
     };
     long k;
-    if (parse_number(t, len, out) == 0)
+    if (bench_parse_size(t, len, INT_MAX, out) == 0)
         return 0;
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
         size_t wl = strlen(words[i].word);
@@ -148,7 +128,8 @@ static int eval_expr(const char *t, size_t len, const bench_env *e, long *out)
             *out = words[i].value;
             return 0;
         }
-        if ((t[wl] == '+' || t[wl] == '-') && parse_number(t + wl + 1, len - wl - 1, &k) == 0) {
+        if ((t[wl] == '+' || t[wl] == '-') &&
+            bench_parse_size(t + wl + 1, len - wl - 1, INT_MAX, &k) == 0) {
             *out = words[i].value + (t[wl] == '-' ? -k : k);
             return 0;
         }

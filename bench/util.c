@@ -45,3 +45,27 @@ void bench_format_size(long bytes, char *buf, size_t len)
         }
     snprintf(buf, len, "%ld", bytes);
 }
+
+int bench_parse_size(const char *text, size_t len, long max, long *out)
+{
+    long mult = 1, v = 0;
+    if (len > 0) {
+        switch (text[len - 1]) {
+        case 'k': case 'K': mult = 1L << 10; len--; break;
+        case 'm': case 'M': mult = 1L << 20; len--; break;
+        case 'g': case 'G': mult = 1L << 30; len--; break;
+        default: break;
+        }
+    }
+    if (len == 0)
+        return -1;
+    for (size_t i = 0; i < len; i++) {
+        if (text[i] < '0' || text[i] > '9' || v > (max - 9) / 10)
+            return -1;
+        v = v * 10 + (text[i] - '0');
+    }
+    if (v > max / mult)
+        return -1;
+    *out = v * mult;
+    return 0;
+}
