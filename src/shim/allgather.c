@@ -26,6 +26,7 @@ int ct_allgatherv_inter_pmpi(const ct_allgatherv_args *a, ct_ctx *ctx, const lon
                            a->displs, a->recvtype, a->comm);
 }
 
+#ifndef CT_NO_INTERCEPT /* see init.c */
 /* Served by coltune: an intercommunicator and a real send buffer. */
 static int served_inter(const void *sendbuf, MPI_Comm comm)
 {
@@ -54,3 +55,4 @@ CT_EXPORT int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
                             recvtype, comm};
     return ct_shim_return(comm, ct_allgatherv_inter_dispatch(&a, NULL));
 }
+#endif

@@ -15,6 +15,7 @@ int ct_alltoallv_pmpi(const ct_alltoallv_args *a, ct_ctx *ctx, const long *param
                           a->recvcounts, a->rdispls, a->recvtype, a->comm);
 }
 
+#ifndef CT_NO_INTERCEPT /* see init.c */
 CT_EXPORT int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
@@ -27,3 +28,4 @@ CT_EXPORT int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const i
                            recvcounts, rdispls, recvtype, comm};
     return ct_shim_return(comm, ct_alltoallv_dispatch(&a, NULL));
 }
+#endif

@@ -9,6 +9,10 @@
 #include "core/stats.h"
 #include "shim/shim.h"
 
+/* CT_NO_INTERCEPT (the SimGrid SMPI build, smpi/): no MPI_* symbol is
+ * defined, only what the rest of coltune calls (ct_shim_*, the pmpi
+ * forwarders); coltune then initialises lazily on its first call. */
+#ifndef CT_NO_INTERCEPT
 static void after_init(void)
 {
     int rank = -1;
@@ -48,6 +52,7 @@ CT_EXPORT int MPI_Finalize(void)
     ct_state_free();
     return rc;
 }
+#endif /* CT_NO_INTERCEPT */
 
 int ct_shim_active(MPI_Comm comm)
 {
