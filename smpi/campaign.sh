@@ -1,0 +1,62 @@
+#!/bin/sh
+# campaign.sh - the simulated runs behind docs/simulation.md, in two lanes
+# that run side by side (one simulation per core). A development helper, not
+# installed:
+#
+#   smpi/campaign.sh BUILDDIR OUTDIR [A|B]
+#
+# BUILDDIR is a configured build with 'make smpi' done (scripts/coltune-sim and
+# smpi/coltune-bench); every step writes OUTDIR/<step>/ (coltune-sim's outputs)
+# and OUTDIR/<step>.log. Then smpi/report.py turns them into the plots and
+# tables (see docs/simulation.md, "Reproducing"). Wall time on the 2-core
+# development machine: about 80 minutes per lane.
+set -u
+build=$(cd "$1" && pwd)
+out=$2
+lanes=${3:-A B}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+sim() { # sim STEP coltune-sim-ARGS...
+    step=$1
+    shift
+    echo "$(date +%T) start $step"
+    python3 "$build/scripts/coltune-sim" --bench "$build/smpi/coltune-bench" --jobs 1 \
+        --outdir "$out/$step" "$@" > "$out/$step.log" 2>&1
+    echo "$(date +%T) done  $step (exit $?)"
+}
+radices="tuna:radix=2;tuna:radix=4;tuna:radix=8;tuna:radix=16;tuna:radix=32;tuna:radix=64"
+
+lane_a() {
+    # Paper 001 Fig. 7: TuNA against its radix, small to large blocks.
+    sim radix-polaris-256 --platform polaris -P 256 --sizes 16,256,2k,16k \
+        --algs "$radices;tuna:radix=128;tuna:radix=256" --natives mpich,ompi --timeout 240
+    sim radix-polaris-1024 --platform polaris -P 1024 --sizes 16,256 \
+        --algs "$radices" --natives mpich,ompi --timeout 900
+    # Paper 003: locality-aware aggregation of the SDDE as P grows.
+    sim sdde-polaris --platform polaris -P 64,128,256,512,1024 --colls alltoall_crs \
+        --sizes 16,4k --bench-args "--pattern random:16" --timeout 600
+}
+
+lane_b() {
+    # Paper 001 section IV: the hierarchical variants against TuNA.
+    hier="tuna_hier_coalesced:radix=2..Q,block_count=1..N-1"
+    hier="$hier;tuna_hier_staggered:radix=2..Q,block_count=1..(N-1)*Q"
+    sim hier-polaris --platform polaris -P 256,512,1024 --sizes 16,256 \
+        --algs "tuna:radix=2;tuna:radix=4;tuna:radix=sqrt;$hier" --natives mpich,ompi \
+        --timeout 900
+    # Paper 002: intergroup Allgather, segmented against root gathering.
+    sim inter-polaris --platform polaris -P 64,128,256,512 --colls allgather_inter \
+        --sizes 1k,16k,256k --natives mpich,ompi --timeout 600
+    # Fig. 7 again on the torus (48-rank nodes).
+    sim radix-fugaku-384 --platform fugaku -P 384 --sizes 16,256,2k,16k \
+        --algs "$radices;tuna:radix=sqrt" --natives mpich,ompi --timeout 300
+}
+
+for lane in $lanes; do
+    case $lane in
+    A) lane_a > "$out/laneA.out" 2>&1 & ;;
+    B) lane_b > "$out/laneB.out" 2>&1 & ;;
+    *) echo "campaign.sh: unknown lane '$lane' (A or B)" >&2; exit 2 ;;
+    esac
+done
+wait
