@@ -171,7 +171,7 @@ static const ct_algorithm registry[] = {
         .nparams = 1,
         .params = {{"radix", K(2), EXPR(P, 0), K(2),
                     "Bruck radix: 2 fewest rounds, sqrt balanced, P-1 or P linear"}},
-        .restrictions = CT_A_BYTES | CT_R_INT_OFFSETS,
+        /* none: any type, any offsets, and no collective before it (no M) */
         .run.alltoallv = ct_alltoallv_tuna,
     },
     {

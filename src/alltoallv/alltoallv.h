@@ -64,15 +64,16 @@ int ct_a2av_window(const ct_a2av *x, int stride, ct_a2av_any_fn wait_any);
 /*
  * TuNA (paper 001 section III) among a group of ranks of ctx->comm, shared by
  * tuna (the group is the whole communicator) and tuna_hier_* (the group is
- * one node, section IV-A). Works on the byte view (CT_A_BYTES) of a call.
+ * one node, section IV-A). Works on bytes; every size is a size_t, so no
+ * byte count or offset is limited to int.
  *
  * A slot is a bundle of C blocks: slot i of member g holds, in rotated order,
  * the blocks g sends through member (g + i) mod size. source() gives block c
  * of the bundle this rank sends through member j (NULL and 0 bytes for none);
  * target() says where block c of the bundle from member j lands once it has
  * reached this rank, its last hop (NULL when bytes do not fit: an error).
- * Block known_c of a bundle is the one the member itself receives: its size
- * is recvcounts[rank_of[j]] at the receiver, so it travels without metadata.
+ * Block known_c of a bundle is the one the member itself receives: its size,
+ * known(j), is known at the receiver, so it travels without metadata.
  */
 typedef struct ct_tuna_group {
     int size;           /* ranks in the group */
@@ -81,21 +82,22 @@ typedef struct ct_tuna_group {
     int C;              /* blocks per slot */
     int known_c;        /* the position in a bundle that its member receives */
     void *arg;
-    const char *(*source)(void *arg, int j, int c, int *bytes);
-    char *(*target)(void *arg, int j, int c, int bytes);
+    const char *(*source)(void *arg, int j, int c, size_t *bytes);
+    char *(*target)(void *arg, int j, int c, size_t bytes);
+    size_t (*known)(void *arg, int j);
 } ct_tuna_group;
 
-/* Bytes of scratch ct_tuna_exchange() needs for this group, radix and global
- * maximum block size M (bytes). */
-size_t ct_tuna_scratch_bytes(const ct_tuna_group *grp, int radix, size_t M);
+/* Buffers of ct_ctx_buffer() the TuNA engine uses (the others are free). */
+enum { CT_BUF_TUNA_T, CT_BUF_TUNA_SEND, CT_BUF_TUNA_RECV_KNOWN, CT_BUF_TUNA_RECV_HDR,
+       CT_BUF_TUNA_RECV_DATA };
+
+/* Bytes of scratch ct_tuna_exchange() needs for this group and radix. */
+size_t ct_tuna_scratch_bytes(const ct_tuna_group *grp, int radix);
 /* Runs TuNA on the group: every rank of the group calls it with the same
- * radix and M. scratch holds ct_tuna_scratch_bytes() bytes (the caller counts
- * them in ctx->call_extra; heap buffers of the call are added here). */
-int ct_tuna_exchange(const ct_tuna_group *grp, const ct_alltoallv_args *a, ct_ctx *ctx,
-                     int radix, size_t M, void *scratch);
-/* The largest block (bytes) any rank sends in the call: ctx->call_msg_size
- * when the decision computed it, else one allreduce on ctx->comm. */
-int ct_tuna_max_block(const ct_alltoallv_args *a, ct_ctx *ctx, size_t *M);
+ * radix. No rank needs to know any other rank's block sizes beforehand.
+ * scratch holds ct_tuna_scratch_bytes() bytes (the caller counts them in
+ * ctx->call_extra; the engine adds the buffers it grows). */
+int ct_tuna_exchange(const ct_tuna_group *grp, ct_ctx *ctx, int radix, void *scratch);
 
 /*
  * Carving one scratch allocation into typed arrays, each 64-byte aligned:

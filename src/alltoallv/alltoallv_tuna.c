@@ -10,9 +10,24 @@
  * slot has then moved by the value of its digits so far; after the round of
  * its highest non-zero digit it is at its destination and goes straight into
  * the receive buffer at the caller's rdispls (no final rotation phase, III-B).
- * Until then it waits in the temporary buffer T, which holds one block of
- * the global maximum size M for each of the B = P - (K + 1) slots that are
- * not direct (III-C; none when r >= P - 1), at index t(o) (tuna_index.c).
+ * Until then it waits in the temporary buffer T, which has one entry for each
+ * of the B = P - (K + 1) slots that are not direct (III-C; none when
+ * r >= P - 1), at index t(o) (tuna_index.c).
+ *
+ * No global maximum block. Algorithm 1 starts with an allreduce of the
+ * largest block M so that T can be B blocks of M bytes and every receive can
+ * be posted with an upper bound. On few cores that allreduce costs as much as
+ * a whole small-block exchange, so here nothing needs M:
+ *  - T entry t holds, at an offset of its own, as many bytes as the largest
+ *    block that has waited there during the call (never more than the
+ *    paper's B * M in all);
+ *  - a round's metadata message is received by matched probe, so its length
+ *    need not be known; the round's data rides in the same message when the
+ *    round is small (TUNA_COMBINED_MAX) or follows in exact-size messages;
+ *  - sizes travel as 64-bit integers and data in messages of at most
+ *    TUNA_CHUNK bytes, so any block size and offset works and the call needs
+ *    no agreement on int-sized offsets either.
+ * A call therefore starts exchanging at once, with no collective before it.
  *
  * Each round first tells the receiver the sizes of the blocks it will get
  * (III-B), then moves them. The sizes of blocks that reach their destination
@@ -20,171 +35,183 @@
  * round cheap:
  *  - the rounds of one digit position x (z = 1 .. r-1) move disjoint sets of
  *    slots and run concurrently: w synchronisation steps instead of K;
- *  - header and data travel as ONE message received into a buffer of the
- *    round's upper bound (header + n blocks of M bytes) when the bounds of a
- *    digit's rounds add up to little (TUNA_COMBINED_MAX); otherwise the
- *    header goes first on CT_TAG_ALLTOALLV_META, the data follows without
- *    waiting for it, and the receiver posts an exact-size receive once the
- *    header is in;
- *  - a round that moves no data sends no data message, and a round of one
- *    block that needs no header goes from the send to the receive buffer
- *    without copies (r >= P - 1: every round, i.e. the linear exchange).
+ *  - a round whose sizes are all known sends its data alone, received by an
+ *    exact receive posted before any send; a round of one such block goes
+ *    from the send to the receive buffer without copies (r >= P - 1: every
+ *    round, i.e. the linear exchange);
+ *  - a round that moves no data and no sizes sends no message;
+ *  - the buffers (T, round buffers) are cached in the context.
+ * A receiver tells the two forms of a metadata message apart by its length:
+ * header plus every announced byte (combined) or the header alone (split).
+ *
+ * Rounds of different digits never share a peer (z r^x = z' r^y with z, z' < r
+ * only when x = y and z = z'), so per-peer message order pairs every probe
+ * and receive with the right message, also when a peer runs ahead into the
+ * next call.
  *
  * Cost: K <= w (r - 1) messages per rank in w steps (latency), each slot
  * travelling once per non-zero digit, at most w (r - 1) r^(w-1) blocks in all
  * (bandwidth), each copied into and out of the round buffers per hop; r = 2
- * minimises messages, r = P bytes. Memory: T (B * M bytes), the round buffers
- * and O(P) integers.
+ * minimises messages, r = P bytes.
  */
 #include "alltoallv/alltoallv.h"
 #include "alltoallv/tuna_index.h"
 
+#include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Header and data travel together when a digit's rounds are bounded by this.
+/* A round's metadata and data travel in one message up to this many bytes.
  * (Both limits may be lowered at build time to exercise the other paths.) */
 #ifndef TUNA_COMBINED_MAX
-#define TUNA_COMBINED_MAX ((size_t)256 * 1024)
+#define TUNA_COMBINED_MAX ((size_t)64 * 1024)
 #endif
-/* Largest single data message of the split mode; a longer round uses several. */
+/* Largest single data message; a longer transfer uses several. */
 #ifndef TUNA_CHUNK
 #define TUNA_CHUNK ((size_t)1 << 30)
 #endif
 
-#define ALIGN_INT(n) (((n) + sizeof(int) - 1) & ~(sizeof(int) - 1))
+#define ALIGN8(n) (((n) + (size_t)7) & ~(size_t)7)
+
+typedef int64_t hdr_t; /* one size in a header (bytes of the packed format) */
+
+/* How a round's incoming data arrives. */
+enum { IN_NONE, IN_KNOWN, IN_DIRECT, IN_PROBED };
 
 /* One round (x, z) as both of its ends see it. */
 typedef struct round {
     int n, hn;          /* slots; header entries (blocks whose size the receiver cannot know) */
     int to, from;       /* ranks in ctx->comm */
-    int direct;         /* one block, size known at the receiver: no copies */
-    int rreq;           /* combined mode: index of the data receive, -1 none */
+    int direct;         /* one block whose size the receiver knows: no copies */
+    int in;             /* IN_* */
     int *slots;         /* [n] ascending */
     size_t sbytes;      /* data this rank sends */
     size_t known;       /* data this rank receives whose sizes it knows */
-    size_t rbytes;      /* data this rank receives */
-    int *shdr, *rhdr;   /* header sent / received */
-    char *sdata, *rdata;
+    size_t soff, roff;  /* offsets of the round in its send / receive buffer */
+    size_t hlen;        /* IN_PROBED: bytes of the metadata message received */
+    size_t split;       /* IN_PROBED: data bytes that follow the header (0: combined) */
+    MPI_Message msg;
+    const hdr_t *rhdr;  /* set once the receive buffers stop moving */
+    const char *rdata;
 } round;
 
 typedef struct tuna {
     const ct_tuna_group *g;
-    const ct_alltoallv_args *a;
     ct_ctx *ctx;
-    int r, zmax, combined;
+    int r, zmax;
     int phase_slots;    /* most slots moved by the rounds of one digit */
-    size_t phase_bound; /* combined mode: most bytes of the round buffers of one digit */
-    size_t M;
     long long pw, span; /* the current digit: r^x, r^(x+1) */
-    int *sz;            /* [size * C] current bytes of block c of slot o */
+    size_t *sz;         /* [size * C] current bytes of block c of slot o */
+    size_t *toff, *tcap; /* [B * C] where T entry (t, c) starts in T, its capacity */
+    size_t tused;       /* bytes of T handed out */
     int *slots;         /* [phase_slots] the slots of the current digit's rounds */
     round *rounds;      /* [zmax] */
-    MPI_Status *st;     /* [2 zmax] combined mode */
-    int *hdr_out;       /* [phase_slots * C] split mode */
-    int *hdr_in;
-    char *T;            /* B * C blocks of M bytes; slot o at t(o) (III-C) */
-    char *sb, *rb;      /* round buffers of a digit */
-    size_t sb_cap, rb_cap;
-    int heap; /* sb and rb are heap buffers grown on demand (split mode) */
+    int nreq;           /* requests posted in ctx->reqs */
+    size_t peak;        /* most bytes of round buffers one digit used */
 } tuna;
 
 static int member(const ct_tuna_group *g, int j) { return g->rank_of ? g->rank_of[j] : j; }
 
 /* ------------------------------------------------------------------ */
-/* Buffers                                                             */
+/* Set-up                                                              */
 /* ------------------------------------------------------------------ */
 
-static void tuna_init(tuna *t, const ct_tuna_group *grp, const ct_alltoallv_args *a, ct_ctx *ctx,
-                      int radix, size_t M)
+static void tuna_init(tuna *t, const ct_tuna_group *grp, ct_ctx *ctx, int radix)
 {
-    const int P = grp->size, C = grp->C;
+    const int P = grp->size;
     memset(t, 0, sizeof *t);
     t->g = grp;
-    t->a = a;
     t->ctx = ctx;
     t->r = radix;
-    t->M = M;
     t->zmax = radix - 1 < P - 1 ? radix - 1 : P - 1;
-    int x = 0;
-    for (long long pw = 1; pw < P; pw *= radix, x++) {
-        int slots = 0, nz = 0;
-        for (int z = 1; z < radix && z * pw < P; z++, nz++)
-            slots += ct_tuna_round_slots(P, radix, x, z, NULL);
-        size_t bound = (size_t)slots * C * (sizeof(int) + M) + (size_t)nz * sizeof(int);
+    for (long long pw = 1, x = 0; pw < P; pw *= radix, x++) {
+        int slots = 0;
+        for (int z = 1; z < radix && z * pw < P; z++)
+            slots += ct_tuna_round_slots(P, radix, (int)x, z, NULL);
         t->phase_slots = slots > t->phase_slots ? slots : t->phase_slots;
-        t->phase_bound = bound > t->phase_bound ? bound : t->phase_bound;
     }
-    t->combined = t->phase_bound <= TUNA_COMBINED_MAX;
 }
 
 /* Carves the scratch (base == NULL: only measures it). */
 static size_t tuna_layout(tuna *t, char *base)
 {
     const ct_tuna_group *g = t->g;
-    const size_t B = (size_t)ct_tuna_tsize(g->size, t->r);
-    const size_t hdrs = t->combined ? 0 : (size_t)t->phase_slots * g->C;
-    const size_t bufs = t->combined ? t->phase_bound : 0;
+    const size_t BC = (size_t)ct_tuna_tsize(g->size, t->r) * g->C;
     size_t off = 0;
-    CT_CARVE(base, off, t->sz, int, (size_t)g->size * g->C);
+    CT_CARVE(base, off, t->sz, size_t, (size_t)g->size * g->C);
+    CT_CARVE(base, off, t->toff, size_t, BC);
+    CT_CARVE(base, off, t->tcap, size_t, BC);
     CT_CARVE(base, off, t->slots, int, t->phase_slots);
     CT_CARVE(base, off, t->rounds, round, t->zmax);
-    CT_CARVE(base, off, t->st, MPI_Status, t->combined ? 2 * t->zmax : 0);
-    CT_CARVE(base, off, t->hdr_out, int, hdrs);
-    CT_CARVE(base, off, t->hdr_in, int, hdrs);
-    CT_CARVE(base, off, t->T, char, B * g->C * t->M);
-    CT_CARVE(base, off, t->sb, char, bufs);
-    CT_CARVE(base, off, t->rb, char, bufs);
     return off;
 }
 
-size_t ct_tuna_scratch_bytes(const ct_tuna_group *grp, int radix, size_t M)
+size_t ct_tuna_scratch_bytes(const ct_tuna_group *grp, int radix)
 {
     tuna t;
-    tuna_init(&t, grp, NULL, NULL, radix, M);
+    tuna_init(&t, grp, NULL, radix);
     return tuna_layout(&t, NULL);
 }
 
-/* Split mode: grows a heap buffer to need bytes (its contents are not kept). */
-static int grow(char **buf, size_t *cap, size_t need)
+/* A cached buffer of the context (which: CT_BUF_TUNA_*); NULL on failure. */
+static char *buffer(tuna *t, int which, size_t need)
 {
-    if (need <= *cap)
+    char *p = ct_ctx_buffer(t->ctx, which, need > 0 ? need : 1);
+    if (p == NULL)
+        ct_log_mpi_error(MPI_ERR_NO_MEM, "malloc(TuNA buffer)", __FILE__, __LINE__);
+    return p;
+}
+
+/* ------------------------------------------------------------------ */
+/* T: one entry per non-direct slot (III-C), sized by what arrives     */
+/* ------------------------------------------------------------------ */
+
+static size_t tentry(const tuna *t, int o, int c)
+{
+    return (size_t)ct_tuna_tindex(o, t->r) * t->g->C + c;
+}
+
+/* Where block c of slot o waits in T (valid until T grows). */
+static char *tslot(tuna *t, int o, int c)
+{
+    return t->ctx->buf[CT_BUF_TUNA_T].p + t->toff[tentry(t, o, c)];
+}
+
+/* Makes T entry (o, c) hold bytes; its old contents have left already. */
+static int tslot_reserve(tuna *t, int o, int c, size_t bytes)
+{
+    const size_t e = tentry(t, o, c);
+    if (bytes <= t->tcap[e])
         return MPI_SUCCESS;
-    free(*buf);
-    *cap = 0;
-    *buf = ct_malloc(need);
-    if (*buf == NULL) {
-        ct_log_mpi_error(MPI_ERR_NO_MEM, "malloc(round buffer)", __FILE__, __LINE__);
+    if (buffer(t, CT_BUF_TUNA_T, t->tused + bytes) == NULL)
         return MPI_ERR_NO_MEM;
-    }
-    *cap = need;
+    t->toff[e] = t->tused;
+    t->tcap[e] = bytes;
+    t->tused = ALIGN8(t->tused + bytes);
     return MPI_SUCCESS;
 }
 
-/* Where block c of slot o waits in T (III-C: t(o) counts the non-direct slots below o). */
-static char *tslot(const tuna *t, int o, int c)
-{
-    return t->T + ((size_t)ct_tuna_tindex(o, t->r) * t->g->C + c) * t->M;
-}
+/* ------------------------------------------------------------------ */
+/* Messages                                                            */
+/* ------------------------------------------------------------------ */
 
-/* Posts a non-blocking send or receive as request *nreq of ctx's array. */
-static int post(tuna *t, int send, void *buf, int count, MPI_Datatype type, int peer, int tag,
-                int *nreq)
+static int post(tuna *t, int send, void *buf, int count, MPI_Datatype type, int peer, int tag)
 {
-    MPI_Request *reqs = ct_ctx_requests(t->ctx, *nreq + 1); /* keeps the pending ones */
+    MPI_Request *reqs = ct_ctx_requests(t->ctx, t->nreq + 1); /* keeps the pending ones */
     if (reqs == NULL)
         return MPI_ERR_NO_MEM;
     if (send)
-        return PMPI_Isend(buf, count, type, peer, tag, t->ctx->comm, &reqs[(*nreq)++]);
-    return PMPI_Irecv(buf, count, type, peer, tag, t->ctx->comm, &reqs[(*nreq)++]);
+        return PMPI_Isend(buf, count, type, peer, tag, t->ctx->comm, &reqs[t->nreq++]);
+    return PMPI_Irecv(buf, count, type, peer, tag, t->ctx->comm, &reqs[t->nreq++]);
 }
 
-/* The same for len bytes, in messages of at most TUNA_CHUNK bytes. */
-static int post_bytes(tuna *t, int send, char *buf, size_t len, int peer, int *nreq)
+/* len data bytes, in messages of at most TUNA_CHUNK bytes (none when len is 0). */
+static int post_bytes(tuna *t, int send, const char *buf, size_t len, int peer)
 {
     for (size_t off = 0; off < len; off += TUNA_CHUNK) {
-        int n = (int)(len - off < TUNA_CHUNK ? len - off : TUNA_CHUNK);
-        int rc = post(t, send, buf + off, n, MPI_BYTE, peer, CT_TAG_ALLTOALLV, nreq);
+        const int n = (int)(len - off < TUNA_CHUNK ? len - off : TUNA_CHUNK);
+        int rc = post(t, send, (char *)buf + off, n, MPI_BYTE, peer, CT_TAG_ALLTOALLV);
         if (rc != MPI_SUCCESS)
             return rc;
     }
@@ -211,41 +238,59 @@ static void round_plan(tuna *t, round *rd, int x, int z)
         const int o = rd->slots[k];
         const int fin = o < t->span; /* o's highest digit is x: it arrives now */
         for (int c = 0; c < C; c++) {
-            rd->sbytes += (size_t)t->sz[o * C + c];
+            rd->sbytes += t->sz[o * C + c];
             if (fin && c == g->known_c) /* arriving from member me - o */
-                rd->known += (size_t)t->a->recvcounts[member(g, (me - o + P) % P)];
+                rd->known += g->known(g->arg, (me - o + P) % P);
             else
                 rd->hn++;
         }
     }
     rd->direct = rd->n == 1 && C == 1 && rd->hn == 0;
-    rd->rreq = -1;
+    rd->in = rd->hn > 0 ? IN_PROBED : rd->known == 0 ? IN_NONE
+                                    : rd->direct   ? IN_DIRECT
+                                                   : IN_KNOWN;
+    rd->split = 0;
 }
 
 /* Where block c of slot o is now at this rank: still in the send buffer when
  * no lower digit has moved it (o mod r^x == 0), else in T. */
-static const char *slot_data(const tuna *t, int o, int c)
+static const char *slot_data(tuna *t, int o, int c)
 {
-    int bytes;
+    size_t bytes;
     if (o % t->pw == 0)
         return t->g->source(t->g->arg, (t->g->index + o) % t->g->size, c, &bytes);
     return tslot(t, o, c);
 }
 
-/* Header (sizes of the blocks the receiver cannot know) and data of a round. */
-static void round_pack(tuna *t, const round *rd)
+/* Bytes of the round's metadata message as sent: the header, plus the data
+ * when the round is small enough to travel combined. */
+static size_t round_meta_bytes(const round *rd)
+{
+    const size_t hb = (size_t)rd->hn * sizeof(hdr_t);
+    return hb + rd->sbytes <= TUNA_COMBINED_MAX ? hb + rd->sbytes : hb;
+}
+
+/* Bytes the round occupies in the send buffer: header and data. */
+static size_t round_send_bytes(const round *rd)
+{
+    return rd->hn == 0 && rd->sbytes == 0 ? 0 : (size_t)rd->hn * sizeof(hdr_t) + rd->sbytes;
+}
+
+/* Header (sizes the receiver cannot know) and data of a round, into out. */
+static void round_pack(tuna *t, const round *rd, char *out)
 {
     const ct_tuna_group *g = t->g;
-    char *data = rd->sdata;
+    hdr_t *hdr = (hdr_t *)out;
+    char *data = out + (size_t)rd->hn * sizeof(hdr_t);
     int h = 0;
     for (int k = 0; k < rd->n; k++) {
         const int o = rd->slots[k], fin = o < t->span;
         for (int c = 0; c < g->C; c++) {
-            const int b = t->sz[o * g->C + c];
+            const size_t b = t->sz[o * g->C + c];
             if (!(fin && c == g->known_c))
-                rd->shdr[h++] = b;
+                hdr[h++] = (hdr_t)b;
             if (b > 0) {
-                memcpy(data, slot_data(t, o, c), (size_t)b);
+                memcpy(data, slot_data(t, o, c), b);
                 data += b;
             }
         }
@@ -253,25 +298,27 @@ static void round_pack(tuna *t, const round *rd)
 }
 
 /* Size of block c of slot o arriving at this rank; h walks the header. */
-static int arriving_size(const tuna *t, const round *rd, int *h, int o, int c)
+static size_t arriving_size(const tuna *t, const round *rd, int *h, int o, int c)
 {
     const ct_tuna_group *g = t->g;
     if (o < t->span && c == g->known_c)
-        return t->a->recvcounts[member(g, (g->index - o + g->size) % g->size)];
-    return rd->rhdr[(*h)++];
+        return g->known(g->arg, (g->index - o + g->size) % g->size);
+    return (size_t)rd->rhdr[(*h)++];
 }
 
 /* Total data bytes a received header announces; -1 when a size is invalid. */
 static long long round_incoming(const tuna *t, const round *rd)
 {
     long long total = 0;
-    int h = 0;
-    for (int k = 0; k < rd->n; k++)
+    for (int k = 0, h = 0; k < rd->n; k++)
         for (int c = 0; c < t->g->C; c++) {
-            int b = arriving_size(t, rd, &h, rd->slots[k], c);
-            if (b < 0 || (size_t)b > t->M)
+            const int from_hdr = !(rd->slots[k] < t->span && c == t->g->known_c);
+            if (from_hdr && rd->rhdr[h] < 0)
                 return -1;
-            total += b;
+            const size_t b = arriving_size(t, rd, &h, rd->slots[k], c);
+            if (b > (size_t)(LLONG_MAX / 2) - (size_t)total)
+                return -1;
+            total += (long long)b;
         }
     return total;
 }
@@ -282,41 +329,26 @@ static int round_unpack(tuna *t, const round *rd)
     const ct_tuna_group *g = t->g;
     const int P = g->size, C = g->C, me = g->index;
     const char *data = rd->rdata;
-    int h = 0;
-    for (int k = 0; k < rd->n; k++) {
+    int rc = MPI_SUCCESS;
+    for (int k = 0, h = 0; k < rd->n; k++) {
         const int o = rd->slots[k], fin = o < t->span;
         const int src = (me - o + P) % P; /* the member this slot started from */
         for (int c = 0; c < C; c++) {
-            const int b = arriving_size(t, rd, &h, o, c);
+            const size_t b = arriving_size(t, rd, &h, o, c);
             char *dst;
-            if (!fin)
+            if (!fin) {
                 t->sz[o * C + c] = b;
+                CT_CALL(tslot_reserve(t, o, c, b));
+            }
             if (b == 0)
                 continue;
             dst = fin ? g->target(g->arg, src, c, b) : tslot(t, o, c);
             if (dst == NULL)
-                return MPI_ERR_TRUNCATE;
-            memcpy(dst, data, (size_t)b);
+                CT_CALL(MPI_ERR_TRUNCATE);
+            memcpy(dst, data, b);
             data += b;
         }
     }
-    return MPI_SUCCESS;
-}
-
-/* A round of one block whose size the receiver knows: posted straight from
- * the send to the receive buffer. */
-static int round_direct_post(tuna *t, const round *rd, int *nreq)
-{
-    int rc = MPI_SUCCESS, bytes;
-    const ct_tuna_group *g = t->g;
-    const int o = rd->slots[0], src = (g->index - o + g->size) % g->size;
-    const int in = (int)rd->known, out = t->sz[o * g->C];
-    if (in > 0)
-        CT_CALL(post(t, 0, g->target(g->arg, src, 0, in), in, MPI_BYTE, rd->from,
-                     CT_TAG_ALLTOALLV, nreq));
-    if (out > 0)
-        CT_CALL(post(t, 1, (void *)g->source(g->arg, (g->index + o) % g->size, 0, &bytes), out,
-                     MPI_BYTE, rd->to, CT_TAG_ALLTOALLV, nreq));
 out:
     return rc;
 }
@@ -325,109 +357,137 @@ out:
 /* The rounds of one digit, run concurrently                           */
 /* ------------------------------------------------------------------ */
 
-/* Header and data in one message per round, received into its upper bound. */
-static int digit_combined(tuna *t, int nz)
+/* Receives whose sizes are all known, posted before any send: one block
+ * straight into its target, several into the known-receive buffer. */
+static int digit_post_known(tuna *t, int nz)
 {
-    int rc = MPI_SUCCESS, nreq = 0, count;
-    size_t soff = 0, roff = 0;
-    const size_t blk = (size_t)t->g->C * t->M;
-    for (int k = 0; k < nz; k++) { /* receives first */
+    int rc = MPI_SUCCESS;
+    const ct_tuna_group *g = t->g;
+    size_t total = 0;
+    char *buf;
+    for (int k = 0; k < nz; k++) {
         round *rd = &t->rounds[k];
-        const size_t hb = (size_t)rd->hn * sizeof(int), upper = hb + rd->n * blk;
-        if (rd->direct) {
-            CT_CALL(round_direct_post(t, rd, &nreq));
-            continue;
+        if (rd->in == IN_KNOWN) {
+            rd->roff = total;
+            total = ALIGN8(total + rd->known);
         }
-        if (rd->hn == 0 && rd->known == 0)
-            continue; /* nothing comes */
-        rd->rhdr = (int *)(t->rb + roff);
-        rd->rdata = t->rb + roff + hb;
-        rd->rreq = nreq;
-        CT_CALL(post(t, 0, t->rb + roff, (int)upper, MPI_BYTE, rd->from, CT_TAG_ALLTOALLV,
-                     &nreq));
-        roff = ALIGN_INT(roff + upper);
     }
+    buf = buffer(t, CT_BUF_TUNA_RECV_KNOWN, total);
+    if (buf == NULL)
+        CT_CALL(MPI_ERR_NO_MEM);
+    t->peak += total;
     for (int k = 0; k < nz; k++) {
         round *rd = &t->rounds[k];
-        const size_t hb = (size_t)rd->hn * sizeof(int);
-        if (rd->direct || (rd->hn == 0 && rd->sbytes == 0))
-            continue; /* posted above / nothing to send */
-        rd->shdr = (int *)(t->sb + soff);
-        rd->sdata = t->sb + soff + hb;
-        round_pack(t, rd);
-        CT_CALL(post(t, 1, t->sb + soff, (int)(hb + rd->sbytes), MPI_BYTE, rd->to,
-                     CT_TAG_ALLTOALLV, &nreq));
-        soff = ALIGN_INT(soff + hb + rd->sbytes);
-    }
-    CT_CALL(PMPI_Waitall(nreq, t->ctx->reqs, t->st));
-    for (int k = 0; k < nz; k++) {
-        round *rd = &t->rounds[k];
-        if (rd->rreq < 0)
-            continue;
-        CT_CALL(PMPI_Get_count(&t->st[rd->rreq], MPI_BYTE, &count));
-        /* The header must announce exactly what arrived before anything is stored. */
-        if ((size_t)count < (size_t)rd->hn * sizeof(int) ||
-            round_incoming(t, rd) != (long long)count - rd->hn * (long long)sizeof(int))
-            CT_CALL(MPI_ERR_TRUNCATE);
-        CT_CALL(round_unpack(t, rd));
+        if (rd->in == IN_KNOWN) {
+            rd->rdata = buf + rd->roff;
+            CT_CALL(post_bytes(t, 0, rd->rdata, rd->known, rd->from));
+        } else if (rd->in == IN_DIRECT) {
+            const int src = (g->index - rd->slots[0] + g->size) % g->size;
+            char *dst = g->target(g->arg, src, 0, rd->known);
+            if (dst == NULL)
+                CT_CALL(MPI_ERR_TRUNCATE);
+            CT_CALL(post_bytes(t, 0, dst, rd->known, rd->from));
+        }
     }
 out:
     return rc;
 }
 
-/* Headers first (META tag), data right behind them; exact-size receives. */
-static int digit_split(tuna *t, int nz)
+/* Packs and posts every send of the digit. */
+static int digit_post_sends(tuna *t, int nz)
 {
-    int rc = MPI_SUCCESS, nreq = 0, nhdr;
-    size_t hoff = 0, stot = 0, rtot = 0;
-    for (int k = 0; k < nz; k++) { /* header receives first, then direct ones */
+    int rc = MPI_SUCCESS;
+    const ct_tuna_group *g = t->g;
+    size_t total = 0;
+    char *buf;
+    for (int k = 0; k < nz; k++) {
         round *rd = &t->rounds[k];
-        rd->shdr = t->hdr_out + hoff;
-        rd->rhdr = t->hdr_in + hoff;
-        hoff += (size_t)rd->hn;
-        if (rd->hn > 0)
-            CT_CALL(post(t, 0, rd->rhdr, rd->hn, MPI_INT, rd->from, CT_TAG_ALLTOALLV_META, &nreq));
+        rd->soff = total;
         if (!rd->direct)
-            stot += rd->sbytes;
+            total = ALIGN8(total + round_send_bytes(rd));
     }
-    nhdr = nreq;
-    for (int k = 0; k < nz; k++)
-        if (t->rounds[k].direct)
-            CT_CALL(round_direct_post(t, &t->rounds[k], &nreq));
-    CT_CALL(grow(&t->sb, &t->sb_cap, stot));
-    stot = 0;
+    buf = buffer(t, CT_BUF_TUNA_SEND, total);
+    if (buf == NULL)
+        CT_CALL(MPI_ERR_NO_MEM);
+    t->peak += total;
     for (int k = 0; k < nz; k++) {
         round *rd = &t->rounds[k];
-        if (rd->direct)
+        char *out = buf + rd->soff;
+        if (rd->direct) { /* straight from the send buffer */
+            size_t bytes;
+            const char *src = g->source(g->arg, (g->index + rd->slots[0]) % g->size, 0, &bytes);
+            CT_CALL(post_bytes(t, 1, src, rd->sbytes, rd->to));
             continue;
-        rd->sdata = t->sb + stot;
-        stot += rd->sbytes;
-        round_pack(t, rd);
-        if (rd->hn > 0)
-            CT_CALL(post(t, 1, rd->shdr, rd->hn, MPI_INT, rd->to, CT_TAG_ALLTOALLV_META, &nreq));
-        CT_CALL(post_bytes(t, 1, rd->sdata, rd->sbytes, rd->to, &nreq));
+        }
+        if (round_send_bytes(rd) == 0)
+            continue; /* nothing to say: the receiver knows (hn == 0, no data) */
+        round_pack(t, rd, out);
+        if (rd->hn == 0) { /* sizes known there: data alone */
+            CT_CALL(post_bytes(t, 1, out, rd->sbytes, rd->to));
+            continue;
+        }
+        const size_t meta = round_meta_bytes(rd), hb = (size_t)rd->hn * sizeof(hdr_t);
+        CT_CALL(post(t, 1, out, (int)meta, MPI_BYTE, rd->to, CT_TAG_ALLTOALLV_META));
+        if (meta == hb) /* split: the data follows */
+            CT_CALL(post_bytes(t, 1, out + hb, rd->sbytes, rd->to));
     }
-    CT_CALL(PMPI_Waitall(nhdr, t->ctx->reqs, MPI_STATUSES_IGNORE));
+out:
+    return rc;
+}
+
+/* Receives every metadata message of the digit by matched probe, then posts
+ * the receives of the data that follows split headers. */
+static int digit_recv_meta(tuna *t, int nz)
+{
+    int rc = MPI_SUCCESS, count;
+    size_t total = 0, data = 0;
+    char *hbuf, *dbuf;
+    MPI_Status st;
     for (int k = 0; k < nz; k++) {
         round *rd = &t->rounds[k];
-        long long in = rd->direct ? 0 : round_incoming(t, rd);
-        if (in < 0)
+        if (rd->in != IN_PROBED)
+            continue;
+        CT_CALL(PMPI_Mprobe(rd->from, CT_TAG_ALLTOALLV_META, t->ctx->comm, &rd->msg, &st));
+        CT_CALL(PMPI_Get_count(&st, MPI_BYTE, &count));
+        rd->hlen = (size_t)count;
+        rd->roff = total;
+        total = ALIGN8(total + rd->hlen);
+    }
+    hbuf = buffer(t, CT_BUF_TUNA_RECV_HDR, total);
+    if (hbuf == NULL)
+        CT_CALL(MPI_ERR_NO_MEM);
+    t->peak += total;
+    for (int k = 0; k < nz; k++) {
+        round *rd = &t->rounds[k];
+        if (rd->in != IN_PROBED)
+            continue;
+        const size_t hb = (size_t)rd->hn * sizeof(hdr_t);
+        CT_CALL(PMPI_Mrecv(hbuf + rd->roff, (int)rd->hlen, MPI_BYTE, &rd->msg,
+                           MPI_STATUS_IGNORE));
+        rd->rhdr = (const hdr_t *)(hbuf + rd->roff);
+        rd->rdata = hbuf + rd->roff + hb;
+        /* The header must announce exactly what arrives before anything is stored. */
+        const long long in = rd->hlen >= hb ? round_incoming(t, rd) : -1;
+        if (in < 0 || (rd->hlen != hb + (size_t)in && rd->hlen != hb))
             CT_CALL(MPI_ERR_TRUNCATE);
-        rd->rbytes = (size_t)in;
-        rtot += rd->rbytes;
+        rd->split = rd->hlen == hb ? (size_t)in : 0;
+        if (rd->split > 0 && hb + (size_t)in <= TUNA_COMBINED_MAX)
+            CT_CALL(MPI_ERR_TRUNCATE); /* the sender would have combined it */
+        data = ALIGN8(data + rd->split);
     }
-    CT_CALL(grow(&t->rb, &t->rb_cap, rtot));
-    rtot = 0;
+    dbuf = buffer(t, CT_BUF_TUNA_RECV_DATA, data);
+    if (dbuf == NULL)
+        CT_CALL(MPI_ERR_NO_MEM);
+    t->peak += data;
+    data = 0;
     for (int k = 0; k < nz; k++) {
         round *rd = &t->rounds[k];
-        rd->rdata = t->rb + rtot;
-        rtot += rd->rbytes;
-        CT_CALL(post_bytes(t, 0, rd->rdata, rd->rbytes, rd->from, &nreq));
+        if (rd->in != IN_PROBED || rd->split == 0)
+            continue;
+        rd->rdata = dbuf + data;
+        CT_CALL(post_bytes(t, 0, rd->rdata, rd->split, rd->from));
+        data = ALIGN8(data + rd->split);
     }
-    CT_CALL(PMPI_Waitall(nreq, t->ctx->reqs, MPI_STATUSES_IGNORE));
-    for (int k = 0; k < nz; k++)
-        if (!t->rounds[k].direct)
-            CT_CALL(round_unpack(t, &t->rounds[k]));
 out:
     return rc;
 }
@@ -435,107 +495,199 @@ out:
 /* Rounds (x, z), z = 1 .. r-1 with z r^x < P: disjoint slots (x-th digit z). */
 static int tuna_digit(tuna *t, int x)
 {
-    int nz = 0, used = 0;
+    int rc = MPI_SUCCESS, nz = 0, used = 0;
     t->span = t->pw * t->r;
+    t->nreq = 0;
+    t->peak = 0;
     for (int z = 1; z < t->r && z * t->pw < t->g->size; z++, nz++) {
         round *rd = &t->rounds[nz];
         rd->slots = t->slots + used;
         round_plan(t, rd, x, z);
         used += rd->n;
     }
-    return t->combined ? digit_combined(t, nz) : digit_split(t, nz);
+    CT_CALL(digit_post_known(t, nz));
+    CT_CALL(digit_post_sends(t, nz));
+    CT_CALL(digit_recv_meta(t, nz));
+    CT_CALL(PMPI_Waitall(t->nreq, t->ctx->reqs, MPI_STATUSES_IGNORE));
+    for (int k = 0; k < nz; k++) {
+        const round *rd = &t->rounds[k];
+        if (rd->in == IN_KNOWN || rd->in == IN_PROBED)
+            CT_CALL(round_unpack(t, rd));
+    }
+out:
+    return rc;
 }
 
 /* ------------------------------------------------------------------ */
-/* The engine and the flat algorithm                                   */
+/* The engine                                                          */
 /* ------------------------------------------------------------------ */
 
-int ct_tuna_exchange(const ct_tuna_group *grp, const ct_alltoallv_args *a, ct_ctx *ctx,
-                     int radix, size_t M, void *scratch)
+int ct_tuna_exchange(const ct_tuna_group *grp, ct_ctx *ctx, int radix, void *scratch)
 {
     int rc = MPI_SUCCESS, x = 0;
     const int P = grp->size, C = grp->C, me = grp->index;
+    size_t peak = 0;
     tuna t;
-    tuna_init(&t, grp, a, ctx, radix, M);
+    tuna_init(&t, grp, ctx, radix);
     tuna_layout(&t, scratch);
-    t.heap = !t.combined;
-    if (t.heap) /* the split mode sizes its round buffers from the headers */
-        t.sb = t.rb = NULL;
+    memset(t.tcap, 0, (size_t)ct_tuna_tsize(P, radix) * C * sizeof *t.tcap);
     /* Slot o starts as the bundle for member (me + o) mod P (III-A rotation). */
     for (int o = 0; o < P; o++)
         for (int c = 0; c < C; c++)
             (void)grp->source(grp->arg, (me + o) % P, c, &t.sz[o * C + c]);
     /* Slot 0 is this rank's own bundle: it never travels. */
     for (int c = 0; c < C; c++) {
-        int b;
+        size_t b;
         const char *src = grp->source(grp->arg, me, c, &b);
         char *dst = b > 0 ? grp->target(grp->arg, me, c, b) : NULL;
         if (b > 0 && dst == NULL)
             CT_CALL(MPI_ERR_TRUNCATE);
         if (b > 0)
-            memcpy(dst, src, (size_t)b);
+            memcpy(dst, src, b);
     }
     /* Digit positions x = 0 .. w-1 in order: a slot's digits are used low to high. */
-    for (t.pw = 1; t.pw < P; t.pw *= radix, x++)
+    for (t.pw = 1; t.pw < P; t.pw *= radix, x++) {
         CT_CALL(tuna_digit(&t, x));
-out:
-    if (t.heap) {
-        ctx->call_extra += t.sb_cap + t.rb_cap; /* grown to their peak, never shrunk */
-        free(t.sb);
-        free(t.rb);
+        peak = t.peak > peak ? t.peak : peak;
     }
+out:
+    ctx->call_extra += t.tused + peak;
     return rc;
 }
 
-int ct_tuna_max_block(const ct_alltoallv_args *a, ct_ctx *ctx, size_t *M)
+/* ------------------------------------------------------------------ */
+/* The flat algorithm: the group is the communicator                   */
+/* ------------------------------------------------------------------ */
+
+/*
+ * One side of the call as bytes: a contiguous type in place, any other one
+ * packed (send) or received (recv) through staging, block j at off[j].
+ * Offsets are MPI_Aint: nothing here is limited to int.
+ */
+typedef struct flat_side {
+    const int *counts, *displs;
+    char *buf;
+    ct_typeinfo ti;
+    MPI_Datatype type;
+    char *staging; /* NULL: contiguous, viewed in place */
+    MPI_Aint *off; /* [P] staging offsets */
+} flat_side;
+
+typedef struct flat {
+    flat_side s, r;
+} flat;
+
+static char *side_block(const flat_side *x, int j)
+{
+    if (x->staging != NULL)
+        return x->staging + x->off[j];
+    return x->buf + (MPI_Aint)x->displs[j] * x->ti.extent + x->ti.true_lb;
+}
+
+static size_t side_bytes(const flat_side *x, int j)
+{
+    return (size_t)x->counts[j] * (size_t)x->ti.size;
+}
+
+static const char *flat_source(void *arg, int j, int c, size_t *bytes)
+{
+    const flat *f = arg;
+    (void)c;
+    *bytes = side_bytes(&f->s, j);
+    return side_block(&f->s, j);
+}
+
+static char *flat_target(void *arg, int j, int c, size_t bytes)
+{
+    const flat *f = arg;
+    (void)c;
+    return bytes <= side_bytes(&f->r, j) ? side_block(&f->r, j) : NULL;
+}
+
+static size_t flat_known(void *arg, int j) { return side_bytes(&((const flat *)arg)->r, j); }
+
+/*
+ * (Un)packs count elements at ptr to / from packed bytes, in pieces of at
+ * most INT_MAX bytes (MPI_Pack counts in int). Packing elements in pieces
+ * gives the bytes of packing them at once in the homogeneous packed format
+ * coltune assumes (alltoallv.h).
+ */
+static int pack_block(const flat_side *x, int j, int unpack, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS;
-    long local = 0, global;
-    if (ctx->call_msg_size >= 0) {
-        *M = (size_t)ctx->call_msg_size;
-        return MPI_SUCCESS;
+    const MPI_Aint size = x->ti.size;
+    const int per = size > 0 && size < INT_MAX ? (int)(INT_MAX / size) : 1;
+    char *elem = x->buf + (MPI_Aint)x->displs[j] * x->ti.extent;
+    char *packed = x->staging + x->off[j];
+    for (int e = 0; e < x->counts[j]; e += per) {
+        const int n = x->counts[j] - e < per ? x->counts[j] - e : per;
+        int pos = 0;
+        char *at = elem + (MPI_Aint)e * x->ti.extent;
+        if (unpack)
+            CT_CALL(PMPI_Unpack(packed + (MPI_Aint)e * size, (int)(n * size), &pos, at, n,
+                                x->type, comm));
+        else
+            CT_CALL(PMPI_Pack(at, n, x->type, packed + (MPI_Aint)e * size, (int)(n * size), &pos,
+                              comm));
     }
-    for (int j = 0; j < ctx->size; j++)
-        local = a->sendcounts[j] > local ? a->sendcounts[j] : local;
-    CT_CALL(PMPI_Allreduce(&local, &global, 1, MPI_LONG, MPI_MAX, ctx->comm));
-    *M = (size_t)global;
 out:
     return rc;
 }
 
-/* The flat group: member j is rank j, a bundle is the one block for j. */
-static const char *flat_source(void *arg, int j, int c, int *bytes)
+/* Staging bytes of a side (0 when contiguous); with base, carves off[]. */
+static size_t side_layout(flat_side *x, int P, char *base, size_t *off)
 {
-    const ct_alltoallv_args *a = arg;
-    (void)c;
-    *bytes = a->sendcounts[j];
-    return (const char *)a->sendbuf + a->sdispls[j];
+    size_t total = 0;
+    if (x->ti.contig)
+        return 0;
+    CT_CARVE(base, *off, x->off, MPI_Aint, P);
+    for (int j = 0; j < P; j++) {
+        if (base != NULL)
+            x->off[j] = (MPI_Aint)total;
+        total += side_bytes(x, j);
+    }
+    CT_CARVE(base, *off, x->staging, char, total);
+    return total;
 }
 
-static char *flat_target(void *arg, int j, int c, int bytes)
+static int side_init(flat_side *x, const int *counts, const int *displs, MPI_Datatype type,
+                     const void *buf)
 {
-    const ct_alltoallv_args *a = arg;
-    (void)c;
-    return bytes <= a->recvcounts[j] ? (char *)a->recvbuf + a->rdispls[j] : NULL;
+    memset(x, 0, sizeof *x);
+    x->counts = counts;
+    x->displs = displs;
+    x->type = type;
+    x->buf = (char *)buf;
+    return ct_type_info(type, &x->ti);
 }
 
 int ct_alltoallv_tuna(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params)
 {
     int rc;
-    size_t M, bytes;
-    void *scratch;
-    ct_tuna_group grp = {.size = ctx->size, .index = ctx->rank, .rank_of = NULL, .C = 1,
-                         .known_c = 0, .arg = (void *)a, .source = flat_source,
-                         .target = flat_target};
-    CT_CALL(ct_tuna_max_block(a, ctx, &M));
-    if (M == 0) /* every block is empty, as every rank knows */
-        return MPI_SUCCESS;
-    bytes = ct_tuna_scratch_bytes(&grp, (int)params[0], M);
-    scratch = ct_ctx_scratch(ctx, bytes);
+    const int P = ctx->size, radix = (int)params[0];
+    size_t bytes;
+    char *scratch;
+    flat f;
+    ct_tuna_group grp = {.size = P, .index = ctx->rank, .rank_of = NULL, .C = 1,
+                         .known_c = 0, .arg = &f, .source = flat_source,
+                         .target = flat_target, .known = flat_known};
+    CT_CALL(side_init(&f.s, a->sendcounts, a->sdispls, a->sendtype, a->sendbuf));
+    CT_CALL(side_init(&f.r, a->recvcounts, a->rdispls, a->recvtype, a->recvbuf));
+    bytes = ct_tuna_scratch_bytes(&grp, radix);
+    side_layout(&f.s, P, NULL, &bytes); /* staging after the engine's scratch */
+    side_layout(&f.r, P, NULL, &bytes);
+    scratch = ct_ctx_scratch(ctx, bytes > 0 ? bytes : 1);
     if (scratch == NULL)
         CT_CALL(MPI_ERR_NO_MEM);
     ctx->call_extra += bytes;
-    CT_CALL(ct_tuna_exchange(&grp, a, ctx, (int)params[0], M, scratch));
+    bytes = ct_tuna_scratch_bytes(&grp, radix);
+    side_layout(&f.s, P, scratch, &bytes);
+    side_layout(&f.r, P, scratch, &bytes);
+    for (int j = 0; f.s.staging != NULL && j < P; j++)
+        CT_CALL(pack_block(&f.s, j, 0, ctx->comm));
+    CT_CALL(ct_tuna_exchange(&grp, ctx, radix, scratch));
+    for (int j = 0; f.r.staging != NULL && j < P; j++)
+        CT_CALL(pack_block(&f.r, j, 1, ctx->comm));
 out:
     return rc;
 }

@@ -11,8 +11,9 @@
  * (destination, local source), ready for the inter-node phase of the variant
  * (alltoallv_tuna_hier_staggered.c, alltoallv_tuna_hier_coalesced.c).
  *
- * Memory: G holds about (N - 1) Q blocks of M bytes, the intra-node T about
- * (Q - K - 1) N; the node tables are O(P) integers.
+ * Memory: G holds about (N - 1) Q blocks of M bytes (M: the largest block of
+ * the call, which the decision's allreduce provides), the intra-node T at
+ * most (Q - K - 1) N blocks; the node tables are O(P) integers.
  */
 #include "alltoallv/tuna_hier.h"
 
@@ -22,7 +23,7 @@
 static int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 /* Block c of the bundle this rank sends through local member j. */
-static const char *hier_source(void *arg, int j, int c, int *bytes)
+static const char *hier_source(void *arg, int j, int c, size_t *bytes)
 {
     const ct_tuna_hier *H = arg;
     const int m = H->pos_node[c], l = j + H->pos_k[c] * H->Qn;
@@ -31,24 +32,51 @@ static const char *hier_source(void *arg, int j, int c, int *bytes)
         return NULL;
     }
     const int d = ct_tuna_hier_rank(H, m, l);
-    *bytes = H->a->sendcounts[d];
+    *bytes = (size_t)H->a->sendcounts[d];
     return (const char *)H->a->sendbuf + H->a->sdispls[d];
 }
 
 /* Block c of the bundle from local member j, arrived at this rank. */
-static char *hier_target(void *arg, int j, int c, int bytes)
+static char *hier_target(void *arg, int j, int c, size_t bytes)
 {
     ct_tuna_hier *H = arg;
     if (c == H->known_c) { /* for this rank itself */
         const int src = ct_tuna_hier_rank(H, H->n, j);
-        return bytes <= H->a->recvcounts[src] ? (char *)H->a->recvbuf + H->a->rdispls[src]
-                                              : NULL;
+        return bytes <= (size_t)H->a->recvcounts[src]
+                   ? (char *)H->a->recvbuf + H->a->rdispls[src]
+                   : NULL;
     }
     const int d = H->pos_d[c];
-    if (d < 0 || (size_t)bytes > H->M)
+    if (d < 0 || bytes > H->M)
         return NULL;
-    H->gsz[d * H->Qn + j] = bytes;
+    H->gsz[d * H->Qn + j] = (int)bytes; /* <= M, which fits an int (CT_R_INT_OFFSETS) */
     return ct_tuna_hier_gblock(H, d, j);
+}
+
+/* Bytes of the block from local member j for this rank itself. */
+static size_t hier_known(void *arg, int j)
+{
+    const ct_tuna_hier *H = arg;
+    return (size_t)H->a->recvcounts[ct_tuna_hier_rank(H, H->n, j)];
+}
+
+/* The largest block (bytes) any rank sends in the call, for G: from the
+ * decision's allreduce (which CT_R_INT_OFFSETS makes happen), else one of
+ * its own. */
+static int max_block(const ct_alltoallv_args *a, ct_ctx *ctx, size_t *M)
+{
+    int rc = MPI_SUCCESS;
+    long local = 0, global;
+    if (ctx->call_msg_size >= 0) {
+        *M = (size_t)ctx->call_msg_size;
+        return MPI_SUCCESS;
+    }
+    for (int j = 0; j < ctx->size; j++)
+        local = a->sendcounts[j] > local ? a->sendcounts[j] : local;
+    CT_CALL(PMPI_Allreduce(&local, &global, 1, MPI_LONG, MPI_MAX, ctx->comm));
+    *M = (size_t)global;
+out:
+    return rc;
 }
 
 /* Counts C and nd, then carves the tables from base (NULL: only measures). */
@@ -113,10 +141,11 @@ int ct_tuna_hier_run(const ct_alltoallv_args *a, ct_ctx *ctx, int radix, int blo
     int rc;
     const int P = ctx->size;
     ct_tuna_hier H = {.a = a, .ctx = ctx};
-    ct_tuna_group grp = {.arg = &H, .source = hier_source, .target = hier_target};
+    ct_tuna_group grp = {.arg = &H, .source = hier_source, .target = hier_target,
+                         .known = hier_known};
     size_t own, bytes;
     char *scratch;
-    CT_CALL(ct_tuna_max_block(a, ctx, &H.M));
+    CT_CALL(max_block(a, ctx, &H.M));
     if (H.M == 0) /* every block is empty, as every rank knows */
         return MPI_SUCCESS;
     H.N = ctx->topo.N;
@@ -130,7 +159,7 @@ int ct_tuna_hier_run(const ct_alltoallv_args *a, ct_ctx *ctx, int radix, int blo
     grp.size = H.Qn;
     grp.index = H.h;
     grp.C = H.C;
-    bytes = own + ct_tuna_scratch_bytes(&grp, radix, H.M);
+    bytes = own + ct_tuna_scratch_bytes(&grp, radix);
     scratch = ct_ctx_scratch(ctx, bytes);
     if (scratch == NULL)
         CT_CALL(MPI_ERR_NO_MEM);
@@ -139,7 +168,7 @@ int ct_tuna_hier_run(const ct_alltoallv_args *a, ct_ctx *ctx, int radix, int blo
     hier_tables(&H, P);
     grp.rank_of = H.rank_at + H.node_start[H.n];
     grp.known_c = H.known_c;
-    CT_CALL(ct_tuna_exchange(&grp, a, ctx, radix, H.M, scratch + own));
+    CT_CALL(ct_tuna_exchange(&grp, ctx, radix, scratch + own));
     if (H.N > 1)
         CT_CALL(inter(&H, block_count));
 out:

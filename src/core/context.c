@@ -123,6 +123,8 @@ static void ctx_free(ct_ctx *ctx)
         free(ctx->logged[i]);
     free(ctx->scratch);
     free(ctx->reqs);
+    for (int i = 0; i < CT_CTX_NBUFS; i++)
+        free(ctx->buf[i].p);
     free(ctx);
 }
 
@@ -259,6 +261,19 @@ void *ct_ctx_scratch(ct_ctx *ctx, size_t n)
         ctx->scratch_size = n;
     }
     return ctx->scratch;
+}
+
+void *ct_ctx_buffer(ct_ctx *ctx, int which, size_t n)
+{
+    if (n > ctx->buf[which].size) {
+        size_t grown = ctx->buf[which].size * 2 > n ? ctx->buf[which].size * 2 : n;
+        char *p = realloc(ctx->buf[which].p, grown);
+        if (p == NULL)
+            return NULL;
+        ctx->buf[which].p = p;
+        ctx->buf[which].size = grown;
+    }
+    return ctx->buf[which].p;
 }
 
 MPI_Request *ct_ctx_requests(ct_ctx *ctx, int n)

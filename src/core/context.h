@@ -34,6 +34,9 @@ typedef struct ct_choice {
 
 #define CT_MAX_LOGGED 32
 
+/* Cached growable buffers per context (ct_ctx_buffer). */
+#define CT_CTX_NBUFS 5 /* the most any algorithm uses: TuNA (alltoallv.h) */
+
 typedef struct ct_ctx {
     MPI_Comm comm; /* private duplicate of the user's communicator */
     int rank, size; /* in comm (the local group for an intercommunicator) */
@@ -63,6 +66,10 @@ typedef struct ct_ctx {
     size_t scratch_size;
     MPI_Request *reqs;
     int nreqs;
+    struct {
+        char *p;
+        size_t size;
+    } buf[CT_CTX_NBUFS]; /* ct_ctx_buffer() */
     size_t call_extra; /* extra memory the current call used, for statistics */
     long call_msg_size; /* largest block any rank sends in this call (bytes), or -1
                            when the decision did not need it (algorithms may use it
@@ -81,6 +88,11 @@ int ct_ctx_lookup(MPI_Comm comm, ct_ctx **out);
 
 /* A scratch buffer of at least n bytes, owned by ctx (valid until the next call). */
 void *ct_ctx_scratch(ct_ctx *ctx, size_t n);
+/* Cached buffer number which (< CT_CTX_NBUFS) of at least n bytes, owned by
+ * ctx: grown with realloc, so its contents are kept but its address may
+ * change; no operation may be pending on it when it is grown. Algorithms
+ * that need several growing buffers in one call use different numbers. */
+void *ct_ctx_buffer(ct_ctx *ctx, int which, size_t n);
 /* An array of at least n requests, owned by ctx. */
 MPI_Request *ct_ctx_requests(ct_ctx *ctx, int n);
 
