@@ -411,6 +411,19 @@ int ctsim_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *me
     return rc;
 }
 
+int ctsim_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
+                 MPI_Request *request)
+{
+    matched *m = *message;
+    int rc;
+    if (m == NULL) /* MPI_MESSAGE_NO_PROC */
+        return PMPI_Irecv(buf, count, type, MPI_PROC_NULL, 0, MPI_COMM_SELF, request);
+    rc = ctsim_Irecv(buf, count, type, m->source, m->tag, m->comm, request);
+    free(m);
+    *message = MPI_MESSAGE_NULL;
+    return rc;
+}
+
 int ctsim_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
                 MPI_Status *status)
 {

@@ -5,7 +5,7 @@
  * it). Not a second copy of any coltune algorithm: each call below has the
  * MPI signature and MPI semantics, and coltune's own files run unchanged.
  *
- *   MPI_Mprobe, MPI_Improbe, MPI_Mrecv
+ *   MPI_Mprobe, MPI_Improbe, MPI_Mrecv, MPI_Imrecv
  *       Not implemented in SMPI ("Not yet implemented" abort). Emulated by
  *       probe + receive from the probed source and tag: exact for a rank
  *       with one thread, which every simulated rank is (MPI's
@@ -57,6 +57,8 @@ int ctsim_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Stat
 int ctsim_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status);
 int ctsim_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
                   MPI_Status *status);
+int ctsim_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
+                 MPI_Request *request);
 int ctsim_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
                 MPI_Status *status);
 
@@ -120,6 +122,8 @@ int ctsim_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
 #define PMPI_Mprobe CT_SMPI_WRAP(Mprobe)
 #define MPI_Improbe CT_SMPI_WRAP(Improbe)
 #define PMPI_Improbe CT_SMPI_WRAP(Improbe)
+#define MPI_Imrecv CT_SMPI_WRAP(Imrecv)
+#define PMPI_Imrecv CT_SMPI_WRAP(Imrecv)
 #define MPI_Mrecv CT_SMPI_WRAP(Mrecv)
 #define PMPI_Mrecv CT_SMPI_WRAP(Mrecv)
 #define MPI_Intercomm_create CT_SMPI_WRAP(Intercomm_create)

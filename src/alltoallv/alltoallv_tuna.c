@@ -439,7 +439,7 @@ out:
  * the receives of the data that follows split headers. */
 static int digit_recv_meta(tuna *t, int nz)
 {
-    int rc = MPI_SUCCESS, count;
+    int rc = MPI_SUCCESS, count, first;
     size_t total = 0, data = 0;
     char *hbuf, *dbuf;
     MPI_Status st;
@@ -457,13 +457,24 @@ static int digit_recv_meta(tuna *t, int nz)
     if (hbuf == NULL)
         CT_CALL(MPI_ERR_NO_MEM);
     t->peak += total;
+    /* All matched receives at once, so that the transfers overlap. */
+    first = t->nreq;
+    for (int k = 0; k < nz; k++) {
+        round *rd = &t->rounds[k];
+        if (rd->in != IN_PROBED)
+            continue;
+        MPI_Request *reqs = ct_ctx_requests(t->ctx, t->nreq + 1);
+        if (reqs == NULL)
+            CT_CALL(MPI_ERR_NO_MEM);
+        CT_CALL(PMPI_Imrecv(hbuf + rd->roff, (int)rd->hlen, MPI_BYTE, &rd->msg,
+                            &reqs[t->nreq++]));
+    }
+    CT_CALL(PMPI_Waitall(t->nreq - first, t->ctx->reqs + first, MPI_STATUSES_IGNORE));
     for (int k = 0; k < nz; k++) {
         round *rd = &t->rounds[k];
         if (rd->in != IN_PROBED)
             continue;
         const size_t hb = (size_t)rd->hn * sizeof(hdr_t);
-        CT_CALL(PMPI_Mrecv(hbuf + rd->roff, (int)rd->hlen, MPI_BYTE, &rd->msg,
-                           MPI_STATUS_IGNORE));
         rd->rhdr = (const hdr_t *)(hbuf + rd->roff);
         rd->rdata = hbuf + rd->roff + hb;
         /* The header must announce exactly what arrives before anything is stored. */
