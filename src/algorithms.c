@@ -220,6 +220,10 @@ static const ct_algorithm registry[] = {
         .summary = "larger group's blocks whole to one partner, smaller group's blocks cut "
                    "into segments over the larger group, then one intra-group allgather(v) "
                    "per group (paper 002 Alg. 1)",
+        .nparams = 1,
+        .params = {{"linear", K(0), K(1), K(0),
+                    "intra-group step: 0 the MPI library's allgather(v), 1 every segment "
+                    "sent to every group member at once"}},
         .restrictions = CT_A_BYTES | CT_R_INT_OFFSETS,
         .run.allgather = ct_allgather_inter_segmented,
     },
@@ -229,6 +233,10 @@ static const ct_algorithm registry[] = {
         .summary = "each group's byte stream cut into equal segments, one per remote rank, "
                    "received in section 4.1 order, then one intra-group allgatherv per group "
                    "(paper 002 Alg. 2)",
+        .nparams = 1,
+        .params = {{"linear", K(0), K(1), K(0),
+                    "intra-group step: 0 the MPI library's allgather(v), 1 every segment "
+                    "sent to every group member at once"}},
         .restrictions = CT_A_BYTES | CT_R_INT_OFFSETS,
         .run.allgatherv = ct_allgatherv_inter_segmented,
     },

@@ -54,6 +54,7 @@ typedef struct ct_ag_plan {
     ct_seg_part remote;         /* the remote stream among the local group */
     ct_seg_blocks remote_blocks; /* the remote group's blocks in its stream */
     int ordered; /* receive one sender at a time in section 4.1's order, else all at once */
+    int linear;  /* intra-group step: 0 PMPI_Allgather(v), 1 all segments posted at once */
 } ct_ag_plan;
 
 int ct_ag_segmented_exchange(ct_ctx *ctx, const ct_ag_plan *plan);

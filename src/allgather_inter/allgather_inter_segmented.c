@@ -32,7 +32,6 @@
 
 int ct_allgather_inter_segmented(const ct_allgather_args *a, ct_ctx *ctx, const long *params)
 {
-    (void)params;
     const size_t k_local = (size_t)a->sendcount, k_remote = (size_t)a->recvcount;
     ct_ag_plan plan = {
         .send = a->sendbuf,
@@ -48,6 +47,7 @@ int ct_allgather_inter_segmented(const ct_allgather_args *a, ct_ctx *ctx, const 
         /* A receiver gets whole blocks from its subgroup, or one segment from
          * one sender: there are no multi-target senders to order. */
         .ordered = 0,
+        .linear = (int)params[0],
     };
     return ct_ag_segmented_exchange(ctx, &plan);
 }

@@ -41,7 +41,6 @@
 
 int ct_allgatherv_inter_segmented(const ct_allgatherv_args *a, ct_ctx *ctx, const long *params)
 {
-    (void)params;
     int rc = MPI_SUCCESS;
     const int nremote = ctx->remote_size;
     long long mine = a->sendcount, K_local = 0, R = 0;
@@ -71,6 +70,7 @@ int ct_allgatherv_inter_segmented(const ct_allgatherv_args *a, ct_ctx *ctx, cons
         .remote = ct_seg_even(prefix[nremote], ctx->size, CT_SEG_ALIGN),
         .remote_blocks = {nremote, 0, prefix},
         .ordered = 1,
+        .linear = (int)params[0],
     };
     CT_CALL(ct_ag_segmented_exchange(ctx, &plan));
 out:

@@ -17,6 +17,11 @@ for P in ${CT_TEST_NP:-8 9 13}; do
 done
 [ "${CT_TEST_QUICK:-0}" = 1 ] && finish
 
+# The intercepted calls forced to the linear intra-group step as well.
+check_run "allgather_inter P=9 strict, segmented:linear=1" \
+    with_env COLTUNE_FALLBACK=error COLTUNE_ALLGATHER_INTER=segmented:linear=1 \
+    COLTUNE_ALLGATHERV_INTER=segmented:linear=1 TEST_FILTER='*intercepted' -- run_mpi 9 "$prog"
+
 # Chosen by a rules file: the decision log must name the rule, and the
 # intercepted results must still be right (only those tests run).
 rules=$(mktemp)
@@ -32,8 +37,8 @@ rules_run() {
         2>"$log"
     rc=$?
     cat "$log" >&2
-    [ $rc = 0 ] && grep -q 'allgather_inter .*segmented \[rule line 1\]' "$log" &&
-        grep -q 'allgatherv_inter .*segmented \[rule line 2\]' "$log"
+    [ $rc = 0 ] && grep -q 'allgather_inter .*segmented:linear=0 \[rule line 1\]' "$log" &&
+        grep -q 'allgatherv_inter .*segmented:linear=0 \[rule line 2\]' "$log"
 }
 check_run "allgather_inter P=8 rules file" rules_run
 
