@@ -163,6 +163,15 @@ static char *buffer(tuna *t, int which, size_t need)
     return p;
 }
 
+/* A round buffer of the current digit, counted in its peak. */
+static char *digit_buffer(tuna *t, int which, size_t need)
+{
+    char *p = buffer(t, which, need);
+    if (p != NULL)
+        t->peak += need;
+    return p;
+}
+
 /* ------------------------------------------------------------------ */
 /* T: one entry per non-direct slot (III-C), sized by what arrives     */
 /* ------------------------------------------------------------------ */
@@ -372,10 +381,9 @@ static int digit_post_known(tuna *t, int nz)
             total = ALIGN8(total + rd->known);
         }
     }
-    buf = buffer(t, CT_BUF_TUNA_RECV_KNOWN, total);
+    buf = digit_buffer(t, CT_BUF_TUNA_RECV_KNOWN, total);
     if (buf == NULL)
         CT_CALL(MPI_ERR_NO_MEM);
-    t->peak += total;
     for (int k = 0; k < nz; k++) {
         round *rd = &t->rounds[k];
         if (rd->in == IN_KNOWN) {
@@ -406,10 +414,9 @@ static int digit_post_sends(tuna *t, int nz)
         if (!rd->direct)
             total = ALIGN8(total + round_send_bytes(rd));
     }
-    buf = buffer(t, CT_BUF_TUNA_SEND, total);
+    buf = digit_buffer(t, CT_BUF_TUNA_SEND, total);
     if (buf == NULL)
         CT_CALL(MPI_ERR_NO_MEM);
-    t->peak += total;
     for (int k = 0; k < nz; k++) {
         round *rd = &t->rounds[k];
         char *out = buf + rd->soff;
@@ -453,10 +460,9 @@ static int digit_recv_meta(tuna *t, int nz)
         rd->roff = total;
         total = ALIGN8(total + rd->hlen);
     }
-    hbuf = buffer(t, CT_BUF_TUNA_RECV_HDR, total);
+    hbuf = digit_buffer(t, CT_BUF_TUNA_RECV_HDR, total);
     if (hbuf == NULL)
         CT_CALL(MPI_ERR_NO_MEM);
-    t->peak += total;
     /* All matched receives at once, so that the transfers overlap. */
     first = t->nreq;
     for (int k = 0; k < nz; k++) {
@@ -486,10 +492,9 @@ static int digit_recv_meta(tuna *t, int nz)
             CT_CALL(MPI_ERR_TRUNCATE); /* the sender would have combined it */
         data = ALIGN8(data + rd->split);
     }
-    dbuf = buffer(t, CT_BUF_TUNA_RECV_DATA, data);
+    dbuf = digit_buffer(t, CT_BUF_TUNA_RECV_DATA, data);
     if (dbuf == NULL)
         CT_CALL(MPI_ERR_NO_MEM);
-    t->peak += data;
     data = 0;
     for (int k = 0; k < nz; k++) {
         round *rd = &t->rounds[k];
