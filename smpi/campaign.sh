@@ -27,7 +27,12 @@ sim() { # sim STEP coltune-sim-ARGS...
 radices="tuna:radix=2;tuna:radix=4;tuna:radix=8;tuna:radix=16;tuna:radix=32;tuna:radix=64"
 
 lane_a() {
-    # Paper 001 Fig. 7: TuNA against its radix, small to large blocks.
+    # Paper 001 Fig. 7: TuNA against its radix, small to large blocks; at
+    # P = 128 every radix up to P (large radices at large blocks cost too
+    # much wall time at P >= 256).
+    sim radix-polaris-128 --platform polaris -P 128 --sizes 16,256,2k,16k,64k \
+        --algs "$radices;tuna:radix=sqrt;tuna:radix=127;tuna:radix=128" --natives mpich,ompi \
+        --timeout 400
     sim radix-polaris-256 --platform polaris -P 256 --sizes 16,256,2k,16k \
         --algs "$radices;tuna:radix=128;tuna:radix=256" --natives mpich,ompi --timeout 240
     sim radix-polaris-1024 --platform polaris -P 1024 --sizes 16,256 \

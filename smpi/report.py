@@ -7,9 +7,9 @@ outputs (their measure.csv files). A development helper, not installed:
                                                  to its best radix (paper 001
                                                  Fig. 7)
   python3 smpi/report.py scaling DIR SIZE OUT.png
-                                                 alltoallv: the best of each
-                                                 algorithm family and every
-                                                 native against P
+                                                 the best of each algorithm
+                                                 family and every native
+                                                 against P
   python3 smpi/report.py sizes DIR P OUT.png     one collective at one P: every
                                                  algorithm and native against
                                                  the size
@@ -98,8 +98,9 @@ def scaling(d, size, out):
         best[k] = min(best.get(k, float("inf")), float(r["median_us"]))
     names = sorted({k[0] for k in best})
     series = [(n, [(P, t) for (m, P), t in best.items() if m == n]) for n in names]
-    plot(out, "alltoallv on %s, S=%s: best of each algorithm, natives" % (
-        os.path.basename(d.rstrip("/")), fmt_size(size)), "P", "time (us, simulated)", series)
+    plot(out, "%s on %s, S=%s: best of each algorithm, natives" % (
+        rows[0]["collective"], os.path.basename(d.rstrip("/")), fmt_size(size)), "P",
+        "time (us, simulated)", series)
 
 
 def sizes(d, P, out):
