@@ -40,6 +40,11 @@
  *    from the send to the receive buffer without copies (r >= P - 1: every
  *    round, i.e. the linear exchange);
  *  - a round that moves no data and no sizes sends no message;
+ *  - a digit waits for its receives only: its sends complete during the
+ *    next digit (digits alternate between two send buffers), so a digit
+ *    costs one wait for the peers, not two (a shared-memory transport
+ *    completes a send that does not fit its smallest slot only when the
+ *    receiver has taken it);
  *  - the buffers (T, round buffers) are cached in the context.
  * A receiver tells the two forms of a metadata message apart by its length:
  * header plus every announced byte (combined) or the header alone (split).
@@ -108,6 +113,10 @@ typedef struct tuna {
     int *slots;         /* [phase_slots] the slots of the current digit's rounds */
     round *rounds;      /* [zmax] */
     int nreq;           /* requests posted in ctx->reqs */
+    int npend;          /* ctx->reqs[0, npend): the previous digit's sends, pending */
+    int send_buf;       /* CT_BUF_TUNA_SEND or _SEND_ODD: this digit's send buffer */
+    size_t pend_bytes;  /* bytes of the previous digit's send buffer */
+    size_t send_bytes;  /* bytes of this digit's send buffer */
     size_t peak;        /* most bytes of round buffers one digit used */
 } tuna;
 
@@ -414,9 +423,10 @@ static int digit_post_sends(tuna *t, int nz)
         if (!rd->direct)
             total = ALIGN8(total + round_send_bytes(rd));
     }
-    buf = digit_buffer(t, CT_BUF_TUNA_SEND, total);
+    buf = digit_buffer(t, t->send_buf, total);
     if (buf == NULL)
         CT_CALL(MPI_ERR_NO_MEM);
+    t->send_bytes = total;
     for (int k = 0; k < nz; k++) {
         round *rd = &t->rounds[k];
         char *out = buf + rd->soff;
@@ -508,13 +518,44 @@ out:
     return rc;
 }
 
+/* Reverses reqs[a, b). */
+static void reverse(MPI_Request *reqs, int a, int b)
+{
+    for (b--; a < b; a++, b--) {
+        MPI_Request q = reqs[a];
+        reqs[a] = reqs[b];
+        reqs[b] = q;
+    }
+}
+
+/* Completes everything in ctx->reqs but this digit's sends, reqs[s0, s1),
+ * which stay pending at the front for the next digit (or the end of the
+ * exchange). */
+static int digit_wait(tuna *t, int s0, int s1)
+{
+    MPI_Request *reqs = t->ctx->reqs;
+    const int nsend = s1 - s0, rest = t->nreq - nsend;
+    /* Rotate reqs[s0, nreq) so the sends come last (handles may move). */
+    reverse(reqs, s0, s1);
+    reverse(reqs, s1, t->nreq);
+    reverse(reqs, s0, t->nreq);
+    int rc = PMPI_Waitall(rest, reqs, MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    memmove(reqs, reqs + rest, (size_t)nsend * sizeof *reqs);
+    t->npend = t->nreq = nsend;
+    return MPI_SUCCESS;
+}
+
 /* Rounds (x, z), z = 1 .. r-1 with z r^x < P: disjoint slots (x-th digit z). */
 static int tuna_digit(tuna *t, int x)
 {
-    int rc = MPI_SUCCESS, nz = 0, used = 0;
+    int rc = MPI_SUCCESS, nz = 0, used = 0, s0, s1;
     t->span = t->pw * t->r;
-    t->nreq = 0;
-    t->peak = 0;
+    t->nreq = t->npend; /* the previous digit's sends, still pending */
+    t->send_buf = x % 2 ? CT_BUF_TUNA_SEND_ODD : CT_BUF_TUNA_SEND;
+    t->send_bytes = 0;
+    t->peak = t->pend_bytes; /* the previous digit's send buffer is still in use */
     for (int z = 1; z < t->r && z * t->pw < t->g->size; z++, nz++) {
         round *rd = &t->rounds[nz];
         rd->slots = t->slots + used;
@@ -522,9 +563,12 @@ static int tuna_digit(tuna *t, int x)
         used += rd->n;
     }
     CT_CALL(digit_post_known(t, nz));
+    s0 = t->nreq;
     CT_CALL(digit_post_sends(t, nz));
+    s1 = t->nreq;
     CT_CALL(digit_recv_meta(t, nz));
-    CT_CALL(PMPI_Waitall(t->nreq, t->ctx->reqs, MPI_STATUSES_IGNORE));
+    CT_CALL(digit_wait(t, s0, s1));
+    t->pend_bytes = t->send_bytes;
     for (int k = 0; k < nz; k++) {
         const round *rd = &t->rounds[k];
         if (rd->in == IN_KNOWN || rd->in == IN_PROBED)
@@ -566,6 +610,7 @@ int ct_tuna_exchange(const ct_tuna_group *grp, ct_ctx *ctx, int radix, void *scr
         CT_CALL(tuna_digit(&t, x));
         peak = t.peak > peak ? t.peak : peak;
     }
+    CT_CALL(PMPI_Waitall(t.npend, ctx->reqs, MPI_STATUSES_IGNORE));
 out:
     ctx->call_extra += t.tused + peak;
     return rc;

@@ -35,7 +35,7 @@ typedef struct ct_choice {
 #define CT_MAX_LOGGED 32
 
 /* Cached growable buffers per context (ct_ctx_buffer). */
-#define CT_CTX_NBUFS 5 /* the most any algorithm uses: TuNA (alltoallv.h) */
+#define CT_CTX_NBUFS 6 /* the most any algorithm uses: TuNA (alltoallv.h) */
 
 typedef struct ct_ctx {
     MPI_Comm comm; /* private duplicate of the user's communicator */
