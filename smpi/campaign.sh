@@ -9,7 +9,9 @@
 # smpi/coltune-bench); every step writes OUTDIR/<step>/ (coltune-sim's outputs)
 # and OUTDIR/<step>.log. Then smpi/report.py turns them into the plots and
 # tables (see docs/simulation.md, "Reproducing"). Wall time on the 2-core
-# development machine: about 80 minutes per lane.
+# development machine: about 100 minutes with both lanes. A run that exceeds
+# its --timeout is recorded as "timeout" (SimGrid's cost grows with the number
+# of concurrent large messages).
 set -u
 build=$(cd "$1" && pwd)
 out=$2
@@ -28,8 +30,8 @@ radices="tuna:radix=2;tuna:radix=4;tuna:radix=8;tuna:radix=16;tuna:radix=32;tuna
 
 lane_a() {
     # Paper 001 Fig. 7: TuNA against its radix, small to large blocks; at
-    # P = 128 every radix up to P (large radices at large blocks cost too
-    # much wall time at P >= 256).
+    # P = 128 every radix up to P, at larger P the large radices only where
+    # they fit the wall-time budget.
     sim radix-polaris-128 --platform polaris -P 128 --sizes 16,256,2k,16k,64k \
         --algs "$radices;tuna:radix=sqrt;tuna:radix=127;tuna:radix=128" --natives mpich,ompi \
         --timeout 400
@@ -37,9 +39,10 @@ lane_a() {
         --algs "$radices;tuna:radix=128;tuna:radix=256" --natives mpich,ompi --timeout 240
     sim radix-polaris-1024 --platform polaris -P 1024 --sizes 16,256 \
         --algs "$radices" --natives mpich,ompi --timeout 900
-    # Paper 003: locality-aware aggregation of the SDDE as P grows.
-    sim sdde-polaris --platform polaris -P 64,128,256,512,1024 --colls alltoall_crs \
-        --sizes 16,4k --bench-args "--pattern random:16" --timeout 600
+    # Fig. 7 again on the torus (48-rank nodes).
+    sim radix-fugaku-192 --platform fugaku -P 192 --sizes 16,256,2k,16k \
+        --algs "tuna:radix=2;tuna:radix=4;tuna:radix=8;tuna:radix=sqrt;tuna:radix=32;tuna:radix=64;tuna:radix=192" \
+        --natives ompi,mpich --timeout 300
 }
 
 lane_b() {
@@ -49,12 +52,18 @@ lane_b() {
     sim hier-polaris --platform polaris -P 256,512,1024 --sizes 16,256 \
         --algs "tuna:radix=2;tuna:radix=4;tuna:radix=sqrt;$hier" --natives mpich,ompi \
         --timeout 900
-    # Paper 002: intergroup Allgather, segmented against root gathering.
+    # Paper 002: intergroup Allgather, segmented against root gathering, with
+    # one rank per node (the paper's setting) and with full 32-rank nodes.
+    sim inter-polaris-ppn1 --platform polaris --ppn 1 -P 16,64,128,256 \
+        --colls allgather_inter --sizes 16k,256k,1m --natives mpich,ompi --timeout 600
     sim inter-polaris --platform polaris -P 64,128,256,512 --colls allgather_inter \
         --sizes 1k,16k,256k --natives mpich,ompi --timeout 600
-    # Fig. 7 again on the torus (48-rank nodes).
-    sim radix-fugaku-384 --platform fugaku -P 384 --sizes 16,256,2k,16k \
-        --algs "$radices;tuna:radix=sqrt" --natives mpich,ompi --timeout 300
+    # Paper 003: locality-aware aggregation of the SDDE as P grows, with 16
+    # and with 128 destinations per rank.
+    sim sdde-polaris --platform polaris -P 64,128,256,512,1024 --colls alltoall_crs \
+        --sizes 16,4k --bench-args "--pattern random:16" --timeout 600
+    sim sdde-polaris-dense --platform polaris -P 128,256,512,1024 --colls alltoall_crs \
+        --sizes 16,1k --bench-args "--pattern random:128" --timeout 600
 }
 
 for lane in $lanes; do

@@ -542,7 +542,8 @@ static int digit_wait(tuna *t, int s0, int s1)
     int rc = PMPI_Waitall(rest, reqs, MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS)
         return rc;
-    memmove(reqs, reqs + rest, (size_t)nsend * sizeof *reqs);
+    if (nsend > 0)
+        memmove(reqs, reqs + rest, (size_t)nsend * sizeof *reqs);
     t->npend = t->nreq = nsend;
     return MPI_SUCCESS;
 }
@@ -610,8 +611,13 @@ int ct_tuna_exchange(const ct_tuna_group *grp, ct_ctx *ctx, int radix, void *scr
         CT_CALL(tuna_digit(&t, x));
         peak = t.peak > peak ? t.peak : peak;
     }
-    CT_CALL(PMPI_Waitall(t.npend, ctx->reqs, MPI_STATUSES_IGNORE));
 out:
+    /* The last digit's sends; after an error too, so that none still reads
+     * a buffer the caller frees (leaving a digit used to wait for them). */
+    if (t.npend > 0) {
+        const int wrc = PMPI_Waitall(t.npend, ctx->reqs, MPI_STATUSES_IGNORE);
+        rc = rc != MPI_SUCCESS ? rc : wrc;
+    }
     ctx->call_extra += t.tused + peak;
     return rc;
 }
