@@ -9,9 +9,10 @@
 # smpi/coltune-bench); every step writes OUTDIR/<step>/ (coltune-sim's outputs)
 # and OUTDIR/<step>.log. Then smpi/report.py turns them into the plots and
 # tables (see docs/simulation.md, "Reproducing"). Wall time on the 2-core
-# development machine: about 100 minutes with both lanes. A run that exceeds
-# its --timeout is recorded as "timeout" (SimGrid's cost grows with the number
-# of concurrent large messages).
+# development machine: about 2 hours with both lanes. A run that exceeds its
+# --timeout is recorded as "timeout" (SimGrid's cost grows with the number of
+# concurrent large messages). Every step resumes (coltune-sim --resume): run
+# the campaign again and it goes on where it was stopped.
 set -u
 build=$(cd "$1" && pwd)
 out=$2
@@ -23,7 +24,7 @@ sim() { # sim STEP coltune-sim-ARGS...
     shift
     echo "$(date +%T) start $step"
     python3 "$build/scripts/coltune-sim" --bench "$build/smpi/coltune-bench" --jobs 1 \
-        --outdir "$out/$step" "$@" > "$out/$step.log" 2>&1
+        --resume --outdir "$out/$step" "$@" >> "$out/$step.log" 2>&1
     echo "$(date +%T) done  $step (exit $?)"
 }
 radices="tuna:radix=2;tuna:radix=4;tuna:radix=8;tuna:radix=16;tuna:radix=32;tuna:radix=64"
@@ -49,7 +50,7 @@ lane_b() {
     # Paper 001 section IV: the hierarchical variants against TuNA.
     hier="tuna_hier_coalesced:radix=2..Q,block_count=1..N-1"
     hier="$hier;tuna_hier_staggered:radix=2..Q,block_count=1..(N-1)*Q"
-    sim hier-polaris --platform polaris -P 256,512,1024 --sizes 16,256 \
+    sim hier-polaris --platform polaris -P 256,512 --sizes 16,256 \
         --algs "tuna:radix=2;tuna:radix=4;tuna:radix=sqrt;$hier" --natives mpich,ompi \
         --timeout 900
     # Paper 002: intergroup Allgather, segmented against root gathering, with
@@ -64,6 +65,10 @@ lane_b() {
         --sizes 16,4k --bench-args "--pattern random:16" --timeout 600
     sim sdde-polaris-dense --platform polaris -P 128,256,512,1024 --colls alltoall_crs \
         --sizes 16,1k --bench-args "--pattern random:128" --timeout 600
+    # The hierarchical variants at P = 1024 last: the longest runs.
+    sim hier-polaris-1024 --platform polaris -P 1024 --sizes 16,256 \
+        --algs "tuna:radix=2;tuna:radix=4;tuna:radix=sqrt;$hier" --natives mpich \
+        --timeout 900
 }
 
 for lane in $lanes; do

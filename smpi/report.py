@@ -6,21 +6,29 @@ outputs (their measure.csv files). A development helper, not installed:
                                                  line per size, each normalised
                                                  to its best radix (paper 001
                                                  Fig. 7)
-  python3 smpi/report.py scaling DIR SIZE OUT.png
+  python3 smpi/report.py scaling DIR... SIZE OUT.png
                                                  the best of each algorithm
                                                  family and every native
-                                                 against P
+                                                 against P (the runs of
+                                                 several DIRs together)
   python3 smpi/report.py sizes DIR P OUT.png     one collective at one P: every
                                                  algorithm and native against
                                                  the size
-  python3 smpi/report.py table DIR               markdown: per (P, size) the
+  python3 smpi/report.py table DIR...            markdown: per (P, size) the
                                                  best coltune algorithm, the
                                                  natives, the speedups
+  python3 smpi/report.py sdde DIR                markdown: per (P, size) every
+                                                 SDDE algorithm's time and the
+                                                 most inter-node messages a
+                                                 rank sent (from DIR/csv/, so
+                                                 the sizes finished by a run
+                                                 that timed out count)
 
 Needs gnuplot (Debian: gnuplot-nox) for the pictures.
 """
 
 import csv
+import glob
 import math
 import os
 import subprocess
@@ -67,6 +75,8 @@ def plot(out, title, xlabel, ylabel, series, logx=True, logy=True, xtics=None):
         cmds.append("set logscale y")
     if xtics:
         cmds.append("set xtics (%s)" % ", ".join('"%s" %g' % (l, x) for l, x in xtics))
+        xs = [x for _, x in xtics]
+        cmds.append("set xrange [%g:%g]" % (min(xs) / 1.3, max(xs) * 1.3))
     cmds.append("plot " + ", ".join("'%s' index %d using 1:2 with linespoints title '%s'" % (
         data, i, name) for i, (name, _) in enumerate(series)))
     res = subprocess.run(["gnuplot"], input="\n".join(cmds), text=True, capture_output=True)
@@ -90,8 +100,8 @@ def radix(dirs, out):
         series, logy=False)
 
 
-def scaling(d, size, out):
-    rows = [r for r in rows_of([d]) if int(r["size"]) == size and r["algorithm"] != "pmpi"]
+def scaling(dirs, size, out):
+    rows = [r for r in rows_of(dirs) if int(r["size"]) == size and r["algorithm"] != "pmpi"]
     best = {}
     for r in rows:
         k = (family(r), int(r["P"]))
@@ -99,8 +109,8 @@ def scaling(d, size, out):
     names = sorted({k[0] for k in best})
     series = [(n, [(P, t) for (m, P), t in best.items() if m == n]) for n in names]
     plot(out, "%s on %s, S=%s: best of each algorithm, natives" % (
-        rows[0]["collective"], os.path.basename(d.rstrip("/")), fmt_size(size)), "P",
-        "time (us, simulated)", series)
+        rows[0]["collective"], " + ".join(os.path.basename(d.rstrip("/")) for d in dirs),
+        fmt_size(size)), "P", "time (us, simulated)", series)
 
 
 def sizes(d, P, out):
@@ -111,12 +121,14 @@ def sizes(d, P, out):
                (a + (":" + p if p else "")),
                [(int(r["size"]), float(r["median_us"])) for r in rows
                 if (r["algorithm"], r["params"]) == (a, p)]) for a, p in names]
+    ticks = sorted({int(r["size"]) for r in rows})
     plot(out, "%s on %s, P=%d" % (coll, os.path.basename(d.rstrip("/")), P),
-         "size S per rank (bytes)", "time (us, simulated)", series)
+         "size S per rank", "time (us, simulated)", series,
+         xtics=[(fmt_size(x), x) for x in ticks])
 
 
-def table(d):
-    rows = rows_of([d])
+def table(dirs):
+    rows = rows_of(dirs)
     cells = {}
     for r in rows:
         cells.setdefault((r["collective"], int(r["P"]), int(r["size"])), []).append(r)
@@ -143,6 +155,38 @@ def table(d):
             "%.2fx" % (float(n["median_us"]) / bt) if n else "-"))
 
 
+def run_rows(d):
+    """The rows of every run coltune-sim made in d (d/csv/*.csv): the sizes a
+    run finished count even when a later size timed out. Each run also
+    measures the personalized exchange; an algorithm's own run gives its row."""
+    rows = {}
+    for path in sorted(glob.glob(os.path.join(d, "csv", "*.csv"))):
+        label = os.path.basename(path)[:-4].split("-", 2)[2]
+        with open(path, newline="") as f:
+            for r in csv.DictReader(f):
+                key = (r["algorithm"], r["P"], r["size"])
+                if r["status"] == "ok" and (key not in rows or r["algorithm"] == label):
+                    rows[key] = r
+    return list(rows.values())
+
+
+def sdde(d):
+    rows = run_rows(d)
+    algs = sorted({r["algorithm"] for r in rows})
+    print("| P | nodes | S | " + " | ".join(algs) + " | best vs personalized |")
+    print("|---|---|---|" + "---|" * len(algs) + "---|")
+    for key in sorted({(int(r["P"]), int(r["size"])) for r in rows}):
+        cell = {r["algorithm"]: r for r in rows if (int(r["P"]), int(r["size"])) == key}
+        best = min(cell.values(), key=lambda r: float(r["median_us"]))
+        ref = cell.get("personalized")
+        print("| %d | %s | %s | %s | %s |" % (
+            key[0], best["nodes"], fmt_size(key[1]), " | ".join(
+                "%.1f (%s)" % (float(cell[a]["median_us"]), cell[a]["internode_msgs"] or "-")
+                if a in cell else "-" for a in algs),
+            "%.2fx %s" % (float(ref["median_us"]) / float(best["median_us"]), best["algorithm"])
+            if ref else "-"))
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -150,11 +194,13 @@ def main():
     if what == "radix":
         radix(args[:-1], args[-1])
     elif what == "scaling":
-        scaling(args[0], int(args[1]), args[2])
+        scaling(args[:-2], int(args[-2]), args[-1])
     elif what == "sizes":
         sizes(args[0], int(args[1]), args[2])
     elif what == "table":
-        table(args[0])
+        table(args)
+    elif what == "sdde":
+        sdde(args[0])
     else:
         sys.exit(__doc__)
 
