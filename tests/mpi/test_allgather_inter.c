@@ -7,9 +7,10 @@
  * The intercommunicators are built with MPI_Comm_split + MPI_Intercomm_create
  * from MPI_COMM_WORLD: group 0 holds world ranks [0, p), group 1 [p, p+q),
  * for each (p, q) of the list below with p + q equal to the world size (run
- * at 8, 9 and 13 ranks). Cases: block counts 0, 1, 7, 1000 and 250000
- * elements, equal or different in the two groups; MPI_INT, a strided vector
- * and send/receive types that differ but match in signature; for Allgatherv
+ * at 8, 9 and 13 ranks; the MPICH smoke run at 4, the AddressSanitizer run
+ * at 4 and 7). Cases: block counts 0, 1, 7, 1000 and 250000 elements,
+ * equal or different in the two groups; MPI_INT, a strided vector and
+ * send/receive types that differ but match in signature; for Allgatherv
  * the count patterns of paper 002's settings 5-8 (equal, arithmetic
  * sequence) plus random and zero-heavy counts, with receive displacements
  * back to back (the in-place path) or shuffled with gaps. Receive buffers
@@ -42,7 +43,9 @@
 /* Intercommunicators                                                  */
 /* ------------------------------------------------------------------ */
 
-static const int group_sizes[][2] = {{1, 7}, {2, 6}, {3, 5}, {4, 4}, {6, 3}, {7, 2}, {4, 9}};
+static const int group_sizes[][2] = {{1, 7}, {2, 6}, {3, 5}, {4, 4}, {6, 3}, {7, 2}, {4, 9},
+                                     /* small worlds, for the MPICH and ASan runs */
+                                     {1, 3}, {2, 2}, {3, 1}, {2, 5}, {5, 2}};
 #define NCONFIGS ((int)(sizeof group_sizes / sizeof group_sizes[0]))
 
 typedef struct inter {
