@@ -68,20 +68,22 @@ fi
 
 if step "build: MPICH" build build-mpich MPICC=mpicc.mpich; then
     check build-mpich TESTS="tests/unit/test_rules tests/mpi/alltoallv.sh \
-        tests/mpi/isolation.sh tests/mpi/preload.sh tests/mpi/sdde.sh tests/mpi/allgather_inter.sh" \
-        CT_TEST_NP=4 CT_TEST_QUICK=1
+        tests/mpi/isolation.sh tests/mpi/preload.sh tests/mpi/sdde.sh \
+        tests/mpi/allgather_inter.sh" CT_TEST_NP=4 CT_TEST_QUICK=1
     tally build-mpich
 fi
 
 # ASan: the MPI library itself is not instrumented and keeps memory until
 # exit, so leak detection is on for the unit tests only.
 if step "build: AddressSanitizer" build build-asan --enable-asan; then
-    ASAN_OPTIONS=detect_leaks=1 check build-asan TESTS="tests/unit/test_spec tests/unit/test_rules \
-        tests/unit/test_registry tests/unit/test_config tests/unit/test_tuna tests/unit/test_segments"
+    ASAN_OPTIONS=detect_leaks=1 check build-asan TESTS="tests/unit/test_spec \
+        tests/unit/test_rules tests/unit/test_registry tests/unit/test_config \
+        tests/unit/test_tuna tests/unit/test_segments"
     tally build-asan
     mv build-asan/check.out build-asan/check-unit.out
     ASAN_OPTIONS=detect_leaks=0 check build-asan \
-        TESTS="tests/mpi/alltoallv.sh tests/mpi/isolation.sh tests/mpi/sdde.sh tests/mpi/allgather_inter.sh" \
+        TESTS="tests/mpi/alltoallv.sh tests/mpi/isolation.sh tests/mpi/sdde.sh \
+        tests/mpi/allgather_inter.sh" \
         CT_TEST_NP="1 3 4 7" CT_TEST_QUICK=1 VALGRIND=
     tally build-asan
 fi
