@@ -96,6 +96,11 @@ void ct_expr_format(ct_expr e, char *buf, size_t len)
 #define K(v) {CT_TERM_CONST, (v)}
 #define EXPR(t, o) {CT_TERM_##t, (o)}
 
+/* Shared by the Allgather and Allgatherv entries of the direct exchange. */
+#define DIRECT_SUMMARY                                                                  \
+    "every rank sends its block straight to every remote rank, all at once: each byte " \
+    "copied once, no intra-group step (for shared memory and few nodes)"
+
 /* Defaults are clamped into their range at resolve time (spec.c), so
  * block_count's default of 32 (MPICH's MPIR_CVAR_ALLTOALL_THROTTLE) means
  * min(32, P). A value given explicitly out of range is a restriction instead. */
@@ -239,6 +244,18 @@ static const ct_algorithm registry[] = {
                     "sent to every group member at once"}},
         .restrictions = CT_A_BYTES | CT_R_INT_OFFSETS,
         .run.allgatherv = ct_allgatherv_inter_segmented,
+    },
+    {
+        .name = "direct",
+        .coll = CT_COLL_ALLGATHER_INTER,
+        .summary = DIRECT_SUMMARY,
+        .run.allgather = ct_allgather_inter_direct,
+    },
+    {
+        .name = "direct",
+        .coll = CT_COLL_ALLGATHERV_INTER,
+        .summary = DIRECT_SUMMARY,
+        .run.allgatherv = ct_allgatherv_inter_direct,
     },
     /* Sparse dynamic data exchange (paper 003): the same algorithms serve
      * both collectives, except rma (constant message size only). */

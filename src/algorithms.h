@@ -200,6 +200,10 @@ int ct_allgather_inter_segmented(const ct_allgather_args *a, struct ct_ctx *ctx,
                                  const long *params);
 int ct_allgatherv_inter_segmented(const ct_allgatherv_args *a, struct ct_ctx *ctx,
                                   const long *params);
+int ct_allgather_inter_direct(const ct_allgather_args *a, struct ct_ctx *ctx,
+                              const long *params);
+int ct_allgatherv_inter_direct(const ct_allgatherv_args *a, struct ct_ctx *ctx,
+                               const long *params);
 
 /* src/sdde: MPIX_Alltoall_crs / MPIX_Alltoallv_crs (paper 003 section IV) */
 int ct_sdde_personalized(struct ct_sdde *x, struct ct_ctx *ctx, const long *params);
