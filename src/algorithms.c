@@ -101,6 +101,11 @@ void ct_expr_format(ct_expr e, char *buf, size_t len)
     "every rank sends its block straight to every remote rank, all at once: each byte " \
     "copied once, no intra-group step (for shared memory and few nodes)"
 
+/* Shared by the Allgather and Allgatherv entries of the shared-window exchange. */
+#define SHM_SUMMARY                                                                    \
+    "every rank copies its block into a shared-memory window, every rank copies the " \
+    "remote blocks out, in 1 MiB rounds: one node only"
+
 /* Defaults are clamped into their range at resolve time (spec.c), so
  * block_count's default of 32 (MPICH's MPIR_CVAR_ALLTOALL_THROTTLE) means
  * min(32, P). A value given explicitly out of range is a restriction instead. */
@@ -256,6 +261,20 @@ static const ct_algorithm registry[] = {
         .coll = CT_COLL_ALLGATHERV_INTER,
         .summary = DIRECT_SUMMARY,
         .run.allgatherv = ct_allgatherv_inter_direct,
+    },
+    {
+        .name = "shm",
+        .coll = CT_COLL_ALLGATHER_INTER,
+        .summary = SHM_SUMMARY,
+        .restrictions = CT_R_SHARED_MEMORY,
+        .run.allgather = ct_allgather_inter_shm,
+    },
+    {
+        .name = "shm",
+        .coll = CT_COLL_ALLGATHERV_INTER,
+        .summary = SHM_SUMMARY,
+        .restrictions = CT_R_SHARED_MEMORY,
+        .run.allgatherv = ct_allgatherv_inter_shm,
     },
     /* Sparse dynamic data exchange (paper 003): the same algorithms serve
      * both collectives, except rma (constant message size only). */

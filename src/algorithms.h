@@ -131,6 +131,7 @@ typedef int (*ct_sdde_fn)(struct ct_sdde *x, struct ct_ctx *ctx, const long *par
  * rank by construction): checked without communication. */
 #define CT_R_NODE_CONSECUTIVE 0x01u /* ranks of a node are consecutive */
 #define CT_R_NODE_UNIFORM 0x02u     /* every node holds Q ranks */
+#define CT_R_SHARED_MEMORY 0x04u    /* all ranks share memory (one real node) */
 
 /* Restrictions that depend on rank-local call arguments: the decision
  * combines them over all ranks in the one small allreduce (decide.c). */
@@ -204,6 +205,9 @@ int ct_allgather_inter_direct(const ct_allgather_args *a, struct ct_ctx *ctx,
                               const long *params);
 int ct_allgatherv_inter_direct(const ct_allgatherv_args *a, struct ct_ctx *ctx,
                                const long *params);
+int ct_allgather_inter_shm(const ct_allgather_args *a, struct ct_ctx *ctx, const long *params);
+int ct_allgatherv_inter_shm(const ct_allgatherv_args *a, struct ct_ctx *ctx,
+                            const long *params);
 
 /* src/sdde: MPIX_Alltoall_crs / MPIX_Alltoallv_crs (paper 003 section IV) */
 int ct_sdde_personalized(struct ct_sdde *x, struct ct_ctx *ctx, const long *params);

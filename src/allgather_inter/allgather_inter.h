@@ -59,6 +59,45 @@ typedef struct ct_ag_plan {
 
 int ct_ag_segmented_exchange(ct_ctx *ctx, const ct_ag_plan *plan);
 
+/*
+ * One call of either collective as the algorithms that take the user's
+ * arguments as they are see it (direct, shm): an Allgather has recvcounts
+ * NULL, and remote block j is then recvcount elements at element
+ * j * recvcount.
+ */
+typedef struct ct_ag_call {
+    const void *sendbuf;
+    int sendcount;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    int recvcount;
+    const int *recvcounts, *displs;
+    MPI_Datatype recvtype;
+} ct_ag_call;
+
+static inline ct_ag_call ct_ag_call_allgather(const ct_allgather_args *a)
+{
+    return (ct_ag_call){.sendbuf = a->sendbuf, .sendcount = a->sendcount,
+                        .sendtype = a->sendtype, .recvbuf = a->recvbuf,
+                        .recvcount = a->recvcount, .recvtype = a->recvtype};
+}
+
+static inline ct_ag_call ct_ag_call_allgatherv(const ct_allgatherv_args *a)
+{
+    return (ct_ag_call){.sendbuf = a->sendbuf, .sendcount = a->sendcount,
+                        .sendtype = a->sendtype, .recvbuf = a->recvbuf,
+                        .recvcounts = a->recvcounts, .displs = a->displs,
+                        .recvtype = a->recvtype};
+}
+
+/* Remote block j's count and displacement (in elements of recvtype). */
+static inline void ct_ag_remote_block(const ct_ag_call *d, int j, int *count, MPI_Aint *displ)
+{
+    *count = d->recvcounts ? d->recvcounts[j] : d->recvcount;
+    /* MPI_Aint: an Allgather's j * recvcount need not fit an int */
+    *displ = d->recvcounts ? d->displs[j] : (MPI_Aint)j * d->recvcount;
+}
+
 int ct_allgather_inter_dispatch(const ct_allgather_args *a, const ct_spec *forced);
 int ct_allgatherv_inter_dispatch(const ct_allgatherv_args *a, const ct_spec *forced);
 

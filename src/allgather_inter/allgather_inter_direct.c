@@ -27,21 +27,9 @@
  */
 #include "allgather_inter/allgather_inter.h"
 
-/* One call of either collective: an Allgather has recvcounts NULL, and
- * remote block j is then recvcount elements at element j * recvcount. */
-typedef struct direct_call {
-    const void *sendbuf;
-    int sendcount;
-    MPI_Datatype sendtype;
-    void *recvbuf;
-    int recvcount;
-    const int *recvcounts, *displs;
-    MPI_Datatype recvtype;
-} direct_call;
-
 /* Posts the receive of every remote block and the send of this rank's
  * block to every remote rank, then completes them all. */
-static int direct_exchange(ct_ctx *ctx, const direct_call *d)
+static int direct_exchange(ct_ctx *ctx, const ct_ag_call *d)
 {
     int rc = MPI_SUCCESS, n = 0;
     const int nremote = ctx->remote_size;
@@ -55,9 +43,9 @@ static int direct_exchange(ct_ctx *ctx, const direct_call *d)
     CT_CALL(PMPI_Type_get_extent(d->recvtype, &lb, &rext));
     for (int t = 0; t < nremote; t++) {
         const int j = (ctx->rank + t) % nremote;
-        const int count = d->recvcounts ? d->recvcounts[j] : d->recvcount;
-        /* MPI_Aint: an Allgather's j * recvcount need not fit an int */
-        const MPI_Aint displ = d->recvcounts ? d->displs[j] : (MPI_Aint)j * d->recvcount;
+        int count;
+        MPI_Aint displ;
+        ct_ag_remote_block(d, j, &count, &displ);
         if ((MPI_Count)count * rsize > 0)
             CT_CALL(PMPI_Irecv((char *)d->recvbuf + displ * rext, count, d->recvtype, j,
                                CT_TAG_ALLGATHER, ctx->comm, &reqs[n++]));
@@ -73,15 +61,13 @@ out:
 int ct_allgather_inter_direct(const ct_allgather_args *a, ct_ctx *ctx, const long *params)
 {
     (void)params;
-    const direct_call d = {a->sendbuf, a->sendcount, a->sendtype, a->recvbuf,
-                           a->recvcount, NULL, NULL, a->recvtype};
+    const ct_ag_call d = ct_ag_call_allgather(a);
     return direct_exchange(ctx, &d);
 }
 
 int ct_allgatherv_inter_direct(const ct_allgatherv_args *a, ct_ctx *ctx, const long *params)
 {
     (void)params;
-    const direct_call d = {a->sendbuf, a->sendcount, a->sendtype, a->recvbuf,
-                           0, a->recvcounts, a->displs, a->recvtype};
+    const ct_ag_call d = ct_ag_call_allgatherv(a);
     return direct_exchange(ctx, &d);
 }

@@ -78,23 +78,28 @@ static void emulated_keys(int P, int ppn, int cyclic, int *key)
 
 int ct_topo_compute(MPI_Comm comm, int ppn, int cyclic, ct_topo *topo)
 {
-    int rc = MPI_SUCCESS, P, rank;
+    int rc = MPI_SUCCESS, P, rank, shm_size;
     int *key = NULL;
     MPI_Comm shm = MPI_COMM_NULL;
     CT_CALL(PMPI_Comm_size(comm, &P));
     CT_CALL(PMPI_Comm_rank(comm, &rank));
     CT_ALLOC(key, (size_t)P * sizeof(int));
+    /* The real shared-memory domains, even when COLTUNE_PPN emulates nodes:
+     * algorithms that share memory need them. They partition comm, so a
+     * domain holds all of comm at one rank exactly when it does at all. */
+    CT_CALL(PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shm));
+    CT_CALL(PMPI_Comm_size(shm, &shm_size));
     if (ppn > 0) {
         emulated_keys(P, ppn, cyclic, key);
     } else {
         /* A node's key is its lowest rank in comm. */
         int leader;
-        CT_CALL(PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shm));
         CT_CALL(PMPI_Allreduce(&rank, &leader, 1, MPI_INT, MPI_MIN, shm));
         CT_CALL(PMPI_Allgather(&leader, 1, MPI_INT, key, 1, MPI_INT, comm));
     }
     CT_CALL(ct_topo_from_map(P, rank, key, topo));
     topo->emulated = ppn > 0;
+    topo->shared = shm_size == P;
 out:
     if (shm != MPI_COMM_NULL)
         PMPI_Comm_free(&shm);
@@ -110,8 +115,9 @@ static void ctx_free(ct_ctx *ctx)
 {
     if (ctx == NULL)
         return;
-    if (ctx->sdde_free != NULL) /* collective objects of src/sdde (window, node comm) */
-        ctx->sdde_free(ctx->sdde);
+    for (int i = CT_EXT_COUNT - 1; i >= 0; i--) /* collective: windows, node comms */
+        if (ctx->ext[i].release != NULL)
+            ctx->ext[i].release(ctx->ext[i].p);
     if (ctx->comm != MPI_COMM_NULL)
         PMPI_Comm_free(&ctx->comm);
     if (ctx->local_comm != MPI_COMM_NULL)

@@ -19,6 +19,8 @@ typedef struct ct_topo {
     int consecutive; /* each node's ranks are one consecutive range */
     int uniform;     /* every node holds exactly Q ranks */
     int emulated;    /* nodes come from COLTUNE_PPN, not MPI_COMM_TYPE_SHARED */
+    int shared;      /* all ranks share memory (one MPI_COMM_TYPE_SHARED domain),
+                        whatever COLTUNE_PPN emulates */
     int *node_of;    /* [P] node index of each rank */
     int *local_of;   /* [P] index of each rank within its node */
     int *node_size;  /* [N] ranks on each node */
@@ -33,6 +35,14 @@ typedef struct ct_choice {
 } ct_choice;
 
 #define CT_MAX_LOGGED 32
+
+/* The modules that keep collective objects in a context (ct_ctx.ext). */
+typedef enum ct_ext_id {
+    CT_EXT_SDDE,   /* MPIX_Alltoall(v)_crs (src/sdde/sdde.h): node communicator,
+                      member map, rma window */
+    CT_EXT_AG_SHM, /* the shm Allgather(v) (allgather_inter_shm.c): shared window */
+    CT_EXT_COUNT
+} ct_ext_id;
 
 /* Cached growable buffers per context (ct_ctx_buffer). */
 #define CT_CTX_NBUFS 6 /* the most any algorithm uses: TuNA (alltoallv.h) */
@@ -74,11 +84,13 @@ typedef struct ct_ctx {
     long call_msg_size; /* largest block any rank sends in this call (bytes), or -1
                            when the decision did not need it (algorithms may use it
                            instead of their own allreduce) */
-    /* MPIX_Alltoall(v)_crs state (src/sdde/sdde.h), created on first use: the
-     * intra-node communicator, the node member map, the rma window. ctx_free
-     * calls sdde_free(sdde) first, while comm is still valid. */
-    void *sdde;
-    void (*sdde_free)(void *sdde);
+    /* Modules' collective per-communicator objects (windows, node
+     * communicators), created on first use; ctx_free calls each release()
+     * first, while comm is still valid. */
+    struct {
+        void *p;
+        void (*release)(void *p);
+    } ext[CT_EXT_COUNT];
 } ct_ctx;
 
 /* Returns the context of comm, creating it (collectively) on first use. */

@@ -129,26 +129,27 @@ static void cache_free(void *p)
 
 static int cache_get(ct_ctx *ctx, ct_sdde_cache **out)
 {
-    if (ctx->sdde == NULL) {
+    if (ctx->ext[CT_EXT_SDDE].p == NULL) {
         ct_sdde_cache *c = calloc(1, sizeof *c);
         if (c == NULL)
             return MPI_ERR_NO_MEM;
         c->internode_msgs = -1;
         c->node_comm = MPI_COMM_NULL;
         c->win = MPI_WIN_NULL;
-        ctx->sdde = c;
-        ctx->sdde_free = cache_free;
+        ctx->ext[CT_EXT_SDDE].p = c;
+        ctx->ext[CT_EXT_SDDE].release = cache_free;
     }
-    *out = ctx->sdde;
+    *out = ctx->ext[CT_EXT_SDDE].p;
     return MPI_SUCCESS;
 }
 
 long ct_sdde_last_internode(MPI_Comm comm)
 {
     ct_ctx *ctx = NULL;
-    if (ct_ctx_lookup(comm, &ctx) != MPI_SUCCESS || ctx == NULL || ctx->sdde == NULL)
+    if (ct_ctx_lookup(comm, &ctx) != MPI_SUCCESS || ctx == NULL ||
+        ctx->ext[CT_EXT_SDDE].p == NULL)
         return -1;
-    return ((ct_sdde_cache *)ctx->sdde)->internode_msgs;
+    return ((ct_sdde_cache *)ctx->ext[CT_EXT_SDDE].p)->internode_msgs;
 }
 
 /* ------------------------------------------------------------------ */

@@ -58,7 +58,7 @@ typedef struct ct_sdde_box {
     size_t used, size;
 } ct_sdde_box;
 
-/* What src/sdde keeps per communicator (ctx->sdde), freed with the context. */
+/* What src/sdde keeps per communicator (ctx->ext[CT_EXT_SDDE]), freed with the context. */
 typedef struct ct_sdde_cache {
     unsigned calls;      /* exchanges run so far: its parity is added to the tags */
     long internode_msgs; /* messages this rank sent to other nodes in the last call */

@@ -72,6 +72,10 @@ static int check_candidate(ct_ctx *ctx, ct_call *call, const ct_spec *spec, long
         *why = "nodes hold different numbers of ranks";
         return MPI_SUCCESS;
     }
+    if ((alg->restrictions & CT_R_SHARED_MEMORY) && !ctx->topo.shared) {
+        *why = "the ranks do not all share memory (more than one node)";
+        return MPI_SUCCESS;
+    }
     if (alg->restrictions & CT_R_LOCAL_MASK) {
         int rc = ensure_facts(ctx, call);
         if (rc != MPI_SUCCESS)

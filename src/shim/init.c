@@ -70,9 +70,17 @@ int ct_shim_active(MPI_Comm comm)
     return !st->cfg.disabled;
 }
 
+/* The user's error handler of comm, as the MPI library's own routine would
+ * invoke it. MPI_ERRORS_RETURN does nothing, so it is not called: SimGrid's
+ * SMPI (3.32) crashes calling it. */
 int ct_shim_return(MPI_Comm comm, int rc)
 {
-    if (rc != MPI_SUCCESS && comm != MPI_COMM_NULL)
+    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+    if (rc == MPI_SUCCESS || comm == MPI_COMM_NULL)
+        return rc;
+    if (PMPI_Comm_get_errhandler(comm, &eh) != MPI_SUCCESS || eh != MPI_ERRORS_RETURN)
         PMPI_Comm_call_errhandler(comm, rc);
+    if (eh != MPI_ERRHANDLER_NULL)
+        PMPI_Errhandler_free(&eh); /* the reference get_errhandler returned */
     return rc;
 }

@@ -19,14 +19,17 @@ for P in ${CT_TEST_NP:-8 9 13}; do
 done
 [ "${CT_TEST_QUICK:-0}" = 1 ] && finish
 
-# The intercepted calls forced to the linear intra-group step and to the
-# direct exchange as well.
+# The intercepted calls forced to the linear intra-group step, to the
+# direct exchange and to the shared-memory exchange as well.
 check_run "allgather_inter P=9 strict, segmented:linear=1" \
     with_env COLTUNE_FALLBACK=error COLTUNE_ALLGATHER_INTER=segmented:linear=1 \
     COLTUNE_ALLGATHERV_INTER=segmented:linear=1 TEST_FILTER='*intercepted' -- run_mpi 9 "$prog"
 check_run "allgather_inter P=13 strict, direct" \
     with_env COLTUNE_FALLBACK=error COLTUNE_ALLGATHER_INTER=direct \
     COLTUNE_ALLGATHERV_INTER=direct TEST_FILTER='*intercepted' -- run_mpi 13 "$prog"
+check_run "allgather_inter P=8 strict, shm" \
+    with_env COLTUNE_FALLBACK=error COLTUNE_ALLGATHER_INTER=shm \
+    COLTUNE_ALLGATHERV_INTER=shm TEST_FILTER='*intercepted' -- run_mpi 8 "$prog"
 
 # Chosen by a rules file: the decision log must name the rule, and the
 # intercepted results must still be right (only those tests run).
@@ -48,9 +51,8 @@ rules_run() {
 }
 check_run "allgather_inter P=8 rules file" rules_run
 
-# The shipped default rules: on one node both calls go to the direct
-# exchange (but Allgathers of 16 MiB and more per group, which this test's
-# sizes do not reach).
+# The shipped default rules: on one node both calls go to the shared-memory
+# exchange, but Allgathers of up to 8 KiB per group to the direct exchange.
 default_rules_run() {
     with_env COLTUNE_FALLBACK=error COLTUNE_RULES="$top_srcdir/conf/coltune.rules" \
         COLTUNE_VERBOSE=1 TEST_RULES_PATH=1 TEST_QUICK=1 TEST_FILTER='*intercepted' -- \
@@ -58,7 +60,8 @@ default_rules_run() {
     rc=$?
     cat "$log" >&2
     [ $rc = 0 ] && grep -q 'allgather_inter .*nodes=1.*: direct \[rule line' "$log" &&
-        grep -q 'allgatherv_inter .*nodes=1.*: direct \[rule line' "$log" &&
+        grep -q 'allgather_inter .*nodes=1.*: shm \[rule line' "$log" &&
+        grep -q 'allgatherv_inter .*nodes=1.*: shm \[rule line' "$log" &&
         ! grep -q '_inter .*: segmented' "$log"
 }
 check_run "allgather_inter P=8 default rules, one node" default_rules_run

@@ -15,7 +15,8 @@
  * sequence) plus random and zero-heavy counts, with receive displacements
  * back to back (the in-place path) or shuffled with gaps. Receive buffers
  * are pre-filled with the same random bytes for the reference and the
- * algorithm, so a stray write shows as a difference.
+ * algorithm, so a stray write shows as a difference. shm's rounds across
+ * calls are checked by back-to-back calls (test_shm_back_to_back).
  *
  * Run by tests/mpi/allgather_inter.sh. Environment:
  *   TEST_SEED      base seed (printed at start; every failure names it)
@@ -459,7 +460,7 @@ static void test_in_place_forwarded(void **state)
         assert_int_equal(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, y, counts, displs,
                                         MPI_INT, c),
                          refv);
-        for (const char *const *spec = (const char *const[]){"segmented", "direct", NULL};
+        for (const char *const *spec = (const char *const[]){"segmented", "direct", "shm", NULL};
              *spec; spec++) {
             assert_int_equal(coltune_allgather_inter(*spec, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL,
                                                      y, 1, MPI_INT, c),
@@ -476,6 +477,122 @@ static void test_in_place_forwarded(void **state)
 #endif
 }
 
+/* ------------------------------------------------------------------ */
+/* shm: rounds across calls                                            */
+/* ------------------------------------------------------------------ */
+
+/*
+ * shm copies blocks through a window in rounds of 1 MiB and alternates the
+ * window's halves across calls (allgather_inter_shm.c). Six calls run back
+ * to back on one communicator with nothing in between, of 3, 1, 1 (nothing
+ * sent), 1 (exactly 1 MiB), 2 (one rank sends 4 bytes more than 1 MiB, all
+ * others nothing) and 2 rounds; then each result is compared with its
+ * PMPI_ reference. Call 3 is an Allgather, the others Allgathervs.
+ */
+enum { B2B_CALLS = 6, B2B_CHUNK_INTS = 262144 };
+
+static int b2b_units(int k, int g, int i)
+{
+    th_rng r = th_rng_make(th_seed(), 9000000u + (uint64_t)k * 100000u + (uint64_t)g * 1000u +
+                                          (uint64_t)i);
+    switch (k) {
+    case 0:
+        return (int)th_below(&r, 700001);
+    case 1:
+        return 1;
+    case 2:
+        return 0;
+    case 3:
+        return B2B_CHUNK_INTS;
+    case 4:
+        return g == 1 && i == 0 ? B2B_CHUNK_INTS + 1 : 0;
+    default:
+        return (int)th_below(&r, 300001);
+    }
+}
+
+typedef struct b2b_call {
+    int scount, *rcounts, *displs;
+    int *send, *got, *want;
+    size_t rints;
+} b2b_call;
+
+static void b2b_prepare(const inter *ic, int k, b2b_call *c)
+{
+    const int other = 1 - ic->group, nremote = ic->n[other];
+    th_rng fill = th_rng_make(th_seed(), 9500000u + (uint64_t)k * 1000u + (uint64_t)th_rank());
+    c->scount = b2b_units(k, ic->group, ic->lrank);
+    c->rcounts = malloc((size_t)nremote * sizeof(int));
+    c->displs = malloc((size_t)nremote * sizeof(int));
+    assert_true(c->rcounts && c->displs);
+    c->rints = 0;
+    for (int j = 0; j < nremote; j++) {
+        c->rcounts[j] = b2b_units(k, other, j);
+        c->displs[j] = (int)c->rints;
+        c->rints += (size_t)c->rcounts[j];
+    }
+    c->send = malloc(((size_t)c->scount + 1) * sizeof(int));
+    c->got = malloc((c->rints + 1) * sizeof(int));
+    c->want = malloc((c->rints + 1) * sizeof(int));
+    assert_true(c->send && c->got && c->want);
+    fill_random(&fill, (unsigned char *)c->send, ((size_t)c->scount + 1) * sizeof(int));
+    fill_random(&fill, (unsigned char *)c->got, (c->rints + 1) * sizeof(int));
+    memcpy(c->want, c->got, (c->rints + 1) * sizeof(int));
+}
+
+static int b2b_call_one(b2b_call *c, int k, MPI_Comm comm, int ref)
+{
+    if (k == 3) /* every block the same size: an Allgather */
+        return ref ? PMPI_Allgather(c->send, c->scount, MPI_INT, c->want, c->rcounts[0],
+                                    MPI_INT, comm)
+                   : coltune_allgather_inter("shm", c->send, c->scount, MPI_INT, c->got,
+                                             c->rcounts[0], MPI_INT, comm);
+    return ref ? PMPI_Allgatherv(c->send, c->scount, MPI_INT, c->want, c->rcounts, c->displs,
+                                 MPI_INT, comm)
+               : coltune_allgatherv_inter("shm", c->send, c->scount, MPI_INT, c->got,
+                                          c->rcounts, c->displs, MPI_INT, comm);
+}
+
+static void test_shm_back_to_back(void **state)
+{
+    (void)state;
+    inter ics[NCONFIGS];
+    int nic = configs(ics), failures = 0;
+    if (nic == 0) {
+        skip();
+    }
+    for (int i = 0; i < nic; i++) {
+        b2b_call calls[B2B_CALLS];
+        int rc[B2B_CALLS];
+        for (int k = 0; k < B2B_CALLS; k++) {
+            b2b_prepare(&ics[i], k, &calls[k]);
+            assert_int_equal(b2b_call_one(&calls[k], k, ics[i].comm, 1), MPI_SUCCESS);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int k = 0; k < B2B_CALLS; k++)
+            rc[k] = b2b_call_one(&calls[k], k, ics[i].comm, 0);
+        for (int k = 0; k < B2B_CALLS; k++) {
+            char what[160];
+            snprintf(what, sizeof what, "shm back-to-back call %d p=%d q=%d seed %llu", k,
+                     ics[i].p, ics[i].q, (unsigned long long)th_seed());
+            int ok = rc[k] == MPI_SUCCESS &&
+                     th_same_bytes(calls[k].got, calls[k].want,
+                                   (calls[k].rints + 1) * sizeof(int), what);
+            if (rc[k] != MPI_SUCCESS)
+                fprintf(stderr, "FAILED rank %d: %s: returned error %d\n", th_rank(), what,
+                        rc[k]);
+            failures += !th_all(ok, MPI_COMM_WORLD);
+            free(calls[k].rcounts);
+            free(calls[k].displs);
+            free(calls[k].send);
+            free(calls[k].got);
+            free(calls[k].want);
+        }
+    }
+    free_configs(ics, nic);
+    assert_int_equal(failures, 0);
+}
+
 int main(int argc, char **argv)
 {
     th_init(&argc, &argv);
@@ -487,6 +604,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_allgather_intercepted),
         cmocka_unit_test(test_allgatherv_intercepted),
         cmocka_unit_test(test_in_place_forwarded),
+        cmocka_unit_test(test_shm_back_to_back),
     };
     int failed = th_run("allgather_inter", tests, sizeof tests / sizeof tests[0]);
     MPI_Type_free(&vec);

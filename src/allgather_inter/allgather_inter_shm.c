@@ -1,0 +1,323 @@
+/*
+ * allgather_inter_shm.c - intercommunicator Allgather and Allgatherv through
+ * a shared-memory window, for communicators whose ranks all share one node.
+ *
+ * Every rank copies its block into its own part of a window that all ranks
+ * of both groups map (MPI_Win_allocate_shared over ctx->union_comm, the
+ * MPI-3 shared-memory model of Hoefler et al., "MPI + MPI", Computing 2013),
+ * the ranks synchronise once, and every rank copies the remote group's
+ * blocks out of their owners' parts straight into its receive buffer. A
+ * block crosses memory twice, once in and once out, with plain memcpy and
+ * no message matching; the point-to-point exchanges (direct, segmented) move
+ * a byte once but through the MPI library's single-copy or two-copy
+ * transport, which on this kind of machine delivers a fraction of memcpy's
+ * bandwidth, and the native root gathering moves it about three times.
+ * Paper 002 does not consider it: it is the shared-memory counterpart of
+ * allgather_inter_direct.c, as Open MPI's coll/sm is of its basic linear.
+ *
+ * Rounds. The window is small and fixed: two halves of SHM_CHUNK bytes per
+ * rank. A call runs in rounds; in round r every rank copies bytes
+ * [r C, (r+1) C) of its block into half (r mod 2), the ranks synchronise,
+ * and every rank copies the same range of each remote block out of that
+ * half. The synchronisation of round r also tells every writer that all
+ * readers are done with round r-1, so round r+1 may overwrite the other
+ * half without a second synchronisation: one barrier-like step per round.
+ * The round count carries on across calls (shm_state.round), so the first
+ * round of a call never writes the half the last round of the previous
+ * call was read from. Round 0's synchronisation is an allreduce (MAX) of
+ * the block sizes, which also gives every rank the number of rounds: an
+ * Allgatherv rank does not know its own group's block sizes.
+ *
+ * Types: a contiguous type is copied in and out of the user's buffers
+ * directly; a non-contiguous send block is packed first and non-contiguous
+ * receive blocks are staged and unpacked at the end (each a context buffer,
+ * counted in the call's extra memory). All byte arithmetic is in size_t, so
+ * no call is restricted to int byte offsets.
+ *
+ * The window is created by the first call on the communicator and freed
+ * with the context (collectively, at MPI_Comm_free). If it cannot be
+ * created on every rank, the communicator's calls are served by the direct
+ * exchange from then on, which every rank learns from the same allreduce.
+ */
+#include "allgather_inter/allgather_inter.h"
+#include "core/datatype.h"
+#include "core/log.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Bytes of a block copied per round: one half of a rank's window part.
+ * Measured at 256 KiB, 1 MiB and 4 MiB on one node (Open MPI 4.1, 8 and 13
+ * ranks, 64 KiB to 8 MiB blocks): the same within noise. */
+#define SHM_CHUNK ((size_t)1 << 20)
+
+typedef struct shm_state {
+    MPI_Win win;
+    char *mine;          /* this rank's part: two halves of SHM_CHUNK bytes */
+    char **remote;       /* [remote_size] each remote rank's part */
+    unsigned long round; /* rounds run on this communicator; parity picks the half */
+    int locked;          /* in the window's passive epoch (MPI_Win_lock_all) */
+    int broken;          /* no window: calls go to the direct exchange */
+} shm_state;
+
+static void state_free(void *p)
+{
+    shm_state *st = p;
+    if (st == NULL)
+        return;
+    if (st->locked)
+        PMPI_Win_unlock_all(st->win);
+    if (st->win != MPI_WIN_NULL) /* collective, like the context's release */
+        PMPI_Win_free(&st->win);
+    free(st->remote);
+    free(st);
+}
+
+/* Maps the window: the remote ranks' parts by their rank in the remote
+ * group, found through each one's rank in union_comm. */
+static int map_remote(ct_ctx *ctx, shm_state *st)
+{
+    int rc = MPI_SUCCESS, me;
+    int *union_rank = NULL;
+    CT_ALLOC(union_rank, (size_t)ctx->remote_size * sizeof(int));
+    CT_ALLOC(st->remote, (size_t)ctx->remote_size * sizeof(char *));
+    CT_CALL(PMPI_Comm_rank(ctx->union_comm, &me));
+    /* across the intercommunicator: the remote group's union ranks */
+    CT_CALL(PMPI_Allgather(&me, 1, MPI_INT, union_rank, 1, MPI_INT, ctx->comm));
+    for (int j = 0; j < ctx->remote_size; j++) {
+        MPI_Aint bytes;
+        int disp_unit;
+        CT_CALL(PMPI_Win_shared_query(st->win, union_rank[j], &bytes, &disp_unit,
+                                      &st->remote[j]));
+    }
+out:
+    free(union_rank);
+    return rc;
+}
+
+/* Creates the window (collective over both groups). A rank that fails still
+ * takes part in the allreduce, so all agree on broken; a window some ranks
+ * hold is then left alone, since freeing it is collective. */
+static int state_create(ct_ctx *ctx, shm_state *st)
+{
+    int rc, ok, all_ok;
+    MPI_Info info = MPI_INFO_NULL;
+    st->win = MPI_WIN_NULL;
+    rc = PMPI_Info_create(&info);
+    if (rc == MPI_SUCCESS) /* each part in its own pages: no false sharing */
+        rc = PMPI_Info_set(info, "alloc_shared_noncontig", "true");
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_allocate_shared((MPI_Aint)(2 * SHM_CHUNK), 1, info, ctx->union_comm,
+                                      &st->mine, &st->win);
+    if (info != MPI_INFO_NULL)
+        PMPI_Info_free(&info);
+    ok = rc == MPI_SUCCESS;
+    CT_CALL(PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, ctx->union_comm));
+    if (!all_ok) {
+        ct_log_once("shm: MPI_Win_allocate_shared of %zu bytes per rank failed on some "
+                    "rank; this communicator's Allgather(v) calls that choose shm use the "
+                    "direct exchange",
+                    2 * SHM_CHUNK);
+        st->win = MPI_WIN_NULL;
+        st->broken = 1;
+        return MPI_SUCCESS;
+    }
+    CT_CALL(PMPI_Win_set_errhandler(st->win, MPI_ERRORS_RETURN));
+    CT_CALL(map_remote(ctx, st));
+    /* one passive epoch for the window's life: Win_sync orders the copies */
+    CT_CALL(PMPI_Win_lock_all(MPI_MODE_NOCHECK, st->win));
+    st->locked = 1;
+out:
+    return rc;
+}
+
+/* The context's state, created (collectively) by the first call. */
+static int state_get(ct_ctx *ctx, shm_state **out)
+{
+    int rc = MPI_SUCCESS;
+    shm_state *st = ctx->ext[CT_EXT_AG_SHM].p;
+    if (st == NULL) {
+        CT_ALLOC(st, sizeof *st);
+        memset(st, 0, sizeof *st);
+        st->win = MPI_WIN_NULL;
+        ctx->ext[CT_EXT_AG_SHM].p = st;
+        ctx->ext[CT_EXT_AG_SHM].release = state_free;
+        rc = state_create(ctx, st);
+        st->broken |= rc != MPI_SUCCESS; /* never a half-mapped window */
+        if (rc != MPI_SUCCESS)
+            goto out;
+    }
+    *out = st;
+out:
+    return rc;
+}
+
+/* A remote block: where its bytes go (the user's buffer or the staging
+ * buffer) and how many there are. */
+typedef struct shm_block {
+    char *dst;
+    size_t bytes;
+} shm_block;
+
+/* PMPI_Pack and PMPI_Unpack take int byte counts: count elements go in
+ * pieces that fit, whose packed forms are back to back. */
+static int pack_elems(const void *buf, int count, MPI_Datatype type, const ct_typeinfo *t,
+                      char *packed, int unpack, MPI_Comm comm)
+{
+    int rc = MPI_SUCCESS;
+    const int piece = t->size > 0 && t->size <= INT_MAX ? (int)(INT_MAX / t->size) : 1;
+    for (int done = 0; done < count; done += piece) {
+        const int n = count - done < piece ? count - done : piece, bytes = (int)(n * t->size);
+        char *elems = (char *)buf + (MPI_Aint)done * t->extent;
+        char *at = packed + (size_t)done * (size_t)t->size;
+        int pos = 0;
+        if (unpack)
+            CT_CALL(PMPI_Unpack(at, bytes, &pos, elems, n, type, comm));
+        else
+            CT_CALL(PMPI_Pack(elems, n, type, at, bytes, &pos, comm));
+    }
+out:
+    return rc;
+}
+
+/* Where this call's bytes come from and go to: *send is this rank's block
+ * as bytes (packed into context buffer 0 unless contiguous), blk[j] the
+ * place of remote block j (staged in context buffer 1 unless contiguous). */
+static int prepare(ct_ctx *ctx, const ct_ag_call *d, const char **send, size_t *sbytes,
+                   shm_block *blk, char **stage)
+{
+    int rc = MPI_SUCCESS, count;
+    ct_typeinfo s, r;
+    MPI_Aint displ;
+    size_t staged = 0;
+    CT_CALL(ct_type_info(d->sendtype, &s));
+    CT_CALL(ct_type_info(d->recvtype, &r));
+    *sbytes = (size_t)d->sendcount * (size_t)s.size;
+    *send = (const char *)d->sendbuf + s.true_lb;
+    *stage = NULL;
+    if (!s.contig && *sbytes > 0) {
+        char *packed = ct_ctx_buffer(ctx, 0, *sbytes);
+        if (packed == NULL)
+            return MPI_ERR_NO_MEM;
+        CT_CALL(pack_elems(d->sendbuf, d->sendcount, d->sendtype, &s, packed, 0,
+                           ctx->local_comm));
+        *send = packed;
+        ctx->call_extra += *sbytes;
+    }
+    for (int j = 0; j < ctx->remote_size; j++) {
+        ct_ag_remote_block(d, j, &count, &displ);
+        blk[j].bytes = (size_t)count * (size_t)r.size;
+        blk[j].dst = (char *)d->recvbuf + displ * r.extent + r.true_lb;
+        staged += r.contig ? 0 : blk[j].bytes;
+    }
+    if (staged == 0)
+        return MPI_SUCCESS;
+    *stage = ct_ctx_buffer(ctx, 1, staged);
+    if (*stage == NULL)
+        return MPI_ERR_NO_MEM;
+    ctx->call_extra += staged;
+    staged = 0;
+    for (int j = 0; j < ctx->remote_size; j++) {
+        blk[j].dst = *stage + staged;
+        staged += blk[j].bytes;
+    }
+out:
+    return rc;
+}
+
+/* Non-contiguous receive type: the staged blocks to the user's buffer. */
+static int unstage(ct_ctx *ctx, const ct_ag_call *d, const shm_block *blk)
+{
+    int rc = MPI_SUCCESS, count;
+    ct_typeinfo r;
+    MPI_Aint displ;
+    CT_CALL(ct_type_info(d->recvtype, &r));
+    for (int j = 0; j < ctx->remote_size; j++) {
+        ct_ag_remote_block(d, j, &count, &displ);
+        if (blk[j].bytes > 0)
+            CT_CALL(pack_elems((char *)d->recvbuf + displ * r.extent, count, d->recvtype, &r,
+                               blk[j].dst, 1, ctx->local_comm));
+    }
+out:
+    return rc;
+}
+
+static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+
+/* The rounds (see the top of the file). prep_rc is this rank's result of
+ * prepare(): round 0's allreduce tells every rank whether any failed. */
+static int rounds(ct_ctx *ctx, shm_state *st, int prep_rc, const char *send, size_t sbytes,
+                  const shm_block *blk)
+{
+    int rc = MPI_SUCCESS;
+    const int nremote = ctx->remote_size;
+    size_t most = 0; /* the largest block of either group */
+    for (size_t off = 0;; off += SHM_CHUNK) {
+        const size_t half = (st->round++ & 1) * SHM_CHUNK;
+        if (prep_rc == MPI_SUCCESS && off < sbytes)
+            memcpy(st->mine + half, send + off, min_size(SHM_CHUNK, sbytes - off));
+        CT_CALL(PMPI_Win_sync(st->win));
+        if (off == 0) {
+            unsigned long long in[2] = {sbytes, prep_rc != MPI_SUCCESS}, res[2];
+            CT_CALL(PMPI_Allreduce(in, res, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
+                                   ctx->union_comm));
+            if (res[1]) {
+                if (prep_rc == MPI_SUCCESS)
+                    ct_log_once("shm: another rank could not prepare its buffers");
+                return prep_rc != MPI_SUCCESS ? prep_rc : MPI_ERR_OTHER;
+            }
+            most = (size_t)res[0];
+        } else {
+            CT_CALL(PMPI_Barrier(ctx->union_comm));
+        }
+        CT_CALL(PMPI_Win_sync(st->win));
+        /* rank i of a group starts at remote rank i: the readers spread out */
+        for (int t = 0; t < nremote; t++) {
+            const int j = (ctx->rank + t) % nremote;
+            if (off < blk[j].bytes)
+                memcpy(blk[j].dst + off, st->remote[j] + half,
+                       min_size(SHM_CHUNK, blk[j].bytes - off));
+        }
+        if (off + SHM_CHUNK >= most)
+            break;
+    }
+out:
+    return rc;
+}
+
+static int shm_exchange(ct_ctx *ctx, shm_state *st, const ct_ag_call *d)
+{
+    int rc = MPI_SUCCESS;
+    const char *send = NULL;
+    size_t sbytes = 0;
+    char *stage = NULL;
+    shm_block *blk = ct_ctx_scratch(ctx, (size_t)ctx->remote_size * sizeof *blk);
+    int prep_rc = blk == NULL ? MPI_ERR_NO_MEM : prepare(ctx, d, &send, &sbytes, blk, &stage);
+    ctx->call_extra += 2 * SHM_CHUNK;
+    CT_CALL(rounds(ctx, st, prep_rc, send, sbytes, blk));
+    if (stage != NULL)
+        CT_CALL(unstage(ctx, d, blk));
+out:
+    return rc;
+}
+
+int ct_allgather_inter_shm(const ct_allgather_args *a, ct_ctx *ctx, const long *params)
+{
+    shm_state *st;
+    int rc = state_get(ctx, &st);
+    if (rc != MPI_SUCCESS || st->broken)
+        return rc != MPI_SUCCESS ? rc : ct_allgather_inter_direct(a, ctx, params);
+    const ct_ag_call d = ct_ag_call_allgather(a);
+    return shm_exchange(ctx, st, &d);
+}
+
+int ct_allgatherv_inter_shm(const ct_allgatherv_args *a, ct_ctx *ctx, const long *params)
+{
+    shm_state *st;
+    int rc = state_get(ctx, &st);
+    if (rc != MPI_SUCCESS || st->broken)
+        return rc != MPI_SUCCESS ? rc : ct_allgatherv_inter_direct(a, ctx, params);
+    const ct_ag_call d = ct_ag_call_allgatherv(a);
+    return shm_exchange(ctx, st, &d);
+}
