@@ -35,9 +35,10 @@
  * no call is restricted to int byte offsets.
  *
  * The window is created by the first call on the communicator and freed
- * with the context (collectively, at MPI_Comm_free). If it cannot be
- * created on every rank, the communicator's calls are served by the direct
- * exchange from then on, which every rank learns from the same allreduce.
+ * with the context (collectively, at MPI_Comm_free). If it cannot be set
+ * up on every rank, the communicator's calls are served by the direct
+ * exchange from then on: the setup ends with one allreduce that every rank
+ * reaches whatever failed on it, so all ranks learn it together.
  */
 #include "allgather_inter/allgather_inter.h"
 #include "core/datatype.h"
@@ -74,82 +75,115 @@ static void state_free(void *p)
     free(st);
 }
 
-/* Maps the window: the remote ranks' parts by their rank in the remote
- * group, found through each one's rank in union_comm. */
-static int map_remote(ct_ctx *ctx, shm_state *st)
+/* The state of a communicator whose window could not be set up on every
+ * rank and whose rank could not even allocate its state: read-only. */
+static const shm_state no_window = {.broken = 1};
+
+/* Where remote rank j's part is: union_comm's rank of each remote rank,
+ * from the groups (local, no communication). */
+static int remote_union_ranks(const ct_ctx *ctx, int *union_rank)
 {
-    int rc = MPI_SUCCESS, me;
+    int rc = MPI_SUCCESS;
+    MPI_Group remote = MPI_GROUP_NULL, all = MPI_GROUP_NULL;
+    int *index = NULL;
+    CT_ALLOC(index, (size_t)ctx->remote_size * sizeof(int));
+    for (int j = 0; j < ctx->remote_size; j++)
+        index[j] = j;
+    CT_CALL(PMPI_Comm_remote_group(ctx->comm, &remote));
+    CT_CALL(PMPI_Comm_group(ctx->union_comm, &all));
+    CT_CALL(PMPI_Group_translate_ranks(remote, ctx->remote_size, index, all, union_rank));
+out:
+    if (remote != MPI_GROUP_NULL)
+        PMPI_Group_free(&remote);
+    if (all != MPI_GROUP_NULL)
+        PMPI_Group_free(&all);
+    free(index);
+    return rc;
+}
+
+/* This rank's part of the setup after the window exists: all local. */
+static int map_window(const ct_ctx *ctx, shm_state *st)
+{
+    int rc = MPI_SUCCESS;
     int *union_rank = NULL;
     CT_ALLOC(union_rank, (size_t)ctx->remote_size * sizeof(int));
     CT_ALLOC(st->remote, (size_t)ctx->remote_size * sizeof(char *));
-    CT_CALL(PMPI_Comm_rank(ctx->union_comm, &me));
-    /* across the intercommunicator: the remote group's union ranks */
-    CT_CALL(PMPI_Allgather(&me, 1, MPI_INT, union_rank, 1, MPI_INT, ctx->comm));
+    CT_CALL(remote_union_ranks(ctx, union_rank));
+    CT_CALL(PMPI_Win_set_errhandler(st->win, MPI_ERRORS_RETURN));
     for (int j = 0; j < ctx->remote_size; j++) {
         MPI_Aint bytes;
         int disp_unit;
         CT_CALL(PMPI_Win_shared_query(st->win, union_rank[j], &bytes, &disp_unit,
                                       &st->remote[j]));
     }
+    /* one passive epoch for the window's life: Win_sync orders the copies */
+    CT_CALL(PMPI_Win_lock_all(MPI_MODE_NOCHECK, st->win));
+    st->locked = 1;
 out:
     free(union_rank);
     return rc;
 }
 
-/* Creates the window (collective over both groups). A rank that fails still
- * takes part in the allreduce, so all agree on broken; a window some ranks
- * hold is then left alone, since freeing it is collective. */
+/* Creates the window, collectively over both groups. Every rank reaches
+ * the same two collectives (MPI_Win_allocate_shared, then one allreduce)
+ * whatever fails on it locally, so all agree on whether the window is
+ * usable; if it is not, all free it when all hold one, and otherwise the
+ * ranks that hold one leave it (freeing it is collective). */
 static int state_create(ct_ctx *ctx, shm_state *st)
 {
-    int rc, ok, all_ok;
+    int rc, here[2], everywhere[2]; /* {can use the window, holds it} */
     MPI_Info info = MPI_INFO_NULL;
-    st->win = MPI_WIN_NULL;
-    rc = PMPI_Info_create(&info);
-    if (rc == MPI_SUCCESS) /* each part in its own pages: no false sharing */
-        rc = PMPI_Info_set(info, "alloc_shared_noncontig", "true");
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Win_allocate_shared((MPI_Aint)(2 * SHM_CHUNK), 1, info, ctx->union_comm,
-                                      &st->mine, &st->win);
+    char *base = NULL;
+    /* a hint only: each part in its own pages, no false sharing */
+    if (PMPI_Info_create(&info) == MPI_SUCCESS &&
+        PMPI_Info_set(info, "alloc_shared_noncontig", "true") != MPI_SUCCESS)
+        PMPI_Info_free(&info);
+    rc = PMPI_Win_allocate_shared((MPI_Aint)(2 * SHM_CHUNK), 1, info, ctx->union_comm, &base,
+                                  st ? &st->win : &(MPI_Win){MPI_WIN_NULL});
     if (info != MPI_INFO_NULL)
         PMPI_Info_free(&info);
-    ok = rc == MPI_SUCCESS;
-    CT_CALL(PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, ctx->union_comm));
-    if (!all_ok) {
-        ct_log_once("shm: MPI_Win_allocate_shared of %zu bytes per rank failed on some "
-                    "rank; this communicator's Allgather(v) calls that choose shm use the "
-                    "direct exchange",
-                    2 * SHM_CHUNK);
-        st->win = MPI_WIN_NULL;
-        st->broken = 1;
+    here[1] = st != NULL && rc == MPI_SUCCESS;
+    if (here[1])
+        st->mine = base;
+    here[0] = here[1] && map_window(ctx, st) == MPI_SUCCESS;
+    CT_CALL(PMPI_Allreduce(here, everywhere, 2, MPI_INT, MPI_MIN, ctx->union_comm));
+    if (everywhere[0])
         return MPI_SUCCESS;
-    }
-    CT_CALL(PMPI_Win_set_errhandler(st->win, MPI_ERRORS_RETURN));
-    CT_CALL(map_remote(ctx, st));
-    /* one passive epoch for the window's life: Win_sync orders the copies */
-    CT_CALL(PMPI_Win_lock_all(MPI_MODE_NOCHECK, st->win));
-    st->locked = 1;
+    ct_log_once("shm: the shared window (MPI_Win_allocate_shared, %zu bytes per rank) could "
+                "not be set up on every rank; Allgather(v) calls on this communicator that "
+                "choose shm run the direct exchange",
+                2 * SHM_CHUNK);
+    if (st == NULL)
+        return MPI_SUCCESS;
+    st->broken = 1;
+    if (st->locked)
+        PMPI_Win_unlock_all(st->win);
+    st->locked = 0;
+    if (everywhere[1])
+        PMPI_Win_free(&st->win);
+    st->win = MPI_WIN_NULL;
 out:
     return rc;
 }
 
-/* The context's state, created (collectively) by the first call. */
+/* The context's window state, created (collectively) by the first call;
+ * *out is NULL when the communicator has no usable window. */
 static int state_get(ct_ctx *ctx, shm_state **out)
 {
     int rc = MPI_SUCCESS;
-    shm_state *st = ctx->ext[CT_EXT_AG_SHM].p;
-    if (st == NULL) {
-        CT_ALLOC(st, sizeof *st);
-        memset(st, 0, sizeof *st);
-        st->win = MPI_WIN_NULL;
-        ctx->ext[CT_EXT_AG_SHM].p = st;
-        ctx->ext[CT_EXT_AG_SHM].release = state_free;
+    void *p = ctx->ext[CT_EXT_AG_SHM].p;
+    if (p == NULL) {
+        shm_state *st = calloc(1, sizeof *st); /* NULL: this rank still takes part */
+        if (st != NULL)
+            st->win = MPI_WIN_NULL;
         rc = state_create(ctx, st);
-        st->broken |= rc != MPI_SUCCESS; /* never a half-mapped window */
-        if (rc != MPI_SUCCESS)
-            goto out;
+        if (st != NULL && rc != MPI_SUCCESS)
+            st->broken = 1;
+        p = st != NULL ? (void *)st : (void *)&no_window;
+        ctx->ext[CT_EXT_AG_SHM].p = p;
+        ctx->ext[CT_EXT_AG_SHM].release = st != NULL ? state_free : NULL;
     }
-    *out = st;
-out:
+    *out = p == (const void *)&no_window || ((shm_state *)p)->broken ? NULL : p;
     return rc;
 }
 
@@ -161,15 +195,17 @@ typedef struct shm_block {
 } shm_block;
 
 /* PMPI_Pack and PMPI_Unpack take int byte counts: count elements go in
- * pieces that fit, whose packed forms are back to back. */
+ * pieces that fit, whose packed forms are back to back. prepare() has
+ * checked that one element fits (t->size <= INT_MAX). */
 static int pack_elems(const void *buf, int count, MPI_Datatype type, const ct_typeinfo *t,
                       char *packed, int unpack, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS;
-    const int piece = t->size > 0 && t->size <= INT_MAX ? (int)(INT_MAX / t->size) : 1;
-    for (int done = 0; done < count; done += piece) {
-        const int n = count - done < piece ? count - done : piece, bytes = (int)(n * t->size);
-        char *elems = (char *)buf + (MPI_Aint)done * t->extent;
+    const MPI_Aint piece = INT_MAX / t->size;
+    for (MPI_Aint done = 0; done < count; done += piece) {
+        const int n = (int)(count - done < piece ? count - done : piece);
+        const int bytes = (int)(n * t->size);
+        char *elems = (char *)buf + done * t->extent;
         char *at = packed + (size_t)done * (size_t)t->size;
         int pos = 0;
         if (unpack)
@@ -193,8 +229,13 @@ static int prepare(ct_ctx *ctx, const ct_ag_call *d, const char **send, size_t *
     size_t staged = 0;
     CT_CALL(ct_type_info(d->sendtype, &s));
     CT_CALL(ct_type_info(d->recvtype, &r));
+    if ((!s.contig && s.size > INT_MAX) || (!r.contig && r.size > INT_MAX)) {
+        ct_log_once("shm: a non-contiguous datatype of more than INT_MAX bytes per element "
+                    "cannot be packed; the call returns MPI_ERR_TYPE");
+        return MPI_ERR_TYPE; /* every rank returns an error: see rounds() */
+    }
     *sbytes = (size_t)d->sendcount * (size_t)s.size;
-    *send = (const char *)d->sendbuf + s.true_lb;
+    *send = *sbytes ? (const char *)d->sendbuf + s.true_lb : NULL;
     *stage = NULL;
     if (!s.contig && *sbytes > 0) {
         char *packed = ct_ctx_buffer(ctx, 0, *sbytes);
@@ -208,7 +249,7 @@ static int prepare(ct_ctx *ctx, const ct_ag_call *d, const char **send, size_t *
     for (int j = 0; j < ctx->remote_size; j++) {
         ct_ag_remote_block(d, j, &count, &displ);
         blk[j].bytes = (size_t)count * (size_t)r.size;
-        blk[j].dst = (char *)d->recvbuf + displ * r.extent + r.true_lb;
+        blk[j].dst = blk[j].bytes ? (char *)d->recvbuf + displ * r.extent + r.true_lb : NULL;
         staged += r.contig ? 0 : blk[j].bytes;
     }
     if (staged == 0)
@@ -306,7 +347,7 @@ int ct_allgather_inter_shm(const ct_allgather_args *a, ct_ctx *ctx, const long *
 {
     shm_state *st;
     int rc = state_get(ctx, &st);
-    if (rc != MPI_SUCCESS || st->broken)
+    if (rc != MPI_SUCCESS || st == NULL)
         return rc != MPI_SUCCESS ? rc : ct_allgather_inter_direct(a, ctx, params);
     const ct_ag_call d = ct_ag_call_allgather(a);
     return shm_exchange(ctx, st, &d);
@@ -316,7 +357,7 @@ int ct_allgatherv_inter_shm(const ct_allgatherv_args *a, ct_ctx *ctx, const long
 {
     shm_state *st;
     int rc = state_get(ctx, &st);
-    if (rc != MPI_SUCCESS || st->broken)
+    if (rc != MPI_SUCCESS || st == NULL)
         return rc != MPI_SUCCESS ? rc : ct_allgatherv_inter_direct(a, ctx, params);
     const ct_ag_call d = ct_ag_call_allgatherv(a);
     return shm_exchange(ctx, st, &d);

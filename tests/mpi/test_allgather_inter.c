@@ -460,7 +460,7 @@ static void test_in_place_forwarded(void **state)
         assert_int_equal(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, y, counts, displs,
                                         MPI_INT, c),
                          refv);
-        for (const char *const *spec = (const char *const[]){"segmented", "direct", "shm", NULL};
+        for (const char *const *spec = (const char *const[]){"segmented", "direct", NULL};
              *spec; spec++) {
             assert_int_equal(coltune_allgather_inter(*spec, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL,
                                                      y, 1, MPI_INT, c),
@@ -484,20 +484,27 @@ static void test_in_place_forwarded(void **state)
 /*
  * shm copies blocks through a window in rounds of 1 MiB and alternates the
  * window's halves across calls (allgather_inter_shm.c). Six calls run back
- * to back on one communicator with nothing in between, of 3, 1, 1 (nothing
- * sent), 1 (exactly 1 MiB), 2 (one rank sends 4 bytes more than 1 MiB, all
- * others nothing) and 2 rounds; then each result is compared with its
- * PMPI_ reference. Call 3 is an Allgather, the others Allgathervs.
+ * to back on one communicator with nothing in between, then each result is
+ * compared with its PMPI_ reference:
+ *   0  3 rounds: every third rank sends nothing, the others 2 MiB + 4 B to
+ *      2.8 MB (MPI_INT)
+ *   1  1 round, one int each
+ *   2  1 round in which nothing is sent
+ *   3  1 round of exactly 1 MiB each, as an Allgather
+ *   4  2 rounds: one rank sends 1 MiB + 4 B, all others nothing
+ *   5  2 rounds of the strided vector type (8 bytes of data per 16-byte
+ *      element): 1 MiB + 8 B to 2 MiB each, packed and unpacked
  */
 enum { B2B_CALLS = 6, B2B_CHUNK_INTS = 262144 };
 
+/* Elements of call k's type that rank i of group g sends. */
 static int b2b_units(int k, int g, int i)
 {
     th_rng r = th_rng_make(th_seed(), 9000000u + (uint64_t)k * 100000u + (uint64_t)g * 1000u +
                                           (uint64_t)i);
     switch (k) {
     case 0:
-        return (int)th_below(&r, 700001);
+        return i % 3 == 0 ? 0 : 2 * B2B_CHUNK_INTS + 1 + (int)th_below(&r, 175712);
     case 1:
         return 1;
     case 2:
@@ -506,51 +513,55 @@ static int b2b_units(int k, int g, int i)
         return B2B_CHUNK_INTS;
     case 4:
         return g == 1 && i == 0 ? B2B_CHUNK_INTS + 1 : 0;
-    default:
-        return (int)th_below(&r, 300001);
+    default: /* vector elements of 8 data bytes: 131073 to 262144 */
+        return B2B_CHUNK_INTS / 2 + 1 + (int)th_below(&r, B2B_CHUNK_INTS / 2);
     }
 }
 
 typedef struct b2b_call {
+    MPI_Datatype type;
     int scount, *rcounts, *displs;
-    int *send, *got, *want;
-    size_t rints;
+    unsigned char *send, *got, *want;
+    size_t sbytes, rbytes; /* buffer sizes */
 } b2b_call;
 
 static void b2b_prepare(const inter *ic, int k, b2b_call *c)
 {
     const int other = 1 - ic->group, nremote = ic->n[other];
     th_rng fill = th_rng_make(th_seed(), 9500000u + (uint64_t)k * 1000u + (uint64_t)th_rank());
+    long relems = 0;
+    c->type = k == 5 ? vec : MPI_INT;
     c->scount = b2b_units(k, ic->group, ic->lrank);
     c->rcounts = malloc((size_t)nremote * sizeof(int));
     c->displs = malloc((size_t)nremote * sizeof(int));
     assert_true(c->rcounts && c->displs);
-    c->rints = 0;
     for (int j = 0; j < nremote; j++) {
         c->rcounts[j] = b2b_units(k, other, j);
-        c->displs[j] = (int)c->rints;
-        c->rints += (size_t)c->rcounts[j];
+        c->displs[j] = (int)relems;
+        relems += c->rcounts[j];
     }
-    c->send = malloc(((size_t)c->scount + 1) * sizeof(int));
-    c->got = malloc((c->rints + 1) * sizeof(int));
-    c->want = malloc((c->rints + 1) * sizeof(int));
+    c->sbytes = span_bytes(c->scount, c->type);
+    c->rbytes = span_bytes(relems, c->type);
+    c->send = malloc(c->sbytes);
+    c->got = malloc(c->rbytes);
+    c->want = malloc(c->rbytes);
     assert_true(c->send && c->got && c->want);
-    fill_random(&fill, (unsigned char *)c->send, ((size_t)c->scount + 1) * sizeof(int));
-    fill_random(&fill, (unsigned char *)c->got, (c->rints + 1) * sizeof(int));
-    memcpy(c->want, c->got, (c->rints + 1) * sizeof(int));
+    fill_random(&fill, c->send, c->sbytes);
+    fill_random(&fill, c->got, c->rbytes);
+    memcpy(c->want, c->got, c->rbytes);
 }
 
 static int b2b_call_one(b2b_call *c, int k, MPI_Comm comm, int ref)
 {
     if (k == 3) /* every block the same size: an Allgather */
-        return ref ? PMPI_Allgather(c->send, c->scount, MPI_INT, c->want, c->rcounts[0],
-                                    MPI_INT, comm)
-                   : coltune_allgather_inter("shm", c->send, c->scount, MPI_INT, c->got,
-                                             c->rcounts[0], MPI_INT, comm);
-    return ref ? PMPI_Allgatherv(c->send, c->scount, MPI_INT, c->want, c->rcounts, c->displs,
-                                 MPI_INT, comm)
-               : coltune_allgatherv_inter("shm", c->send, c->scount, MPI_INT, c->got,
-                                          c->rcounts, c->displs, MPI_INT, comm);
+        return ref ? PMPI_Allgather(c->send, c->scount, c->type, c->want, c->rcounts[0],
+                                    c->type, comm)
+                   : coltune_allgather_inter("shm", c->send, c->scount, c->type, c->got,
+                                             c->rcounts[0], c->type, comm);
+    return ref ? PMPI_Allgatherv(c->send, c->scount, c->type, c->want, c->rcounts, c->displs,
+                                 c->type, comm)
+               : coltune_allgatherv_inter("shm", c->send, c->scount, c->type, c->got,
+                                          c->rcounts, c->displs, c->type, comm);
 }
 
 static void test_shm_back_to_back(void **state)
@@ -576,8 +587,7 @@ static void test_shm_back_to_back(void **state)
             snprintf(what, sizeof what, "shm back-to-back call %d p=%d q=%d seed %llu", k,
                      ics[i].p, ics[i].q, (unsigned long long)th_seed());
             int ok = rc[k] == MPI_SUCCESS &&
-                     th_same_bytes(calls[k].got, calls[k].want,
-                                   (calls[k].rints + 1) * sizeof(int), what);
+                     th_same_bytes(calls[k].got, calls[k].want, calls[k].rbytes, what);
             if (rc[k] != MPI_SUCCESS)
                 fprintf(stderr, "FAILED rank %d: %s: returned error %d\n", th_rank(), what,
                         rc[k]);
