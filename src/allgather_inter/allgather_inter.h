@@ -98,6 +98,10 @@ static inline void ct_ag_remote_block(const ct_ag_call *d, int j, int *count, MP
     *displ = d->recvcounts ? d->displs[j] : (MPI_Aint)j * d->recvcount;
 }
 
+/* The direct exchange of either collective (allgather_inter_direct.c); shm
+ * falls back to it on a communicator without a usable window. */
+int ct_ag_direct_exchange(ct_ctx *ctx, const ct_ag_call *d);
+
 int ct_allgather_inter_dispatch(const ct_allgather_args *a, const ct_spec *forced);
 int ct_allgatherv_inter_dispatch(const ct_allgatherv_args *a, const ct_spec *forced);
 

@@ -327,12 +327,18 @@ out:
     return rc;
 }
 
-static int shm_exchange(ct_ctx *ctx, shm_state *st, const ct_ag_call *d)
+/* One call of either collective: through the window, or by the direct
+ * exchange when the communicator has no usable window. */
+static int shm_exchange(ct_ctx *ctx, const ct_ag_call *d)
 {
-    int rc = MPI_SUCCESS;
+    int rc;
     const char *send = NULL;
     size_t sbytes = 0;
     char *stage = NULL;
+    shm_state *st;
+    CT_CALL(state_get(ctx, &st));
+    if (st == NULL)
+        return ct_ag_direct_exchange(ctx, d);
     shm_block *blk = ct_ctx_scratch(ctx, (size_t)ctx->remote_size * sizeof *blk);
     int prep_rc = blk == NULL ? MPI_ERR_NO_MEM : prepare(ctx, d, &send, &sbytes, blk, &stage);
     ctx->call_extra += 2 * SHM_CHUNK;
@@ -345,20 +351,14 @@ out:
 
 int ct_allgather_inter_shm(const ct_allgather_args *a, ct_ctx *ctx, const long *params)
 {
-    shm_state *st;
-    int rc = state_get(ctx, &st);
-    if (rc != MPI_SUCCESS || st == NULL)
-        return rc != MPI_SUCCESS ? rc : ct_allgather_inter_direct(a, ctx, params);
+    (void)params;
     const ct_ag_call d = ct_ag_call_allgather(a);
-    return shm_exchange(ctx, st, &d);
+    return shm_exchange(ctx, &d);
 }
 
 int ct_allgatherv_inter_shm(const ct_allgatherv_args *a, ct_ctx *ctx, const long *params)
 {
-    shm_state *st;
-    int rc = state_get(ctx, &st);
-    if (rc != MPI_SUCCESS || st == NULL)
-        return rc != MPI_SUCCESS ? rc : ct_allgatherv_inter_direct(a, ctx, params);
+    (void)params;
     const ct_ag_call d = ct_ag_call_allgatherv(a);
-    return shm_exchange(ctx, st, &d);
+    return shm_exchange(ctx, &d);
 }
