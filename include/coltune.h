@@ -67,6 +67,14 @@ int coltune_alltoallv(const char *spec, const void *sendbuf, const int sendcount
                       const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                       MPI_Comm comm);
 
+/*
+ * MPI_Alltoall through the same algorithms (rule collective "alltoall"):
+ * spec as for coltune_alltoallv, NULL decides as the intercepted
+ * MPI_Alltoall would. MPI_IN_PLACE as in MPI_Alltoall.
+ */
+int coltune_alltoall(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                     void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+
 /* Pairwise exchange, one Sendrecv per step (Namugwanya et al., Alg. 1). */
 int coltune_alltoallv_pairwise(const void *sendbuf, const int sendcounts[], const int sdispls[],
                                MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],

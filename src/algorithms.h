@@ -16,6 +16,7 @@ struct ct_ctx;
 
 typedef enum ct_coll {
     CT_COLL_ALLTOALLV = 0,
+    CT_COLL_ALLTOALL,         /* MPI_Alltoall: uniform blocks, the Alltoallv algorithms */
     CT_COLL_ALLGATHER_INTER,  /* MPI_Allgather on intercommunicators */
     CT_COLL_ALLGATHERV_INTER, /* MPI_Allgatherv on intercommunicators */
     CT_COLL_ALLTOALL_CRS,     /* MPIX_Alltoall_crs: sparse dynamic data exchange */
@@ -72,16 +73,64 @@ typedef struct ct_param_desc {
 /* Call arguments, one struct per collective                           */
 /* ------------------------------------------------------------------ */
 
+/*
+ * A per-peer array of a call, counts or displacements, whatever its origin:
+ * an int array (MPI_Alltoallv, the Fortran bindings), an MPI_Count or MPI_Aint
+ * array (the MPI-4 large-count forms), or no array at all (MPI_Alltoall,
+ * where element j is base + j * step: counts have step 0, displacements base
+ * 0 and step the count). Every entry point describes its call with these, so
+ * the algorithms never know which one was used and nothing is converted or
+ * allocated per call.
+ */
+typedef enum ct_vec_kind { CT_VEC_INT, CT_VEC_COUNT, CT_VEC_AINT, CT_VEC_LINEAR } ct_vec_kind;
+
+typedef struct ct_vec {
+    ct_vec_kind kind;
+    const void *v;        /* the array (CT_VEC_INT, CT_VEC_COUNT, CT_VEC_AINT) */
+    MPI_Count base, step; /* CT_VEC_LINEAR */
+} ct_vec;
+
+static inline ct_vec ct_vec_int(const int *v) { return (ct_vec){CT_VEC_INT, v, 0, 0}; }
+static inline ct_vec ct_vec_count(const MPI_Count *v) { return (ct_vec){CT_VEC_COUNT, v, 0, 0}; }
+static inline ct_vec ct_vec_aint(const MPI_Aint *v) { return (ct_vec){CT_VEC_AINT, v, 0, 0}; }
+static inline ct_vec ct_vec_linear(MPI_Count base, MPI_Count step)
+{
+    return (ct_vec){CT_VEC_LINEAR, NULL, base, step};
+}
+
+static inline MPI_Count ct_vec_at(const ct_vec *x, int j)
+{
+    switch (x->kind) {
+    case CT_VEC_INT:
+        return ((const int *)x->v)[j];
+    case CT_VEC_COUNT:
+        return ((const MPI_Count *)x->v)[j];
+    case CT_VEC_AINT:
+        return ((const MPI_Aint *)x->v)[j];
+    case CT_VEC_LINEAR:
+        break;
+    }
+    return x->base + (MPI_Count)j * x->step;
+}
+
+/*
+ * The one description of an MPI_Alltoallv or MPI_Alltoall call (coll says
+ * which), filled by every entry point: the C bindings with int or large
+ * counts, the Fortran bindings and the direct API. forward runs this very
+ * call with the MPI library's own routine (PMPI_Alltoallv, PMPI_Alltoall,
+ * PMPI_Alltoallv_c, ...), with the user's arguments: the algorithm pmpi is
+ * that, and only src/shim defines forwarders.
+ */
 typedef struct ct_alltoallv_args {
-    const void *sendbuf; /* never MPI_IN_PLACE when an algorithm sees it */
-    const int *sendcounts;
-    const int *sdispls;
+    ct_coll coll;        /* CT_COLL_ALLTOALLV or CT_COLL_ALLTOALL */
+    const void *sendbuf; /* never MPI_IN_PLACE when an algorithm other than pmpi sees it */
+    ct_vec sendcounts, sdispls; /* in elements of sendtype */
     MPI_Datatype sendtype;
     void *recvbuf;
-    const int *recvcounts;
-    const int *rdispls;
+    ct_vec recvcounts, rdispls; /* in elements of recvtype */
     MPI_Datatype recvtype;
     MPI_Comm comm; /* the user's communicator: only pmpi uses it */
+    int (*forward)(const struct ct_alltoallv_args *a);
 } ct_alltoallv_args;
 
 typedef int (*ct_alltoallv_fn)(const ct_alltoallv_args *args, struct ct_ctx *ctx,

@@ -62,11 +62,9 @@ static int alltoallv_named(const ct_alltoallv_args *a, const char *name, const c
     const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, \
         void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,   \
         MPI_Comm comm
-#define A2AV_ARGS                                                                       \
-    {                                                                                   \
-        sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, \
-            comm                                                                        \
-    }
+#define A2AV_ARGS                                                                         \
+    ct_shim_describe_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, \
+                               rdispls, recvtype, comm)
 
 CT_EXPORT int coltune_alltoallv(const char *spec_text, A2AV_PARAMS)
 {
@@ -76,6 +74,23 @@ CT_EXPORT int coltune_alltoallv(const char *spec_text, A2AV_PARAMS)
     if (rc != MPI_SUCCESS)
         return ct_shim_return(comm, rc);
     rc = ct_api_parse_spec("coltune_alltoallv", spec_text, CT_COLL_ALLTOALLV, comm, &spec);
+    if (rc < 0)
+        return ct_shim_return(comm, MPI_ERR_ARG);
+    return ct_shim_return(comm, ct_alltoallv_dispatch(&a, rc ? &spec : NULL));
+}
+
+CT_EXPORT int coltune_alltoall(const char *spec_text, const void *sendbuf, int sendcount,
+                               MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                               MPI_Datatype recvtype, MPI_Comm comm)
+{
+    ct_alltoallv_args a = ct_shim_describe_alltoall(sendbuf, sendcount, sendtype, recvbuf,
+                                                    recvcount, recvtype, comm,
+                                                    ct_shim_fwd_alltoall);
+    ct_spec spec;
+    int rc = api_check_comm(comm);
+    if (rc != MPI_SUCCESS)
+        return ct_shim_return(comm, rc);
+    rc = ct_api_parse_spec("coltune_alltoall", spec_text, CT_COLL_ALLTOALL, comm, &spec);
     if (rc < 0)
         return ct_shim_return(comm, MPI_ERR_ARG);
     return ct_shim_return(comm, ct_alltoallv_dispatch(&a, rc ? &spec : NULL));

@@ -35,8 +35,8 @@ out:
 int ct_a2av_self_copy(const ct_a2av *x)
 {
     int me = x->ctx->rank;
-    return ct_copy_typed(ct_a2av_sendblock(x, me), x->a->sendcounts[me], x->a->sendtype,
-                         ct_a2av_recvblock(x, me), x->a->recvcounts[me], x->a->recvtype,
+    return ct_copy_typed(ct_a2av_sendblock(x, me), ct_a2av_scount(x, me), x->a->sendtype,
+                         ct_a2av_recvblock(x, me), ct_a2av_rcount(x, me), x->a->recvtype,
                          x->ctx->comm, me);
 }
 
@@ -45,8 +45,8 @@ int ct_a2av_isend(const ct_a2av *x, int peer, MPI_Request *req)
     int rc = MPI_SUCCESS;
     *req = MPI_REQUEST_NULL;
     if (ct_a2av_sends_to(x, peer))
-        CT_CALL(PMPI_Isend(ct_a2av_sendblock(x, peer), x->a->sendcounts[peer], x->a->sendtype,
-                           peer, CT_TAG_ALLTOALLV, x->ctx->comm, req));
+        CT_CALL(ct_isend(ct_a2av_sendblock(x, peer), ct_a2av_scount(x, peer), x->a->sendtype,
+                         peer, CT_TAG_ALLTOALLV, x->ctx->comm, req));
 out:
     return rc;
 }
@@ -56,8 +56,8 @@ int ct_a2av_irecv(const ct_a2av *x, int peer, MPI_Request *req)
     int rc = MPI_SUCCESS;
     *req = MPI_REQUEST_NULL;
     if (ct_a2av_recvs_from(x, peer))
-        CT_CALL(PMPI_Irecv(ct_a2av_recvblock(x, peer), x->a->recvcounts[peer], x->a->recvtype,
-                           peer, CT_TAG_ALLTOALLV, x->ctx->comm, req));
+        CT_CALL(ct_irecv(ct_a2av_recvblock(x, peer), ct_a2av_rcount(x, peer), x->a->recvtype,
+                         peer, CT_TAG_ALLTOALLV, x->ctx->comm, req));
 out:
     return rc;
 }
@@ -67,10 +67,10 @@ int ct_a2av_sendrecv(const ct_a2av *x, int send_to, int recv_from)
     int rc;
     int dst = ct_a2av_sends_to(x, send_to) ? send_to : MPI_PROC_NULL;
     int src = ct_a2av_recvs_from(x, recv_from) ? recv_from : MPI_PROC_NULL;
-    CT_CALL(PMPI_Sendrecv(ct_a2av_sendblock(x, send_to), x->a->sendcounts[send_to],
-                          x->a->sendtype, dst, CT_TAG_ALLTOALLV, ct_a2av_recvblock(x, recv_from),
-                          x->a->recvcounts[recv_from], x->a->recvtype, src, CT_TAG_ALLTOALLV,
-                          x->ctx->comm, MPI_STATUS_IGNORE));
+    CT_CALL(ct_sendrecv(ct_a2av_sendblock(x, send_to), ct_a2av_scount(x, send_to),
+                        x->a->sendtype, dst, ct_a2av_recvblock(x, recv_from),
+                        ct_a2av_rcount(x, recv_from), x->a->recvtype, src, CT_TAG_ALLTOALLV,
+                        x->ctx->comm));
 out:
     return rc;
 }
@@ -129,17 +129,30 @@ out:
 /* ------------------------------------------------------------------ */
 
 /* Does any block's end offset, or the total, exceed INT_MAX bytes? */
-static int offsets_overflow_int(int P, const int *counts, const int *displs, MPI_Aint ext,
+static int offsets_overflow_int(int P, const ct_vec *counts, const ct_vec *displs, MPI_Aint ext,
                                 MPI_Aint size)
 {
-    MPI_Aint total = 0;
+    MPI_Count total = 0;
     for (int j = 0; j < P; j++) {
-        MPI_Aint end = ((MPI_Aint)displs[j] + counts[j]) * ext;
-        total += (MPI_Aint)counts[j] * size;
+        const MPI_Count count = ct_vec_at(counts, j);
+        const MPI_Count end = (ct_vec_at(displs, j) + count) * ext;
+        total += count * size;
         if (end > INT_MAX || end < INT_MIN || total > INT_MAX)
             return 1;
     }
     return 0;
+}
+
+/* The largest block this rank sends, in bytes (the decision's msg_size). */
+static long largest_block(int P, const ct_vec *counts, MPI_Aint size)
+{
+    MPI_Count max = 0;
+    if (counts->kind == CT_VEC_LINEAR) /* MPI_Alltoall: every block alike */
+        return P > 0 ? (long)(counts->base * size) : 0;
+    for (int j = 0; j < P; j++)
+        if (ct_vec_at(counts, j) > max)
+            max = ct_vec_at(counts, j);
+    return (long)(max * size);
 }
 
 static int local_facts(const void *args, const ct_ctx *ctx, ct_call_facts *f)
@@ -148,19 +161,16 @@ static int local_facts(const void *args, const ct_ctx *ctx, ct_call_facts *f)
     int rc, inplace = a->sendbuf == MPI_IN_PLACE;
     ct_typeinfo s, r;
     /* With MPI_IN_PLACE the send side is described by the receive arguments. */
-    const int *scounts = inplace ? a->recvcounts : a->sendcounts;
-    const int *sdispls = inplace ? a->rdispls : a->sdispls;
+    const ct_vec *scounts = inplace ? &a->recvcounts : &a->sendcounts;
+    const ct_vec *sdispls = inplace ? &a->rdispls : &a->sdispls;
     CT_CALL(ct_type_info(inplace ? a->recvtype : a->sendtype, &s));
     CT_CALL(ct_type_info(a->recvtype, &r));
-    f->msg_size = 0;
-    for (int j = 0; j < ctx->size; j++)
-        if ((long)scounts[j] * (long)s.size > f->msg_size)
-            f->msg_size = (long)scounts[j] * (long)s.size;
+    f->msg_size = largest_block(ctx->size, scounts, s.size);
     f->violations = 0;
     if (!s.contig || !r.contig)
         f->violations |= CT_R_CONTIG_TYPES;
     if (offsets_overflow_int(ctx->size, scounts, sdispls, s.extent, s.size) ||
-        offsets_overflow_int(ctx->size, a->recvcounts, a->rdispls, r.extent, r.size))
+        offsets_overflow_int(ctx->size, &a->recvcounts, &a->rdispls, r.extent, r.size))
         f->violations |= CT_R_INT_OFFSETS;
 out:
     return rc;
@@ -188,10 +198,11 @@ static int inplace_args(const ct_alltoallv_args *a, int P, ct_alltoallv_args *ou
     *tmp_bytes = 0;
     CT_CALL(ct_type_info(a->recvtype, &r));
     for (int j = 0; j < P; j++) {
-        if (a->recvcounts[j] == 0)
+        const MPI_Count count = ct_vec_at(&a->recvcounts, j);
+        if (count == 0)
             continue;
-        MPI_Aint start = (MPI_Aint)a->rdispls[j] * r.extent + r.true_lb;
-        MPI_Aint end = start + (MPI_Aint)(a->recvcounts[j] - 1) * r.extent + r.true_extent;
+        MPI_Aint start = (MPI_Aint)ct_vec_at(&a->rdispls, j) * r.extent + r.true_lb;
+        MPI_Aint end = start + (MPI_Aint)(count - 1) * r.extent + r.true_extent;
         lo = (!any || start < lo) ? start : lo;
         hi = (!any || end > hi) ? end : hi;
         any = 1;
@@ -236,7 +247,7 @@ static void byte_side_free(byte_side *b)
     free(b->staging);
 }
 
-static int byte_side_init(byte_side *b, int P, const int *counts, const int *displs,
+static int byte_side_init(byte_side *b, int P, const ct_vec *counts, const ct_vec *displs,
                           MPI_Datatype type, const void *buf, MPI_Comm comm, int pack)
 {
     int rc = MPI_SUCCESS, pos = 0;
@@ -246,8 +257,8 @@ static int byte_side_init(byte_side *b, int P, const int *counts, const int *dis
     CT_ALLOC(b->counts, (size_t)P * sizeof(int));
     CT_ALLOC(b->displs, (size_t)P * sizeof(int));
     for (int j = 0; j < P; j++) {
-        b->counts[j] = (int)((MPI_Aint)counts[j] * t.size);
-        b->displs[j] = t.contig ? (int)((MPI_Aint)displs[j] * t.extent + t.true_lb) : pos;
+        b->counts[j] = (int)(ct_vec_at(counts, j) * t.size);
+        b->displs[j] = t.contig ? (int)(ct_vec_at(displs, j) * t.extent + t.true_lb) : pos;
         pos += b->counts[j];
     }
     if (t.contig)
@@ -256,8 +267,8 @@ static int byte_side_init(byte_side *b, int P, const int *counts, const int *dis
     CT_ALLOC(b->staging, b->staging_bytes);
     /* Blocks are packed back to back, so the pack position runs through displs[]. */
     for (int j = 0, at = 0; pack && j < P; j++)
-        CT_CALL(PMPI_Pack(ct_elem_ptr(buf, displs[j], t.extent), counts[j], type, b->staging,
-                          pos, &at, comm));
+        CT_CALL(PMPI_Pack(ct_elem_ptr(buf, (MPI_Aint)ct_vec_at(displs, j), t.extent),
+                          (int)ct_vec_at(counts, j), type, b->staging, pos, &at, comm));
 out:
     return rc;
 }
@@ -273,8 +284,8 @@ static int byte_side_unpack(const byte_side *b, const ct_alltoallv_args *a, int 
     for (int j = 0; j < P; j++) {
         int pos = b->displs[j];
         CT_CALL(PMPI_Unpack(b->staging, (int)b->staging_bytes, &pos,
-                            ct_elem_ptr(a->recvbuf, a->rdispls[j], ext), a->recvcounts[j],
-                            a->recvtype, comm));
+                            ct_elem_ptr(a->recvbuf, (MPI_Aint)ct_vec_at(&a->rdispls, j), ext),
+                            (int)ct_vec_at(&a->recvcounts, j), a->recvtype, comm));
     }
 out:
     return rc;
@@ -285,13 +296,19 @@ static int run_bytes(ct_ctx *ctx, const ct_choice *ch, const ct_alltoallv_args *
 {
     int rc, P = ctx->size;
     byte_side s = {0}, r = {0};
-    CT_CALL(byte_side_init(&s, P, a->sendcounts, a->sdispls, a->sendtype, a->sendbuf,
+    CT_CALL(byte_side_init(&s, P, &a->sendcounts, &a->sdispls, a->sendtype, a->sendbuf,
                            ctx->comm, 1));
-    CT_CALL(byte_side_init(&r, P, a->recvcounts, a->rdispls, a->recvtype, a->recvbuf,
+    CT_CALL(byte_side_init(&r, P, &a->recvcounts, &a->rdispls, a->recvtype, a->recvbuf,
                            ctx->comm, 0));
-    ct_alltoallv_args b = {s.staging ? s.staging : a->sendbuf, s.counts, s.displs, MPI_BYTE,
-                           r.staging ? r.staging : a->recvbuf, r.counts, r.displs, MPI_BYTE,
-                           a->comm};
+    ct_alltoallv_args b = *a;
+    b.sendbuf = s.staging ? s.staging : a->sendbuf;
+    b.sendcounts = ct_vec_int(s.counts);
+    b.sdispls = ct_vec_int(s.displs);
+    b.sendtype = MPI_BYTE;
+    b.recvbuf = r.staging ? r.staging : a->recvbuf;
+    b.recvcounts = ct_vec_int(r.counts);
+    b.rdispls = ct_vec_int(r.displs);
+    b.recvtype = MPI_BYTE;
     CT_CALL(ch->alg->run.alltoallv(&b, ctx, ch->params));
     CT_CALL(byte_side_unpack(&r, a, P, ctx->comm));
     ctx->call_extra += s.staging_bytes + r.staging_bytes;
@@ -307,12 +324,12 @@ out:
 
 static double bytes_sent(const ct_alltoallv_args *a, int P)
 {
-    int size;
+    MPI_Count size;
     double total = 0;
-    if (PMPI_Type_size(a->sendtype, &size) != MPI_SUCCESS)
+    if (PMPI_Type_size_x(a->sendtype, &size) != MPI_SUCCESS)
         return 0;
     for (int j = 0; j < P; j++)
-        total += (double)a->sendcounts[j] * size;
+        total += (double)ct_vec_at(&a->sendcounts, j) * (double)size;
     return total;
 }
 
@@ -324,7 +341,7 @@ static int run_choice(ct_ctx *ctx, const ct_choice *ch, const ct_alltoallv_args 
     size_t tmp_bytes = 0;
     ct_alltoallv_args copy = *a;
     ctx->call_extra = 0;
-    if (a->sendbuf == MPI_IN_PLACE && ch->alg != ct_algorithm_fallback(CT_COLL_ALLTOALLV))
+    if (a->sendbuf == MPI_IN_PLACE && ch->alg != ct_algorithm_fallback(a->coll))
         CT_CALL(inplace_args(a, ctx->size, &copy, &tmp, &tmp_bytes));
     if (ch->alg->restrictions & CT_A_BYTES)
         CT_CALL(run_bytes(ctx, ch, &copy));
@@ -342,11 +359,21 @@ int ct_alltoallv_dispatch(const ct_alltoallv_args *a, const ct_spec *forced)
 {
     ct_ctx *ctx;
     ct_choice choice;
-    ct_call call = {.coll = CT_COLL_ALLTOALLV, .args = a, .local_facts = local_facts};
+    /* MPI_Alltoall: the block size is the same on every rank by the standard
+     * (matching type signatures), so msg_size costs no communication. */
+    ct_call call = {.coll = a->coll, .args = a, .local_facts = local_facts,
+                    .msg_size_is_global = a->coll == CT_COLL_ALLTOALL};
     int rc = ct_decide_call(a->comm, &call, forced, &ctx, &choice);
     if (rc != MPI_SUCCESS)
         return rc;
     if (ctx == NULL)
-        return ct_alltoallv_pmpi(a, NULL, NULL);
+        return a->forward(a);
     return run_choice(ctx, &choice, a);
+}
+
+int ct_alltoallv_pmpi(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params)
+{
+    (void)ctx;
+    (void)params;
+    return a->forward(a);
 }

@@ -24,21 +24,30 @@ typedef struct ct_a2av {
 
 int ct_a2av_prepare(ct_a2av *x, const ct_alltoallv_args *a, ct_ctx *ctx);
 
+/* Counts and displacements of peer's blocks, read through the description. */
+static inline MPI_Count ct_a2av_scount(const ct_a2av *x, int peer)
+{
+    return ct_vec_at(&x->a->sendcounts, peer);
+}
+static inline MPI_Count ct_a2av_rcount(const ct_a2av *x, int peer)
+{
+    return ct_vec_at(&x->a->recvcounts, peer);
+}
 static inline const char *ct_a2av_sendblock(const ct_a2av *x, int peer)
 {
-    return ct_elem_ptr(x->a->sendbuf, x->a->sdispls[peer], x->sext);
+    return ct_elem_ptr(x->a->sendbuf, (MPI_Aint)ct_vec_at(&x->a->sdispls, peer), x->sext);
 }
 static inline char *ct_a2av_recvblock(const ct_a2av *x, int peer)
 {
-    return ct_elem_ptr(x->a->recvbuf, x->a->rdispls[peer], x->rext);
+    return ct_elem_ptr(x->a->recvbuf, (MPI_Aint)ct_vec_at(&x->a->rdispls, peer), x->rext);
 }
 static inline int ct_a2av_sends_to(const ct_a2av *x, int peer)
 {
-    return x->a->sendcounts[peer] != 0 && x->ssize != 0;
+    return x->ssize != 0 && ct_a2av_scount(x, peer) != 0;
 }
 static inline int ct_a2av_recvs_from(const ct_a2av *x, int peer)
 {
-    return x->a->recvcounts[peer] != 0 && x->rsize != 0;
+    return x->rsize != 0 && ct_a2av_rcount(x, peer) != 0;
 }
 
 /* Copies this rank's own block from the send to the receive buffer. */
@@ -115,9 +124,10 @@ int ct_tuna_exchange(const ct_tuna_group *grp, ct_ctx *ctx, int radix, void *scr
     } while (0)
 
 /*
- * The driver: decides (forced spec, environment, rules) and runs the chosen
- * algorithm on comm, the user's intra-communicator. Used by the shim and by
- * the direct API.
+ * The driver of MPI_Alltoallv and MPI_Alltoall (a->coll): decides (forced
+ * spec, environment, rules) and runs the chosen algorithm on comm, the user's
+ * intra-communicator. Used by every entry point of src/shim and by the direct
+ * API, each of which fills the description a.
  */
 int ct_alltoallv_dispatch(const ct_alltoallv_args *a, const ct_spec *forced);
 

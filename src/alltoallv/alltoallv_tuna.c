@@ -632,7 +632,7 @@ out:
  * Offsets are MPI_Aint: nothing here is limited to int.
  */
 typedef struct flat_side {
-    const int *counts, *displs;
+    const ct_vec *counts, *displs;
     char *buf;
     ct_typeinfo ti;
     MPI_Datatype type;
@@ -648,12 +648,12 @@ static char *side_block(const flat_side *x, int j)
 {
     if (x->staging != NULL)
         return x->staging + x->off[j];
-    return x->buf + (MPI_Aint)x->displs[j] * x->ti.extent + x->ti.true_lb;
+    return x->buf + (MPI_Aint)ct_vec_at(x->displs, j) * x->ti.extent + x->ti.true_lb;
 }
 
 static size_t side_bytes(const flat_side *x, int j)
 {
-    return (size_t)x->counts[j] * (size_t)x->ti.size;
+    return (size_t)ct_vec_at(x->counts, j) * (size_t)x->ti.size;
 }
 
 static const char *flat_source(void *arg, int j, int c, size_t *bytes)
@@ -684,10 +684,11 @@ static int pack_block(const flat_side *x, int j, int unpack, MPI_Comm comm)
     int rc = MPI_SUCCESS;
     const MPI_Aint size = x->ti.size;
     const int per = size > 0 && size < INT_MAX ? (int)(INT_MAX / size) : 1;
-    char *elem = x->buf + (MPI_Aint)x->displs[j] * x->ti.extent;
+    const MPI_Count count = ct_vec_at(x->counts, j);
+    char *elem = x->buf + (MPI_Aint)ct_vec_at(x->displs, j) * x->ti.extent;
     char *packed = x->staging + x->off[j];
-    for (int e = 0; e < x->counts[j]; e += per) {
-        const int n = x->counts[j] - e < per ? x->counts[j] - e : per;
+    for (MPI_Count e = 0; e < count; e += per) {
+        const int n = count - e < per ? (int)(count - e) : per;
         int pos = 0;
         char *at = elem + (MPI_Aint)e * x->ti.extent;
         if (unpack)
@@ -717,7 +718,7 @@ static size_t side_layout(flat_side *x, int P, char *base, size_t *off)
     return total;
 }
 
-static int side_init(flat_side *x, const int *counts, const int *displs, MPI_Datatype type,
+static int side_init(flat_side *x, const ct_vec *counts, const ct_vec *displs, MPI_Datatype type,
                      const void *buf)
 {
     memset(x, 0, sizeof *x);
@@ -738,8 +739,8 @@ int ct_alltoallv_tuna(const ct_alltoallv_args *a, ct_ctx *ctx, const long *param
     ct_tuna_group grp = {.size = P, .index = ctx->rank, .rank_of = NULL, .C = 1,
                          .known_c = 0, .arg = &f, .source = flat_source,
                          .target = flat_target, .known = flat_known};
-    CT_CALL(side_init(&f.s, a->sendcounts, a->sdispls, a->sendtype, a->sendbuf));
-    CT_CALL(side_init(&f.r, a->recvcounts, a->rdispls, a->recvtype, a->recvbuf));
+    CT_CALL(side_init(&f.s, &a->sendcounts, &a->sdispls, a->sendtype, a->sendbuf));
+    CT_CALL(side_init(&f.r, &a->recvcounts, &a->rdispls, a->recvtype, a->recvbuf));
     bytes = ct_tuna_scratch_bytes(&grp, radix);
     side_layout(&f.s, P, NULL, &bytes); /* staging after the engine's scratch */
     side_layout(&f.r, P, NULL, &bytes);

@@ -32,8 +32,8 @@ static const char *hier_source(void *arg, int j, int c, size_t *bytes)
         return NULL;
     }
     const int d = ct_tuna_hier_rank(H, m, l);
-    *bytes = (size_t)H->a->sendcounts[d];
-    return (const char *)H->a->sendbuf + H->a->sdispls[d];
+    *bytes = (size_t)ct_vec_at(&H->a->sendcounts, d);
+    return (const char *)H->a->sendbuf + ct_vec_at(&H->a->sdispls, d);
 }
 
 /* Block c of the bundle from local member j, arrived at this rank. */
@@ -42,8 +42,8 @@ static char *hier_target(void *arg, int j, int c, size_t bytes)
     ct_tuna_hier *H = arg;
     if (c == H->known_c) { /* for this rank itself */
         const int src = ct_tuna_hier_rank(H, H->n, j);
-        return bytes <= (size_t)H->a->recvcounts[src]
-                   ? (char *)H->a->recvbuf + H->a->rdispls[src]
+        return bytes <= (size_t)ct_vec_at(&H->a->recvcounts, src)
+                   ? (char *)H->a->recvbuf + ct_vec_at(&H->a->rdispls, src)
                    : NULL;
     }
     const int d = H->pos_d[c];
@@ -57,7 +57,7 @@ static char *hier_target(void *arg, int j, int c, size_t bytes)
 static size_t hier_known(void *arg, int j)
 {
     const ct_tuna_hier *H = arg;
-    return (size_t)H->a->recvcounts[ct_tuna_hier_rank(H, H->n, j)];
+    return (size_t)ct_vec_at(&H->a->recvcounts, ct_tuna_hier_rank(H, H->n, j));
 }
 
 /* The largest block (bytes) any rank sends in the call, for G: from the
@@ -72,7 +72,8 @@ static int max_block(const ct_alltoallv_args *a, ct_ctx *ctx, size_t *M)
         return MPI_SUCCESS;
     }
     for (int j = 0; j < ctx->size; j++)
-        local = a->sendcounts[j] > local ? a->sendcounts[j] : local;
+        if (ct_vec_at(&a->sendcounts, j) > local)
+            local = (long)ct_vec_at(&a->sendcounts, j);
     CT_CALL(PMPI_Allreduce(&local, &global, 1, MPI_LONG, MPI_MAX, ctx->comm));
     *M = (size_t)global;
 out:

@@ -40,14 +40,17 @@ static int coalesced_irecv(ct_tuna_hier *H, int m, MPI_Request *req)
     /* The blocks of node m's ranks, in local order, where the caller wants them. */
     for (int j = 0; j < Qm; j++) {
         const int src = ct_tuna_hier_rank(H, m, j);
-        if (a->recvcounts[src] == 0)
+        /* the byte view: int counts and displacements (CT_R_INT_OFFSETS) */
+        const int count = (int)ct_vec_at(&a->recvcounts, src);
+        const MPI_Aint displ = (MPI_Aint)ct_vec_at(&a->rdispls, src);
+        if (count == 0)
             continue;
-        if (cnt > 0 && a->rdispls[src] != next)
+        if (cnt > 0 && displ != next)
             contiguous = 0;
-        H->blens[cnt] = a->recvcounts[src];
-        H->displs[cnt++] = a->rdispls[src];
-        next = (MPI_Aint)a->rdispls[src] + a->recvcounts[src];
-        total += (size_t)a->recvcounts[src];
+        H->blens[cnt] = count;
+        H->displs[cnt++] = displ;
+        next = displ + count;
+        total += (size_t)count;
     }
     if (total == 0)
         return MPI_SUCCESS;

@@ -40,8 +40,9 @@ static int staggered_inter(ct_tuna_hier *H, int block_count)
             if (j >= H->node_size[m])
                 continue;
             const int src = ct_tuna_hier_rank(H, m, j);
-            if (a->recvcounts[src] > 0)
-                CT_CALL(PMPI_Irecv((char *)a->recvbuf + a->rdispls[src], a->recvcounts[src],
+            const int count = (int)ct_vec_at(&a->recvcounts, src); /* byte view: int */
+            if (count > 0)
+                CT_CALL(PMPI_Irecv((char *)a->recvbuf + ct_vec_at(&a->rdispls, src), count,
                                    MPI_BYTE, ct_tuna_hier_rank(H, m, H->h % H->node_size[m]),
                                    CT_TAG_ALLTOALLV, H->ctx->comm, &reqs[nreq++]));
         }

@@ -4,6 +4,7 @@
 #include "core/datatype.h"
 #include "core/log.h"
 
+#include <limits.h>
 #include <string.h>
 
 int ct_type_info(MPI_Datatype type, ct_typeinfo *ti)
@@ -21,8 +22,8 @@ out:
     return rc;
 }
 
-int ct_copy_typed(const void *src, int scount, MPI_Datatype stype, void *dst, int rcount,
-                  MPI_Datatype rtype, MPI_Comm comm, int rank)
+int ct_copy_typed(const void *src, MPI_Count scount, MPI_Datatype stype, void *dst,
+                  MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, int rank)
 {
     int rc = MPI_SUCCESS;
     ct_typeinfo s, r;
@@ -35,8 +36,52 @@ int ct_copy_typed(const void *src, int scount, MPI_Datatype stype, void *dst, in
         memcpy((char *)dst + r.true_lb, (const char *)src + s.true_lb, (size_t)sbytes);
         return MPI_SUCCESS;
     }
-    CT_CALL(PMPI_Sendrecv(src, scount, stype, rank, CT_TAG_SELF, dst, rcount, rtype, rank,
-                          CT_TAG_SELF, comm, MPI_STATUS_IGNORE));
+    CT_CALL(ct_sendrecv(src, scount, stype, rank, dst, rcount, rtype, rank, CT_TAG_SELF, comm));
 out:
     return rc;
+}
+
+#ifdef CT_HAVE_LARGE_COUNT
+#define FITS_INT(n) 1 /* the _c routine takes any count */
+#else
+#define FITS_INT(n) ((n) <= INT_MAX)
+#endif
+#define NEEDS_C(n) ((n) > INT_MAX)
+
+int ct_isend(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+             MPI_Comm comm, MPI_Request *req)
+{
+    if (!FITS_INT(count))
+        return MPI_ERR_COUNT;
+#ifdef CT_HAVE_LARGE_COUNT
+    if (NEEDS_C(count))
+        return PMPI_Isend_c(buf, count, type, dest, tag, comm, req);
+#endif
+    return PMPI_Isend(buf, (int)count, type, dest, tag, comm, req);
+}
+
+int ct_irecv(void *buf, MPI_Count count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
+             MPI_Request *req)
+{
+    if (!FITS_INT(count))
+        return MPI_ERR_COUNT;
+#ifdef CT_HAVE_LARGE_COUNT
+    if (NEEDS_C(count))
+        return PMPI_Irecv_c(buf, count, type, src, tag, comm, req);
+#endif
+    return PMPI_Irecv(buf, (int)count, type, src, tag, comm, req);
+}
+
+int ct_sendrecv(const void *sbuf, MPI_Count scount, MPI_Datatype stype, int dest, void *rbuf,
+                MPI_Count rcount, MPI_Datatype rtype, int src, int tag, MPI_Comm comm)
+{
+    if (!FITS_INT(scount) || !FITS_INT(rcount))
+        return MPI_ERR_COUNT;
+#ifdef CT_HAVE_LARGE_COUNT
+    if (NEEDS_C(scount) || NEEDS_C(rcount))
+        return PMPI_Sendrecv_c(sbuf, scount, stype, dest, tag, rbuf, rcount, rtype, src, tag,
+                               comm, MPI_STATUS_IGNORE);
+#endif
+    return PMPI_Sendrecv(sbuf, (int)scount, stype, dest, tag, rbuf, (int)rcount, rtype, src, tag,
+                         comm, MPI_STATUS_IGNORE);
 }

@@ -17,9 +17,9 @@ typedef struct ct_typeinfo {
 int ct_type_info(MPI_Datatype type, ct_typeinfo *ti);
 
 /* Address of element displ of a buffer of elements of extent ext. */
-static inline char *ct_elem_ptr(const void *buf, int displ, MPI_Aint ext)
+static inline char *ct_elem_ptr(const void *buf, MPI_Aint displ, MPI_Aint ext)
 {
-    return (char *)buf + (MPI_Aint)displ * ext;
+    return (char *)buf + displ * ext;
 }
 
 /*
@@ -30,7 +30,21 @@ static inline char *ct_elem_ptr(const void *buf, int displ, MPI_Aint ext)
  * rank as rank: on an intercommunicator context use ctx->local_comm (on
  * ctx->comm, "rank" names a rank of the remote group).
  */
-int ct_copy_typed(const void *src, int scount, MPI_Datatype stype, void *dst, int rcount,
-                  MPI_Datatype rtype, MPI_Comm comm, int rank);
+int ct_copy_typed(const void *src, MPI_Count scount, MPI_Datatype stype, void *dst,
+                  MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, int rank);
+
+/*
+ * Point-to-point calls with MPI_Count element counts: the MPI-4 large-count
+ * routine where the library has it (CT_HAVE_LARGE_COUNT) and the count
+ * needs it, the int routine otherwise. Without large-count routines no count
+ * can exceed an int (every entry point then takes int counts), so a larger
+ * one is an MPI_ERR_COUNT, never a truncation.
+ */
+int ct_isend(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+             MPI_Comm comm, MPI_Request *req);
+int ct_irecv(void *buf, MPI_Count count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
+             MPI_Request *req);
+int ct_sendrecv(const void *sbuf, MPI_Count scount, MPI_Datatype stype, int dest, void *rbuf,
+                MPI_Count rcount, MPI_Datatype rtype, int src, int tag, MPI_Comm comm);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * alltoallv.c - interception of MPI_Alltoallv.
+ * alltoallv.c - the MPI_Alltoallv entry point (int counts and displacements).
  *
  * Intra-communicators go through the decision (rules, environment) and the
  * chosen algorithm; intercommunicators are forwarded to PMPI_Alltoallv.
@@ -7,12 +7,29 @@
 #include "alltoallv/alltoallv.h"
 #include "shim/shim.h"
 
-int ct_alltoallv_pmpi(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params)
+int ct_shim_fwd_alltoallv(const ct_alltoallv_args *a)
 {
-    (void)ctx;
-    (void)params;
-    return PMPI_Alltoallv(a->sendbuf, a->sendcounts, a->sdispls, a->sendtype, a->recvbuf,
-                          a->recvcounts, a->rdispls, a->recvtype, a->comm);
+    return PMPI_Alltoallv(a->sendbuf, a->sendcounts.v, a->sdispls.v, a->sendtype, a->recvbuf,
+                          a->recvcounts.v, a->rdispls.v, a->recvtype, a->comm);
+}
+
+ct_alltoallv_args ct_shim_describe_alltoallv(const void *sendbuf, const int sendcounts[],
+                                             const int sdispls[], MPI_Datatype sendtype,
+                                             void *recvbuf, const int recvcounts[],
+                                             const int rdispls[], MPI_Datatype recvtype,
+                                             MPI_Comm comm)
+{
+    return (ct_alltoallv_args){.coll = CT_COLL_ALLTOALLV,
+                               .sendbuf = sendbuf,
+                               .sendcounts = ct_vec_int(sendcounts),
+                               .sdispls = ct_vec_int(sdispls),
+                               .sendtype = sendtype,
+                               .recvbuf = recvbuf,
+                               .recvcounts = ct_vec_int(recvcounts),
+                               .rdispls = ct_vec_int(rdispls),
+                               .recvtype = recvtype,
+                               .comm = comm,
+                               .forward = ct_shim_fwd_alltoallv};
 }
 
 #ifndef CT_NO_INTERCEPT /* see init.c */
@@ -20,12 +37,12 @@ CT_EXPORT int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const i
                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    int inter = 0;
-    if (!ct_shim_active(comm) || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+    if (!ct_shim_serves_intra(comm))
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                               rdispls, recvtype, comm);
-    ct_alltoallv_args a = {sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                           recvcounts, rdispls, recvtype, comm};
+    ct_alltoallv_args a = ct_shim_describe_alltoallv(sendbuf, sendcounts, sdispls, sendtype,
+                                                     recvbuf, recvcounts, rdispls, recvtype,
+                                                     comm);
     return ct_shim_return(comm, ct_alltoallv_dispatch(&a, NULL));
 }
 #endif

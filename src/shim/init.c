@@ -70,6 +70,12 @@ int ct_shim_active(MPI_Comm comm)
     return !st->cfg.disabled;
 }
 
+int ct_shim_serves_intra(MPI_Comm comm)
+{
+    int inter = 0;
+    return ct_shim_active(comm) && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter;
+}
+
 /* The user's error handler of comm, as the MPI library's own routine would
  * invoke it. MPI_ERRORS_RETURN does nothing, so it is not called: SimGrid's
  * SMPI (3.32) crashes calling it. */

@@ -5,15 +5,37 @@
 #ifndef CT_SHIM_H
 #define CT_SHIM_H
 
-#include "core/ct_common.h"
+#include "algorithms.h"
 
 /* Initialises coltune if MPI_Init was never seen (sessions, or a call made
  * before anything else) and says whether coltune should serve a call on
  * comm: not when disabled, finalizing, or comm is MPI_COMM_NULL. */
 int ct_shim_active(MPI_Comm comm);
 
+/* ct_shim_active(comm) and comm is an intra-communicator: the calls coltune
+ * serves on intra-communicators (Alltoall, Alltoallv) go to the driver. */
+int ct_shim_serves_intra(MPI_Comm comm);
+
 /* Hands a failure to the error handler of the user's communicator, as the
  * MPI library itself would, and returns rc. */
 int ct_shim_return(MPI_Comm comm, int rc);
+
+/*
+ * The description of a call (algorithms.h) from each entry point's
+ * arguments, and the forwarders that run that very call with the MPI
+ * library's routine (the description's forward). The direct API
+ * (src/api.c) and the Fortran bindings use the same ones.
+ */
+ct_alltoallv_args ct_shim_describe_alltoallv(const void *sendbuf, const int sendcounts[],
+                                             const int sdispls[], MPI_Datatype sendtype,
+                                             void *recvbuf, const int recvcounts[],
+                                             const int rdispls[], MPI_Datatype recvtype,
+                                             MPI_Comm comm);
+ct_alltoallv_args ct_shim_describe_alltoall(const void *sendbuf, MPI_Count sendcount,
+                                            MPI_Datatype sendtype, void *recvbuf,
+                                            MPI_Count recvcount, MPI_Datatype recvtype,
+                                            MPI_Comm comm, int (*forward)(const ct_alltoallv_args *));
+int ct_shim_fwd_alltoallv(const ct_alltoallv_args *a);
+int ct_shim_fwd_alltoall(const ct_alltoallv_args *a);
 
 #endif

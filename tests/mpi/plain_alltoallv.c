@@ -4,7 +4,8 @@
  * natively and under LD_PRELOAD=libcoltune.so and compares the output.
  *
  * It exchanges irregular blocks (counts with zeros) with MPI_Alltoallv,
- * repeats with MPI_IN_PLACE, and prints one checksum line per rank.
+ * repeats with MPI_IN_PLACE, exchanges uniform blocks with MPI_Alltoall (and
+ * in place), and prints one checksum line per rank.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -51,7 +52,18 @@ int main(int argc, char **argv)
                   MPI_COMM_WORLD);
     for (int i = 0; i < nr; i++)
         sum += ib[i] * (i + 7);
-    printf("rank %d checksum %.6f\n", me, sum);
+    /* Uniform blocks of 3 doubles, then the same in place. */
+    double *ua = malloc(3 * P * sizeof(double)), *ub = malloc(3 * P * sizeof(double));
+    for (int i = 0; i < 3 * P; i++)
+        ua[i] = me * 100 + i;
+    MPI_Alltoall(ua, 3, MPI_DOUBLE, ub, 3, MPI_DOUBLE, MPI_COMM_WORLD);
+    MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, ua, 3, MPI_DOUBLE, MPI_COMM_WORLD);
+    double usum = 0;
+    for (int i = 0; i < 3 * P; i++)
+        usum += (ub[i] + 2 * ua[i]) * (i + 1);
+    printf("rank %d checksum %.6f alltoall %.6f\n", me, sum, usum);
+    free(ua);
+    free(ub);
     free(sc);
     free(sd);
     free(rc);

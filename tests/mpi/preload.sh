@@ -1,7 +1,8 @@
 #!/bin/sh
 # How users meet coltune: a plain MPI program, built without coltune, runs
 # under LD_PRELOAD with each forced algorithm. The verbose log must show the
-# algorithm ran and the output must equal the native run's.
+# algorithm ran and the output must equal the native run's. Each run forces
+# the algorithm for MPI_Alltoallv and MPI_Alltoall alike.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/mpi/common.sh"
 lib="$top_builddir/src/.libs/libcoltune.so"
 app="$top_builddir/tests/mpi/plain_alltoallv"
@@ -19,15 +20,21 @@ run_mpi "$P" "$app" | sort > "$tmp/native" || exit 1
 
 check_preload() {
     alg=$1
-    with_env LD_PRELOAD="$lib" COLTUNE_ALLTOALLV="$alg" COLTUNE_VERBOSE=1 \
+    with_env LD_PRELOAD="$lib" COLTUNE_ALLTOALLV="$alg" COLTUNE_ALLTOALL="$alg" COLTUNE_VERBOSE=1 \
         COLTUNE_FALLBACK=error -- run_mpi "$P" "$app" > "$tmp/out" 2> "$tmp/err" || {
         cat "$tmp/err" >&2
         return 1
     }
     sort "$tmp/out" | diff "$tmp/native" - || return 1
     # rank 0 logs each distinct decision once: "... (P=4 ...): <alg> [forced]"
-    grep -E "coltune\[0\]: alltoallv on MPI_COMM_WORLD#[0-9]+ .*: $alg(:[^ ]*)? \[forced\]" \
-        "$tmp/err" || { echo "no log line shows $alg ran:" >&2; cat "$tmp/err" >&2; return 1; }
+    for coll in alltoallv alltoall; do
+        grep -E "coltune\[0\]: $coll on MPI_COMM_WORLD#[0-9]+ .*: $alg(:[^ ]*)? \[forced\]" \
+            "$tmp/err" || {
+            echo "no log line shows $alg served $coll:" >&2
+            cat "$tmp/err" >&2
+            return 1
+        }
+    done
 }
 
 for alg in $("$top_builddir/tests/mpi/list_algorithms" | awk '$1 == "alltoallv" { print $2 }'); do

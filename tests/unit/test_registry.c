@@ -57,6 +57,7 @@ static void test_entries_well_formed(void **state)
             fail_msg("%s: nparams %d", a->name, a->nparams);
         switch (a->coll) {
         case CT_COLL_ALLTOALLV:
+        case CT_COLL_ALLTOALL:
             if (a->run.alltoallv == NULL)
                 fail_msg("%s: no run function", a->name);
             break;
@@ -264,7 +265,7 @@ static void test_coll_names(void **state)
     assert_string_equal(ct_coll_name(CT_COLL_ALLTOALLV), "alltoallv");
     assert_string_equal(ct_coll_name(CT_COLL_COUNT), "?");
 
-    static const char *const bad[] = {"", "alltoall", "alltoallvv", "ALLTOALLV", "alltoallv "};
+    static const char *const bad[] = {"", "alltoal", "alltoallvv", "ALLTOALLV", "alltoallv "};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ct_coll out;
         if (ct_coll_from_name(bad[i], strlen(bad[i]), &out) == 0)
@@ -274,6 +275,38 @@ static void test_coll_names(void **state)
     ct_coll out = CT_COLL_COUNT;
     assert_int_equal(ct_coll_from_name("alltoallv comm_size=2", 9, &out), 0);
     assert_int_equal(out, CT_COLL_ALLTOALLV);
+}
+
+/* MPI_Alltoall is served by every Alltoallv algorithm under the same name,
+ * parameters, restrictions and function, and by nothing else. */
+static void test_alltoall_mirrors_alltoallv(void **state)
+{
+    (void)state;
+    int nv = 0, n = 0;
+    for (int i = 0; i < ct_algorithm_count(); i++) {
+        const ct_algorithm *v = ct_algorithm_at(i);
+        nv += v->coll == CT_COLL_ALLTOALLV;
+        n += v->coll == CT_COLL_ALLTOALL;
+        if (v->coll != CT_COLL_ALLTOALLV)
+            continue;
+        const ct_algorithm *a = ct_algorithm_find(CT_COLL_ALLTOALL, v->name, strlen(v->name));
+        if (a == NULL)
+            fail_msg("alltoallv algorithm '%s' does not serve alltoall", v->name);
+        assert_ptr_equal(a->run.alltoallv, v->run.alltoallv);
+        assert_int_equal(a->restrictions, v->restrictions);
+        assert_int_equal(a->nparams, v->nparams);
+        assert_string_equal(a->summary, v->summary);
+        for (int k = 0; k < v->nparams; k++) {
+            assert_string_equal(a->params[k].name, v->params[k].name);
+            assert_memory_equal(&a->params[k].min, &v->params[k].min, sizeof(ct_expr));
+            assert_memory_equal(&a->params[k].max, &v->params[k].max, sizeof(ct_expr));
+            assert_memory_equal(&a->params[k].def, &v->params[k].def, sizeof(ct_expr));
+        }
+    }
+    assert_int_equal(n, nv);
+    assert_true(nv >= 11);
+    assert_ptr_equal(ct_algorithm_fallback(CT_COLL_ALLTOALL),
+                     ct_algorithm_find(CT_COLL_ALLTOALL, "pmpi", 4));
 }
 
 static void test_find_respects_len(void **state)
@@ -298,6 +331,7 @@ int main(void)
         cmocka_unit_test(test_fallback_per_collective),
         cmocka_unit_test(test_sdde_entries),
         cmocka_unit_test(test_coll_names),
+        cmocka_unit_test(test_alltoall_mirrors_alltoallv),
         cmocka_unit_test(test_find_respects_len),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
