@@ -133,6 +133,8 @@ typedef struct ct_alltoallv_args {
     int (*forward)(const struct ct_alltoallv_args *a);
 } ct_alltoallv_args;
 
+typedef int (*ct_alltoallv_forward_fn)(const ct_alltoallv_args *a);
+
 typedef int (*ct_alltoallv_fn)(const ct_alltoallv_args *args, struct ct_ctx *ctx,
                                const long *params);
 

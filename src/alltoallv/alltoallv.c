@@ -322,14 +322,18 @@ out:
 /* The driver                                                          */
 /* ------------------------------------------------------------------ */
 
+/* Bytes this rank sends (with MPI_IN_PLACE, which pmpi sees, the send side
+ * is the receive arguments: the send type may be MPI_DATATYPE_NULL). */
 static double bytes_sent(const ct_alltoallv_args *a, int P)
 {
+    const int inplace = a->sendbuf == MPI_IN_PLACE;
+    const ct_vec *counts = inplace ? &a->recvcounts : &a->sendcounts;
     MPI_Count size;
     double total = 0;
-    if (PMPI_Type_size_x(a->sendtype, &size) != MPI_SUCCESS)
+    if (PMPI_Type_size_x(inplace ? a->recvtype : a->sendtype, &size) != MPI_SUCCESS)
         return 0;
     for (int j = 0; j < P; j++)
-        total += (double)ct_vec_at(&a->sendcounts, j) * (double)size;
+        total += (double)ct_vec_at(counts, j) * (double)size;
     return total;
 }
 

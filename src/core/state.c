@@ -10,6 +10,7 @@ static ct_state the_state = {
     .log_rank = -1,
     .keyval = MPI_KEYVAL_INVALID,
     .lock = PTHREAD_MUTEX_INITIALIZER,
+    .fortran = {.once = PTHREAD_ONCE_INIT},
 };
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;

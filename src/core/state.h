@@ -28,6 +28,12 @@ typedef struct ct_state {
         char **msgs;
         int count, cap;
     } once;
+    /* The MPI library's Fortran MPI_IN_PLACE and MPI_BOTTOM sentinels, one
+     * per name mangling, looked up once (src/shim/fortran.c). */
+    struct {
+        pthread_once_t once;
+        const void *in_place[4], *bottom[4];
+    } fortran;
 } ct_state;
 
 ct_state *ct_state_get(void);

@@ -6,8 +6,8 @@
  * per-call array (ct_vec_linear), and every Alltoallv algorithm serves it
  * under the rule collective alltoall (COLTUNE_ALLTOALL). With MPI_IN_PLACE
  * the send arguments are ignored, as the standard says: the driver describes
- * the send side by the receive arguments. Intercommunicators are forwarded
- * to PMPI_Alltoall.
+ * the send side by the receive arguments. Intercommunicators, and calls whose
+ * arguments the MPI library must reject, are forwarded to PMPI_Alltoall.
  */
 #include "alltoallv/alltoallv.h"
 #include "shim/shim.h"
@@ -21,7 +21,7 @@ int ct_shim_fwd_alltoall(const ct_alltoallv_args *a)
 ct_alltoallv_args ct_shim_describe_alltoall(const void *sendbuf, MPI_Count sendcount,
                                             MPI_Datatype sendtype, void *recvbuf,
                                             MPI_Count recvcount, MPI_Datatype recvtype,
-                                            MPI_Comm comm, int (*forward)(const ct_alltoallv_args *))
+                                            MPI_Comm comm, ct_alltoallv_forward_fn forward)
 {
     return (ct_alltoallv_args){.coll = CT_COLL_ALLTOALL,
                                .sendbuf = sendbuf,
@@ -36,15 +36,21 @@ ct_alltoallv_args ct_shim_describe_alltoall(const void *sendbuf, MPI_Count sendc
                                .forward = forward};
 }
 
+int ct_shim_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    ct_alltoallv_args a = ct_shim_describe_alltoall(sendbuf, sendcount, sendtype, recvbuf,
+                                                    recvcount, recvtype, comm,
+                                                    ct_shim_fwd_alltoall);
+    if (!ct_shim_serves_intra(comm) || !ct_shim_alltoallv_valid(&a))
+        return ct_shim_fwd_alltoall(&a);
+    return ct_shim_return(comm, ct_alltoallv_dispatch(&a, NULL));
+}
+
 #ifndef CT_NO_INTERCEPT /* see init.c */
 CT_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (!ct_shim_serves_intra(comm))
-        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    ct_alltoallv_args a = ct_shim_describe_alltoall(sendbuf, sendcount, sendtype, recvbuf,
-                                                    recvcount, recvtype, comm,
-                                                    ct_shim_fwd_alltoall);
-    return ct_shim_return(comm, ct_alltoallv_dispatch(&a, NULL));
+    return ct_shim_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 #endif

@@ -2,7 +2,8 @@
  * alltoallv.c - the MPI_Alltoallv entry point (int counts and displacements).
  *
  * Intra-communicators go through the decision (rules, environment) and the
- * chosen algorithm; intercommunicators are forwarded to PMPI_Alltoallv.
+ * chosen algorithm; intercommunicators, and calls whose arguments the MPI
+ * library must reject, are forwarded to PMPI_Alltoallv.
  */
 #include "alltoallv/alltoallv.h"
 #include "shim/shim.h"
@@ -32,17 +33,24 @@ ct_alltoallv_args ct_shim_describe_alltoallv(const void *sendbuf, const int send
                                .forward = ct_shim_fwd_alltoallv};
 }
 
+int ct_shim_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                      MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                      const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    ct_alltoallv_args a = ct_shim_describe_alltoallv(sendbuf, sendcounts, sdispls, sendtype,
+                                                     recvbuf, recvcounts, rdispls, recvtype,
+                                                     comm);
+    if (!ct_shim_serves_intra(comm) || !ct_shim_alltoallv_valid(&a))
+        return ct_shim_fwd_alltoallv(&a);
+    return ct_shim_return(comm, ct_alltoallv_dispatch(&a, NULL));
+}
+
 #ifndef CT_NO_INTERCEPT /* see init.c */
 CT_EXPORT int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (!ct_shim_serves_intra(comm))
-        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                              rdispls, recvtype, comm);
-    ct_alltoallv_args a = ct_shim_describe_alltoallv(sendbuf, sendcounts, sdispls, sendtype,
-                                                     recvbuf, recvcounts, rdispls, recvtype,
-                                                     comm);
-    return ct_shim_return(comm, ct_alltoallv_dispatch(&a, NULL));
+    return ct_shim_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                             rdispls, recvtype, comm);
 }
 #endif

@@ -20,9 +20,11 @@ static void after_init(void)
     ct_log_set_rank(rank);
     ct_state_get()->mpi_init_seen = 1;
     ct_state_init(rank);
+    if (ct_cfg()->verbose && rank == 0)
+        ct_log("%s", ct_shim_fortran_note());
 }
 
-CT_EXPORT int MPI_Init(int *argc, char ***argv)
+int ct_shim_init(int *argc, char ***argv)
 {
     int rc = PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS)
@@ -30,7 +32,7 @@ CT_EXPORT int MPI_Init(int *argc, char ***argv)
     return rc;
 }
 
-CT_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+int ct_shim_init_thread(int *argc, char ***argv, int required, int *provided)
 {
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS)
@@ -38,7 +40,7 @@ CT_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provid
     return rc;
 }
 
-CT_EXPORT int MPI_Finalize(void)
+int ct_shim_finalize(void)
 {
     ct_state *st = ct_state_get();
     if (st->init_done) {
@@ -52,6 +54,15 @@ CT_EXPORT int MPI_Finalize(void)
     ct_state_free();
     return rc;
 }
+
+CT_EXPORT int MPI_Init(int *argc, char ***argv) { return ct_shim_init(argc, argv); }
+
+CT_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    return ct_shim_init_thread(argc, argv, required, provided);
+}
+
+CT_EXPORT int MPI_Finalize(void) { return ct_shim_finalize(); }
 #endif /* CT_NO_INTERCEPT */
 
 int ct_shim_active(MPI_Comm comm)
@@ -74,6 +85,22 @@ int ct_shim_serves_intra(MPI_Comm comm)
 {
     int inter = 0;
     return ct_shim_active(comm) && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter;
+}
+
+int ct_shim_alltoallv_valid(const ct_alltoallv_args *a)
+{
+    const int inplace = a->sendbuf == MPI_IN_PLACE;
+    int P = 0;
+    if (a->recvtype == MPI_DATATYPE_NULL || (!inplace && a->sendtype == MPI_DATATYPE_NULL))
+        return 0;
+    if (a->recvcounts.kind == CT_VEC_LINEAR) /* MPI_Alltoall: one count per side */
+        return a->recvcounts.base >= 0 && (inplace || a->sendcounts.base >= 0);
+    if (PMPI_Comm_size(a->comm, &P) != MPI_SUCCESS)
+        return 0;
+    for (int j = 0; j < P; j++)
+        if (ct_vec_at(&a->recvcounts, j) < 0 || (!inplace && ct_vec_at(&a->sendcounts, j) < 0))
+            return 0;
+    return 1;
 }
 
 /* The user's error handler of comm, as the MPI library's own routine would

@@ -34,8 +34,43 @@ ct_alltoallv_args ct_shim_describe_alltoallv(const void *sendbuf, const int send
 ct_alltoallv_args ct_shim_describe_alltoall(const void *sendbuf, MPI_Count sendcount,
                                             MPI_Datatype sendtype, void *recvbuf,
                                             MPI_Count recvcount, MPI_Datatype recvtype,
-                                            MPI_Comm comm, int (*forward)(const ct_alltoallv_args *));
+                                            MPI_Comm comm, ct_alltoallv_forward_fn forward);
 int ct_shim_fwd_alltoallv(const ct_alltoallv_args *a);
 int ct_shim_fwd_alltoall(const ct_alltoallv_args *a);
+
+/*
+ * Arguments the MPI library must reject (a negative count, a null datatype
+ * on a side that is used): such a call is forwarded, so the user gets the
+ * library's own error class through the communicator's error handler, as
+ * without coltune. Decided on local arguments only, like the library's own
+ * checks: an erroneous program fails as it would natively.
+ */
+int ct_shim_alltoallv_valid(const ct_alltoallv_args *a);
+
+/*
+ * What MPI_Alltoallv, MPI_Alltoall, MPI_Allgather and MPI_Allgatherv do with
+ * C arguments: serve the call or forward it. The C symbols are these, and
+ * the Fortran bindings (fortran.c) call them once their arguments are C.
+ */
+int ct_shim_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                      MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                      const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+int ct_shim_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int ct_shim_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int ct_shim_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, const int recvcounts[], const int displs[],
+                       MPI_Datatype recvtype, MPI_Comm comm);
+
+/* What MPI_Init, MPI_Init_thread and MPI_Finalize do (init.c): read the
+ * configuration once, report statistics and release coltune's state. */
+int ct_shim_init(int *argc, char ***argv);
+int ct_shim_init_thread(int *argc, char ***argv, int required, int *provided);
+int ct_shim_finalize(void);
+
+/* One line saying how the Fortran bindings reach coltune under the MPI
+ * library it was built for (fortran.c; logged at start-up when verbose). */
+const char *ct_shim_fortran_note(void);
 
 #endif
