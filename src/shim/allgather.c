@@ -32,8 +32,8 @@ static int served_inter(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
                         MPI_Datatype recvtype, MPI_Comm comm)
 {
     int inter = 0;
-    return sendbuf != MPI_IN_PLACE && sendcount >= 0 && sendtype != MPI_DATATYPE_NULL &&
-           recvtype != MPI_DATATYPE_NULL && ct_shim_active(comm) &&
+    return sendbuf != MPI_IN_PLACE && sendcount >= 0 && ct_shim_active(comm) &&
+           ct_shim_type_ok(sendtype) && ct_shim_type_ok(recvtype) &&
            PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter;
 }
 

@@ -113,6 +113,15 @@ static void *c_buf(void *p)
     return p;
 }
 
+/* Open MPI's f2c answers NULL for a handle that names nothing (a bad
+ * Fortran handle). Such a call goes straight to the library's own routine,
+ * which reports MPI_ERR_COMM or MPI_ERR_TYPE through the error handler as
+ * Open MPI's binding would; coltune never touches an invalid handle. */
+static int handles_ok(MPI_Comm comm, MPI_Datatype stype, MPI_Datatype rtype)
+{
+    return comm != NULL && stype != NULL && rtype != NULL;
+}
+
 /* The four manglings of mpif.h / use mpi plus the mpi_f08 name, all bound
  * to one function. */
 #define CT_FORTRAN_NAMES(fn, lower, upper, args)                                     \
@@ -133,9 +142,14 @@ CT_FORTRAN_NAMES(ct_f_finalize, mpi_finalize, MPI_FINALIZE, FINALIZE_ARGS);
 void ct_f_alltoallv ALLTOALLV_ARGS;
 void ct_f_alltoallv ALLTOALLV_ARGS
 {
-    set_ierr(ierr, ct_shim_alltoallv(c_buf(sendbuf), sendcounts, sdispls,
-                                     PMPI_Type_f2c(*sendtype), c_buf(recvbuf), recvcounts,
-                                     rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm)));
+    const MPI_Datatype st = PMPI_Type_f2c(*sendtype), rt = PMPI_Type_f2c(*recvtype);
+    const MPI_Comm c = PMPI_Comm_f2c(*comm);
+    if (!handles_ok(c, st, rt))
+        set_ierr(ierr, PMPI_Alltoallv(c_buf(sendbuf), sendcounts, sdispls, st, c_buf(recvbuf),
+                                      recvcounts, rdispls, rt, c));
+    else
+        set_ierr(ierr, ct_shim_alltoallv(c_buf(sendbuf), sendcounts, sdispls, st,
+                                         c_buf(recvbuf), recvcounts, rdispls, rt, c));
 }
 CT_FORTRAN_NAMES(ct_f_alltoallv, mpi_alltoallv, MPI_ALLTOALLV, ALLTOALLV_ARGS);
 
@@ -146,18 +160,28 @@ CT_FORTRAN_NAMES(ct_f_alltoallv, mpi_alltoallv, MPI_ALLTOALLV, ALLTOALLV_ARGS);
 void ct_f_alltoall ALLTOALL_ARGS;
 void ct_f_alltoall ALLTOALL_ARGS
 {
-    set_ierr(ierr, ct_shim_alltoall(c_buf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype),
-                                    c_buf(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype),
-                                    PMPI_Comm_f2c(*comm)));
+    const MPI_Datatype st = PMPI_Type_f2c(*sendtype), rt = PMPI_Type_f2c(*recvtype);
+    const MPI_Comm c = PMPI_Comm_f2c(*comm);
+    if (!handles_ok(c, st, rt))
+        set_ierr(ierr, PMPI_Alltoall(c_buf(sendbuf), *sendcount, st, c_buf(recvbuf), *recvcount,
+                                     rt, c));
+    else
+        set_ierr(ierr, ct_shim_alltoall(c_buf(sendbuf), *sendcount, st, c_buf(recvbuf),
+                                        *recvcount, rt, c));
 }
 CT_FORTRAN_NAMES(ct_f_alltoall, mpi_alltoall, MPI_ALLTOALL, ALLTOALL_ARGS);
 
 void ct_f_allgather ALLTOALL_ARGS;
 void ct_f_allgather ALLTOALL_ARGS
 {
-    set_ierr(ierr, ct_shim_allgather(c_buf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype),
-                                     c_buf(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype),
-                                     PMPI_Comm_f2c(*comm)));
+    const MPI_Datatype st = PMPI_Type_f2c(*sendtype), rt = PMPI_Type_f2c(*recvtype);
+    const MPI_Comm c = PMPI_Comm_f2c(*comm);
+    if (!handles_ok(c, st, rt))
+        set_ierr(ierr, PMPI_Allgather(c_buf(sendbuf), *sendcount, st, c_buf(recvbuf),
+                                      *recvcount, rt, c));
+    else
+        set_ierr(ierr, ct_shim_allgather(c_buf(sendbuf), *sendcount, st, c_buf(recvbuf),
+                                         *recvcount, rt, c));
 }
 CT_FORTRAN_NAMES(ct_f_allgather, mpi_allgather, MPI_ALLGATHER, ALLTOALL_ARGS);
 
@@ -168,9 +192,14 @@ CT_FORTRAN_NAMES(ct_f_allgather, mpi_allgather, MPI_ALLGATHER, ALLTOALL_ARGS);
 void ct_f_allgatherv ALLGATHERV_ARGS;
 void ct_f_allgatherv ALLGATHERV_ARGS
 {
-    set_ierr(ierr, ct_shim_allgatherv(c_buf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype),
-                                      c_buf(recvbuf), recvcounts, displs,
-                                      PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm)));
+    const MPI_Datatype st = PMPI_Type_f2c(*sendtype), rt = PMPI_Type_f2c(*recvtype);
+    const MPI_Comm c = PMPI_Comm_f2c(*comm);
+    if (!handles_ok(c, st, rt))
+        set_ierr(ierr, PMPI_Allgatherv(c_buf(sendbuf), *sendcount, st, c_buf(recvbuf),
+                                       recvcounts, displs, rt, c));
+    else
+        set_ierr(ierr, ct_shim_allgatherv(c_buf(sendbuf), *sendcount, st, c_buf(recvbuf),
+                                          recvcounts, displs, rt, c));
 }
 CT_FORTRAN_NAMES(ct_f_allgatherv, mpi_allgatherv, MPI_ALLGATHERV, ALLGATHERV_ARGS);
 

@@ -87,11 +87,17 @@ int ct_shim_serves_intra(MPI_Comm comm)
     return ct_shim_active(comm) && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter;
 }
 
+int ct_shim_type_ok(MPI_Datatype type)
+{
+    MPI_Count size;
+    return type != MPI_DATATYPE_NULL && PMPI_Type_size_x(type, &size) == MPI_SUCCESS;
+}
+
 int ct_shim_alltoallv_valid(const ct_alltoallv_args *a)
 {
     const int inplace = a->sendbuf == MPI_IN_PLACE;
     int P = 0;
-    if (a->recvtype == MPI_DATATYPE_NULL || (!inplace && a->sendtype == MPI_DATATYPE_NULL))
+    if (!ct_shim_type_ok(a->recvtype) || (!inplace && !ct_shim_type_ok(a->sendtype)))
         return 0;
     if (a->recvcounts.kind == CT_VEC_LINEAR) /* MPI_Alltoall: one count per side */
         return a->recvcounts.base >= 0 && (inplace || a->sendcounts.base >= 0);

@@ -46,6 +46,10 @@ int ct_shim_fwd_alltoall(const ct_alltoallv_args *a);
  * checks: an erroneous program fails as it would natively.
  */
 int ct_shim_alltoallv_valid(const ct_alltoallv_args *a);
+/* A datatype handle the library accepts: not null, and its size can be
+ * asked (a stale or made-up handle fails there, quietly with the library's
+ * checks, instead of inside an algorithm). */
+int ct_shim_type_ok(MPI_Datatype type);
 
 /*
  * What MPI_Alltoallv, MPI_Alltoall, MPI_Allgather and MPI_Allgatherv do with

@@ -28,7 +28,8 @@ program exchange
   integer :: ierr, me, np, i, k, n, nbad, color, lme, lnp, rnp
   integer :: ncalls(4)
   integer, allocatable :: sb(:), rb(:), sc(:), sd(:), rc(:), rd(:)
-  TYPE_T :: vec
+  TYPE_T :: vec, bad
+  integer :: eclass, ierr2
   COMM_T :: local, inter
 
   call MPI_Init(ierr)
@@ -213,6 +214,25 @@ program exchange
     call expect(rb(2 * i + 2), val(remote(i), 3, 3), 'allgatherv vector')
   end do
 
+  ! ---- invalid arguments get the MPI library's own error class, through
+  ! the communicator's error handler (here MPI_ERRORS_RETURN)
+  call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN, ierr)
+  call MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN, ierr)
+  call MPI_ALLTOALL(sb, -1, MPI_INTEGER, rb, -1, MPI_INTEGER, MPI_COMM_WORLD, ierr)
+  call expect_class(ierr, MPI_ERR_COUNT, 'alltoall with a negative count')
+  sc = -1
+  call MPI_ALLTOALLV(sb, sc, sd, MPI_INTEGER, rb, sc, rd, MPI_INTEGER, MPI_COMM_WORLD, ierr)
+  call expect_class(ierr, MPI_ERR_COUNT, 'alltoallv with negative counts')
+#if defined(B_F08)
+  bad%MPI_VAL = 987654
+#else
+  bad = 987654
+#endif
+  call MPI_ALLTOALL(sb, 1, bad, rb, 1, bad, MPI_COMM_WORLD, ierr)
+  call expect_class(ierr, MPI_ERR_TYPE, 'alltoall with a bad datatype handle')
+  call MPI_ALLGATHER(sb, 1, MPI_INTEGER, rb, -1, MPI_INTEGER, inter, ierr)
+  call expect_class(ierr, MPI_ERR_COUNT, 'allgather with a negative count')
+
   call MPI_Comm_free(inter, ierr)
   call MPI_Comm_free(local, ierr)
   call MPI_Type_free(vec, ierr)
@@ -244,6 +264,14 @@ contains
     end if
     ncalls(which) = ncalls(which) + 1
   end subroutine count_call
+
+  subroutine expect_class(code, want, what)
+    integer, intent(in) :: code, want
+    character(len=*), intent(in) :: what
+    call MPI_Error_class(code, eclass, ierr2)
+    if (code == MPI_SUCCESS) eclass = MPI_SUCCESS
+    call expect(eclass, want, what)
+  end subroutine expect_class
 
   subroutine expect(got, want, what)
     integer, intent(in) :: got, want
