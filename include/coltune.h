@@ -75,6 +75,22 @@ int coltune_alltoallv(const char *spec, const void *sendbuf, const int sendcount
 int coltune_alltoall(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                      void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 
+#if defined(MPI_VERSION) && MPI_VERSION >= 4
+/*
+ * The MPI-4 large-count forms (MPI_Count counts, MPI_Aint displacements),
+ * through the same decision and algorithms. Defined only when the MPI library
+ * coltune was built against has the large-count routines (MPICH 4; not Open
+ * MPI 4.1, whose mpi.h says MPI_VERSION 3): coltune-info and coltune(7) say.
+ */
+int coltune_alltoallv_c(const char *spec, const void *sendbuf, const MPI_Count sendcounts[],
+                        const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                        const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                        MPI_Datatype recvtype, MPI_Comm comm);
+int coltune_alltoall_c(const char *spec, const void *sendbuf, MPI_Count sendcount,
+                       MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                       MPI_Datatype recvtype, MPI_Comm comm);
+#endif
+
 /* Pairwise exchange, one Sendrecv per step (Namugwanya et al., Alg. 1). */
 int coltune_alltoallv_pairwise(const void *sendbuf, const int sendcounts[], const int sdispls[],
                                MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],

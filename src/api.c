@@ -96,6 +96,43 @@ CT_EXPORT int coltune_alltoall(const char *spec_text, const void *sendbuf, int s
     return ct_shim_return(comm, ct_alltoallv_dispatch(&a, rc ? &spec : NULL));
 }
 
+#ifdef CT_HAVE_LARGE_COUNT
+/* The large-count forms: the same driver, from the _c descriptions. */
+static int api_alltoall_any(const char *fn, const char *spec_text, ct_alltoallv_args *a)
+{
+    ct_spec spec;
+    int rc = api_check_comm(a->comm);
+    if (rc != MPI_SUCCESS)
+        return ct_shim_return(a->comm, rc);
+    rc = ct_api_parse_spec(fn, spec_text, a->coll, a->comm, &spec);
+    if (rc < 0)
+        return ct_shim_return(a->comm, MPI_ERR_ARG);
+    return ct_shim_return(a->comm, ct_alltoallv_dispatch(a, rc ? &spec : NULL));
+}
+
+CT_EXPORT int coltune_alltoallv_c(const char *spec_text, const void *sendbuf,
+                                  const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                                  MPI_Datatype sendtype, void *recvbuf,
+                                  const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                  MPI_Datatype recvtype, MPI_Comm comm)
+{
+    ct_alltoallv_args a = ct_shim_describe_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype,
+                                                       recvbuf, recvcounts, rdispls, recvtype,
+                                                       comm);
+    return api_alltoall_any("coltune_alltoallv_c", spec_text, &a);
+}
+
+CT_EXPORT int coltune_alltoall_c(const char *spec_text, const void *sendbuf, MPI_Count sendcount,
+                                 MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                                 MPI_Datatype recvtype, MPI_Comm comm)
+{
+    ct_alltoallv_args a = ct_shim_describe_alltoall(sendbuf, sendcount, sendtype, recvbuf,
+                                                    recvcount, recvtype, comm,
+                                                    ct_shim_fwd_alltoall_c);
+    return api_alltoall_any("coltune_alltoall_c", spec_text, &a);
+}
+#endif
+
 CT_EXPORT int coltune_alltoallv_pairwise(A2AV_PARAMS)
 {
     ct_alltoallv_args a = A2AV_ARGS;

@@ -67,6 +67,22 @@ int ct_shim_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype
                        void *recvbuf, const int recvcounts[], const int displs[],
                        MPI_Datatype recvtype, MPI_Comm comm);
 
+#ifdef CT_HAVE_LARGE_COUNT
+/* The MPI-4 large-count forms (alltoallv_c.c, alltoall_c.c). */
+ct_alltoallv_args ct_shim_describe_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                               const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                               void *recvbuf, const MPI_Count recvcounts[],
+                                               const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                               MPI_Comm comm);
+int ct_shim_fwd_alltoall_c(const ct_alltoallv_args *a);
+int ct_shim_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                        const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                        const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                        MPI_Datatype recvtype, MPI_Comm comm);
+int ct_shim_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+#endif
+
 /* What MPI_Init, MPI_Init_thread and MPI_Finalize do (init.c): read the
  * configuration once, report statistics and release coltune's state. */
 int ct_shim_init(int *argc, char ***argv);

@@ -173,11 +173,55 @@ typedef struct case_params {
     const type_case *type;
     int inplace;
     uint64_t stream;
+    int large; /* through the MPI-4 large-count forms (_c) */
 } case_params;
 
-static int call_alltoallv(const char *spec, const void *sb, const side *s, MPI_Datatype st,
-                          void *rb, const side *r, MPI_Datatype rt)
+#if MPI_VERSION >= 4
+/* The int counts and displacements of a side as MPI_Count / MPI_Aint. */
+typedef struct side_c {
+    MPI_Count *counts;
+    MPI_Aint *displs;
+} side_c;
+
+static side_c side_widen(const side *s, int P)
 {
+    side_c w = {malloc((size_t)P * sizeof(MPI_Count)), malloc((size_t)P * sizeof(MPI_Aint))};
+    assert_true(w.counts && w.displs);
+    for (int j = 0; j < P; j++) {
+        w.counts[j] = s->counts[j];
+        w.displs[j] = s->displs[j];
+    }
+    return w;
+}
+
+static int call_alltoallv_c(const char *spec, const void *sb, const side *s, MPI_Datatype st,
+                            void *rb, const side *r, MPI_Datatype rt, int reference)
+{
+    const int P = th_size();
+    side_c ws = side_widen(s, P), wr = side_widen(r, P);
+    int rc = reference ? PMPI_Alltoallv_c(sb, ws.counts, ws.displs, st, rb, wr.counts,
+                                          wr.displs, rt, MPI_COMM_WORLD)
+             : spec == NULL ? MPI_Alltoallv_c(sb, ws.counts, ws.displs, st, rb, wr.counts,
+                                              wr.displs, rt, MPI_COMM_WORLD)
+                            : coltune_alltoallv_c(spec, sb, ws.counts, ws.displs, st, rb,
+                                                  wr.counts, wr.displs, rt, MPI_COMM_WORLD);
+    free(ws.counts);
+    free(ws.displs);
+    free(wr.counts);
+    free(wr.displs);
+    return rc;
+}
+#endif
+
+static int call_alltoallv(const char *spec, const void *sb, const side *s, MPI_Datatype st,
+                          void *rb, const side *r, MPI_Datatype rt, int large)
+{
+#if MPI_VERSION >= 4
+    if (large)
+        return call_alltoallv_c(spec, sb, s, st, rb, r, rt, 0);
+#else
+    assert_false(large);
+#endif
     if (spec == NULL)
         return MPI_Alltoallv(sb, s->counts, s->displs, st, rb, r->counts, r->displs, rt,
                              MPI_COMM_WORLD);
@@ -212,7 +256,7 @@ static int run_case(const case_params *c)
     const side *ss = c->inplace ? &r : &s;
     int rc_ref = PMPI_Alltoallv(send, ss->counts, ss->displs, c->type->send, want, r.counts,
                                 r.displs, c->type->recv, MPI_COMM_WORLD);
-    int rc = call_alltoallv(c->spec, send, ss, c->type->send, got, &r, c->type->recv);
+    int rc = call_alltoallv(c->spec, send, ss, c->type->send, got, &r, c->type->recv, c->large);
 
     int result;
     if (!th_all(rc_ref == MPI_SUCCESS, MPI_COMM_WORLD)) {
@@ -222,8 +266,8 @@ static int run_case(const case_params *c)
         result = CASE_RESTRICTED;
     } else {
         char what[512];
-        snprintf(what, sizeof what, "alltoallv %s, P=%d, type %s%s, case %llu, receive buffer",
-                 c->spec ? c->spec : "(rules)", P, c->type->name,
+        snprintf(what, sizeof what, "alltoallv%s %s, P=%d, type %s%s, case %llu, receive buffer",
+                 c->large ? "_c" : "", c->spec ? c->spec : "(rules)", P, c->type->name,
                  c->inplace ? ", MPI_IN_PLACE" : "", (unsigned long long)c->stream);
         int ok = th_same_bytes(got, want, r.bytes, what);
         snprintf(what, sizeof what, "alltoallv %s, P=%d, type %s, case %llu: send buffer modified",
@@ -273,7 +317,16 @@ static int run_case_alltoall(const case_params *c)
     const int scount = c->inplace ? -7 : count;
     const MPI_Datatype stype = c->inplace ? MPI_DATATYPE_NULL : c->type->send;
     int rc_ref = PMPI_Alltoall(send, scount, stype, want, count, c->type->recv, MPI_COMM_WORLD);
-    int rc = c->spec == NULL
+    int rc;
+#if MPI_VERSION >= 4
+    if (c->large)
+        rc = c->spec == NULL ? MPI_Alltoall_c(send, scount, stype, got, count, c->type->recv,
+                                              MPI_COMM_WORLD)
+                             : coltune_alltoall_c(c->spec, send, scount, stype, got, count,
+                                                  c->type->recv, MPI_COMM_WORLD);
+    else
+#endif
+        rc = c->spec == NULL
                  ? MPI_Alltoall(send, scount, stype, got, count, c->type->recv, MPI_COMM_WORLD)
                  : coltune_alltoall(c->spec, send, scount, stype, got, count, c->type->recv,
                                     MPI_COMM_WORLD);
@@ -285,8 +338,8 @@ static int run_case_alltoall(const case_params *c)
     } else {
         char what[512];
         snprintf(what, sizeof what,
-                 "alltoall %s, P=%d, type %s, count %d%s, case %llu, receive buffer",
-                 c->spec ? c->spec : "(rules)", P, c->type->name, count,
+                 "alltoall%s %s, P=%d, type %s, count %d%s, case %llu, receive buffer",
+                 c->large ? "_c" : "", c->spec ? c->spec : "(rules)", P, c->type->name, count,
                  c->inplace ? ", MPI_IN_PLACE" : "", (unsigned long long)c->stream);
         int ok = th_same_bytes(got, want, rbytes, what);
         snprintf(what, sizeof what, "alltoall %s, P=%d, type %s, case %llu: send buffer modified",
@@ -324,7 +377,7 @@ static void test_topology(int P, int *Q, int *N)
 
 /* Every algorithm and parameter value of collective ("alltoallv" or
  * "alltoall"), every datatype case, in place too. */
-static void every_algorithm(const char *collective, int (*run)(const case_params *))
+static void every_algorithm(const char *collective, int (*run)(const case_params *), int large)
 {
     int P = th_size(), Q, N, nspecs, failures = 0;
     char **specs;
@@ -336,7 +389,7 @@ static void every_algorithm(const char *collective, int (*run)(const case_params
         int served = 0, restricted = 0;
         for (int t = 0; t < NTYPES; t++) {
             for (int inplace = 0; inplace <= types[t].inplace; inplace++) {
-                case_params c = {specs[k], &types[t], inplace, stream++};
+                case_params c = {specs[k], &types[t], inplace, stream++, large};
                 int res = run(&c);
                 served += res == CASE_OK;
                 restricted += res == CASE_RESTRICTED;
@@ -360,13 +413,36 @@ static void every_algorithm(const char *collective, int (*run)(const case_params
 static void test_every_algorithm(void **state)
 {
     (void)state;
-    every_algorithm("alltoallv", run_case);
+    every_algorithm("alltoallv", run_case, 0);
 }
 
 static void test_every_algorithm_alltoall(void **state)
 {
     (void)state;
-    every_algorithm("alltoall", run_case_alltoall);
+    every_algorithm("alltoall", run_case_alltoall, 0);
+}
+
+/* The MPI-4 large-count entry points, where the library has them: every
+ * algorithm through MPI_Alltoallv_c / MPI_Alltoall_c descriptions, against
+ * PMPI_Alltoallv (the same exchange), and the intercepted _c calls under the
+ * run's rules. */
+static void test_large_count(void **state)
+{
+    (void)state;
+#if MPI_VERSION >= 4
+    every_algorithm("alltoallv", run_case, 1);
+    every_algorithm("alltoall", run_case_alltoall, 1);
+    int failures = 0;
+    for (uint64_t i = 0; i < 14; i++) {
+        case_params c = {NULL, &types[i % NTYPES], 0, 300000 + i, 1};
+        int res = i % 2 ? run_case(&c) : run_case_alltoall(&c);
+        assert_int_not_equal(res, CASE_RESTRICTED);
+        failures += res == CASE_MISMATCH;
+    }
+    assert_int_equal(failures, 0);
+#else
+    skip(); /* the MPI library has no large-count routines */
+#endif
 }
 
 /* The intercepted MPI_Alltoallv under the rules file of the run (the script
@@ -377,7 +453,7 @@ static void test_rules_path(void **state)
     (void)state;
     int failures = 0;
     for (uint64_t i = 0; i < 24; i++) {
-        case_params c = {NULL, &types[i % NTYPES], 0, 100000 + i};
+        case_params c = {NULL, &types[i % NTYPES], 0, 100000 + i, 0};
         int res = run_case(&c);
         assert_int_not_equal(res, CASE_RESTRICTED);
         failures += res == CASE_MISMATCH;
@@ -393,7 +469,7 @@ static void test_rules_path_alltoall(void **state)
     int failures = 0;
     for (uint64_t i = 0; i < 24; i++) {
         const type_case *t = &types[i % NTYPES];
-        case_params c = {NULL, t, t->inplace && i % 2, 200000 + i};
+        case_params c = {NULL, t, t->inplace && i % 2, 200000 + i, 0};
         int res = run_case_alltoall(&c);
         assert_int_not_equal(res, CASE_RESTRICTED);
         failures += res == CASE_MISMATCH;
@@ -515,6 +591,63 @@ static void test_alltoall_beyond_2gib(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* MPI_Alltoallv_c: displacements of MPI_BYTE blocks beyond 2^31 elements,
+ * which int displacements cannot express, for every algorithm, against
+ * PMPI_Alltoallv_c (buffers reserved, not touched). */
+static void test_large_displacements(void **state)
+{
+    (void)state;
+#if MPI_VERSION >= 4
+    const int P = th_size(), me = th_rank();
+    if (P < 2 || P > 4) {
+        skip(); /* memory: run at small P only */
+    }
+    const MPI_Aint step = ((MPI_Aint)2200 << 20) / (P - 1); /* the last block past 2 GiB */
+    MPI_Count *counts = malloc((size_t)P * sizeof *counts);
+    MPI_Aint *displs = malloc((size_t)P * sizeof *displs);
+    assert_true(counts && displs);
+    for (int j = 0; j < P; j++) {
+        counts[j] = 8;
+        displs[j] = j * step;
+    }
+    size_t bytes = (size_t)(P - 1) * (size_t)step + 64;
+    unsigned char *sb = reserve(bytes), *got = reserve(bytes), *want = reserve(bytes);
+    for (int j = 0; j < P; j++)
+        memset(sb + displs[j], 16 * me + j, 8);
+    char **specs;
+    int nspecs = th_algorithm_specs("alltoallv", P, P, 1, &specs), failures = 0, served = 0;
+    assert_int_equal(PMPI_Alltoallv_c(sb, counts, displs, MPI_BYTE, want, counts, displs,
+                                      MPI_BYTE, MPI_COMM_WORLD), MPI_SUCCESS);
+    for (int k = 0; k < nspecs; k++) {
+        for (int j = 0; j < P; j++)
+            memset(got + displs[j], 0xff, 8);
+        int rc = coltune_alltoallv_c(specs[k], sb, counts, displs, MPI_BYTE, got, counts, displs,
+                                     MPI_BYTE, MPI_COMM_WORLD);
+        if (!th_all(rc == MPI_SUCCESS, MPI_COMM_WORLD))
+            continue; /* restricted (int offsets): routed elsewhere */
+        served++;
+        int ok = 1;
+        for (int j = 0; j < P && ok; j++) {
+            char what[256];
+            snprintf(what, sizeof what, "alltoallv_c %s, P=%d, displacement %lld, block from %d",
+                     specs[k], P, (long long)displs[j], j);
+            ok = th_same_bytes(got + displs[j], want + displs[j], 8, what);
+        }
+        failures += !th_all(ok, MPI_COMM_WORLD);
+    }
+    th_specs_free(specs, nspecs);
+    munmap(sb, bytes);
+    munmap(got, bytes);
+    munmap(want, bytes);
+    free(counts);
+    free(displs);
+    assert_true(served > 0);
+    assert_int_equal(failures, 0);
+#else
+    skip(); /* the MPI library has no large-count routines */
+#endif
+}
+
 int main(int argc, char **argv)
 {
     th_init(&argc, &argv);
@@ -526,6 +659,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_every_algorithm_alltoall),
         cmocka_unit_test(test_rules_path_alltoall),
         cmocka_unit_test(test_alltoall_beyond_2gib),
+        cmocka_unit_test(test_large_count),
+        cmocka_unit_test(test_large_displacements),
     };
     int failed = th_run("alltoallv", tests, sizeof tests / sizeof tests[0]);
     types_free();
