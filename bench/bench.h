@@ -222,6 +222,7 @@ const bench_driver *bench_driver_find(const char *name);
 void bench_driver_names(char *buf, size_t len);
 
 extern const bench_driver bench_driver_alltoallv;
+extern const bench_driver bench_driver_alltoall;
 extern const bench_driver bench_driver_allgather_inter;
 extern const bench_driver bench_driver_allgatherv_inter;
 extern const bench_driver bench_driver_alltoall_crs;

@@ -13,7 +13,7 @@
 #include <string.h>
 
 static const bench_driver *const drivers[] = {
-    &bench_driver_alltoallv,     &bench_driver_allgather_inter, &bench_driver_allgatherv_inter,
+    &bench_driver_alltoallv,     &bench_driver_alltoall,       &bench_driver_allgather_inter, &bench_driver_allgatherv_inter,
     &bench_driver_alltoall_crs, &bench_driver_alltoallv_crs,
 };
 

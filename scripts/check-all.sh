@@ -2,7 +2,8 @@
 # check-all.sh - builds coltune three ways and runs the whole test suite:
 #   1. Open MPI (the default mpicc), -Werror: every test (unit tests under
 #      valgrind, MPI tests at P = 1..16, 31, 32, 33, valgrind, preload).
-#   2. MPICH (mpicc.mpich), -Werror: a smoke run of the MPI tests at 4 ranks.
+#   2. MPICH (mpicc.mpich), -Werror: a smoke run of the MPI tests at 4 ranks
+#      (with the large-count tests, which only MPICH has), and the Fortran tests.
 #   3. AddressSanitizer (Open MPI): unit tests and the MPI tests at small P.
 # Ends with one line "N passed, N failed" and exits non-zero on any failure.
 # Run from the source tree; builds go to build/, build-mpich/, build-asan/.
@@ -69,7 +70,7 @@ fi
 if step "build: MPICH" build build-mpich MPICC=mpicc.mpich; then
     check build-mpich TESTS="tests/unit/test_rules tests/mpi/alltoallv.sh \
         tests/mpi/isolation.sh tests/mpi/preload.sh tests/mpi/sdde.sh \
-        tests/mpi/allgather_inter.sh" CT_TEST_NP=4 CT_TEST_QUICK=1
+        tests/mpi/allgather_inter.sh tests/fortran/fortran.sh" CT_TEST_NP=4 CT_TEST_QUICK=1
     tally build-mpich
 fi
 

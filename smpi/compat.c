@@ -621,7 +621,7 @@ int ctsim_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 }
 
 /* COLTUNE_SMPI_SKIP_NATIVE=1 (set by coltune-sim, never by default): the
- * native MPI_Alltoallv returns at once without moving data. coltune-bench
+ * native MPI_Alltoallv (and MPI_Alltoall) returns at once without moving data. coltune-bench
  * always times the native routine beside the algorithms it is given;
  * coltune-sim measures the natives in runs of their own and drops those
  * rows, so in its algorithm runs that call would only cost wall time (SMPI's
@@ -634,6 +634,16 @@ static int skip_native(void)
         skip = v != NULL && strcmp(v, "1") == 0;
     }
     return skip;
+}
+
+int ctsim_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    if (find(comm) != NULL)
+        return refuse("MPI_Alltoall");
+    if (skip_native())
+        return MPI_SUCCESS;
+    return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 int ctsim_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],

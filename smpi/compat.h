@@ -38,7 +38,8 @@
  *       parts. Other collectives on an emulated intercommunicator return
  *       MPI_ERR_COMM with a message rather than run on both groups.
  *       coltune-sim sets COLTUNE_SMPI_SKIP_NATIVE=1 in runs whose native
- *       rows it discards: MPI_Alltoallv then returns at once (compat.c).
+ *       rows it discards: MPI_Alltoallv and MPI_Alltoall then return at
+ *       once (compat.c).
  *       Limitation: statuses that the MPI_Wait and MPI_Test families return for receives
  *       on an intercommunicator carry the combined rank (coltune ignores
  *       them).
@@ -103,6 +104,8 @@ int ctsim_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype typ
                  int root, MPI_Comm comm);
 int ctsim_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+int ctsim_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 int ctsim_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                     MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                     const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
@@ -178,6 +181,8 @@ int ctsim_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
 #define PMPI_Reduce CT_SMPI_WRAP(Reduce)
 #define MPI_Gather CT_SMPI_WRAP(Gather)
 #define PMPI_Gather CT_SMPI_WRAP(Gather)
+#define MPI_Alltoall CT_SMPI_WRAP(Alltoall)
+#define PMPI_Alltoall CT_SMPI_WRAP(Alltoall)
 #define MPI_Alltoallv CT_SMPI_WRAP(Alltoallv)
 #define PMPI_Alltoallv CT_SMPI_WRAP(Alltoallv)
 #endif

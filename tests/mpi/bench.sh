@@ -1,7 +1,7 @@
 #!/bin/sh
 # coltune-bench (bench/) on a tiny grid: every registered algorithm of every
 # collective at its default parameters (and "rules"), --check against the
-# PMPI_ result: alltoallv under every block-size distribution, the
+# PMPI_ result: alltoallv under every block-size distribution, alltoall, the
 # intercommunicator Allgather(v) at group sizes 1:3 and 2:2 under paper 002's
 # settings, the SDDE collectives under random and stencil patterns with and
 # without emulated nodes; and the exit codes of usage errors.
@@ -65,6 +65,8 @@ for dist in uniform normal powerlaw fft-n1 fft-n2; do
 done
 check_run "bench P=$P alltoallv --check --ppn 2" bench_run ppn2 alltoallv 16,1k --ppn 2 \
     --seed 12345
+check_run "bench P=$P alltoall --check" bench_run alltoall alltoall 0,16,1k
+check_run "bench P=$P alltoall --check --ppn 2" bench_run alltoall-ppn2 alltoall 16,1k --ppn 2
 
 # Intercommunicators: groups 1:3 and 2:2 (of 4 ranks), paper 002's settings.
 inter_run() { # GROUPS COLL SETTING

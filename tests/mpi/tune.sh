@@ -25,7 +25,7 @@ check_rules() {
     [ -f "$out/measure-$coll-P2-ppn0.csv" ] || { echo "$coll was not measured" >&2; return 1; }
     "$top_builddir/tests/unit/rules_check" "$out/machine.rules" "$coll" 1,2,3,4 "$sizes"
 }
-for coll in alltoallv allgather_inter allgatherv_inter alltoall_crs alltoallv_crs; do
+for coll in alltoallv alltoall allgather_inter allgatherv_inter alltoall_crs alltoallv_crs; do
     check_run "rules cover the $coll grid" check_rules "$coll" 0,16,256,4096,65536,1048576,8388608
 done
 finish

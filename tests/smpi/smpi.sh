@@ -71,6 +71,10 @@ done
 sim "alltoallv, power-law blocks" "" --coll alltoallv --algs "$a2av_algs" --sizes 1k \
     --dist powerlaw
 for native in ompi mpich; do
+    sim "alltoall, every algorithm, native smpi/alltoall:$native" \
+        "--cfg=smpi/alltoall:$native" --coll alltoall --algs "$a2av_algs" --sizes 16,4k
+done
+for native in ompi mpich; do
     natcfg="--cfg=smpi/gather:$native --cfg=smpi/bcast:$native"
     sim "allgather_inter, native gather/bcast $native" "$natcfg" --coll allgather_inter \
         --algs all --sizes 16,4k,64k --group-sizes 9:7
@@ -86,15 +90,18 @@ done
 echo "=== coltune-sim --platform flat16 -P 8,16"
 sim_out="$tmp/sim"
 if python3 "$top_builddir/scripts/coltune-sim" --platform "$platform" -P 8,16 \
-    --sizes 16,4k --natives ompi,mpich --algs "tuna:radix=2;tuna:radix=4;linear" \
+    --colls alltoallv,alltoall --sizes 16,4k --natives ompi,mpich --algs "tuna:radix=2;tuna:radix=4;linear" \
     --bench "$bench" --smpirun "$smpirun" --timeout 120 --outdir "$sim_out" \
     > "$tmp/sim.log" 2>&1 &&
     [ -s "$sim_out/measure.csv" ] && [ -s "$sim_out/flat16.rules" ] &&
     head -n 1 "$sim_out/measure.csv" | grep -q '^collective,algorithm,params,P,nodes,ppn,size,' &&
     grep -q '^alltoallv,native,smpi=mpich,16,' "$sim_out/measure.csv" &&
     grep -q '^alltoallv,pmpi,,16,' "$sim_out/measure.csv" &&
+    grep -q '^alltoall,native,smpi=mpich,16,' "$sim_out/measure.csv" &&
     "$top_builddir/tests/unit/rules_check" "$sim_out/flat16.rules" alltoallv 8,16 16,4096 \
-        > "$tmp/rules.out" 2>&1; then
+        > "$tmp/rules.out" 2>&1 &&
+    "$top_builddir/tests/unit/rules_check" "$sim_out/flat16.rules" alltoall 8,16 16,4096 \
+        >> "$tmp/rules.out" 2>&1; then
     echo "--- ok: coltune-sim wrote measure.csv, flat16.rules (valid) and heatmap"
 else
     cat "$tmp/sim.log" "$tmp/rules.out" 2>/dev/null
