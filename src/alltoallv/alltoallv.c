@@ -337,6 +337,32 @@ static double bytes_sent(const ct_alltoallv_args *a, int P)
     return total;
 }
 
+/*
+ * Arguments the MPI library must reject (a negative count, a datatype that
+ * is null or not a datatype, on a side that is used). Such a call is not run
+ * by an algorithm but forwarded, so the user gets the library's own error
+ * class through the communicator's error handler, as without coltune. It is
+ * checked on local arguments only, like the library's own checks (an
+ * erroneous program fails as it would natively), and only when an algorithm
+ * other than pmpi was chosen: the pass-through pays nothing for it.
+ */
+static int type_usable(MPI_Datatype type)
+{
+    MPI_Count size;
+    return type != MPI_DATATYPE_NULL && PMPI_Type_size_x(type, &size) == MPI_SUCCESS;
+}
+
+static int args_usable(const ct_alltoallv_args *a, int P)
+{
+    const int inplace = a->sendbuf == MPI_IN_PLACE;
+    if (!type_usable(a->recvtype) || (!inplace && !type_usable(a->sendtype)))
+        return 0;
+    for (int j = 0; j < P; j++)
+        if (ct_vec_at(&a->recvcounts, j) < 0 || (!inplace && ct_vec_at(&a->sendcounts, j) < 0))
+            return 0;
+    return 1;
+}
+
 static int run_choice(ct_ctx *ctx, const ct_choice *ch, const ct_alltoallv_args *a)
 {
     int rc, stats = ct_cfg()->stats;
@@ -345,7 +371,7 @@ static int run_choice(ct_ctx *ctx, const ct_choice *ch, const ct_alltoallv_args 
     size_t tmp_bytes = 0;
     ct_alltoallv_args copy = *a;
     ctx->call_extra = 0;
-    if (a->sendbuf == MPI_IN_PLACE && ch->alg != ct_algorithm_fallback(a->coll))
+    if (a->sendbuf == MPI_IN_PLACE && ch->alg->run.alltoallv != ct_alltoallv_pmpi)
         CT_CALL(inplace_args(a, ctx->size, &copy, &tmp, &tmp_bytes));
     if (ch->alg->restrictions & CT_A_BYTES)
         CT_CALL(run_bytes(ctx, ch, &copy));
@@ -370,7 +396,9 @@ int ct_alltoallv_dispatch(const ct_alltoallv_args *a, const ct_spec *forced)
     int rc = ct_decide_call(a->comm, &call, forced, &ctx, &choice);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (ctx == NULL)
+    /* pmpi is the fallback of both collectives (one registry function) */
+    if (ctx == NULL ||
+        (choice.alg->run.alltoallv != ct_alltoallv_pmpi && !args_usable(a, ctx->size)))
         return a->forward(a);
     return run_choice(ctx, &choice, a);
 }

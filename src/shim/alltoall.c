@@ -6,8 +6,8 @@
  * per-call array (ct_vec_linear), and every Alltoallv algorithm serves it
  * under the rule collective alltoall (COLTUNE_ALLTOALL). With MPI_IN_PLACE
  * the send arguments are ignored, as the standard says: the driver describes
- * the send side by the receive arguments. Intercommunicators, and calls whose
- * arguments the MPI library must reject, are forwarded to PMPI_Alltoall.
+ * the send side by the receive arguments. Intercommunicators are forwarded
+ * to PMPI_Alltoall.
  */
 #include "alltoallv/alltoallv.h"
 #include "shim/shim.h"
@@ -42,7 +42,7 @@ int ct_shim_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
     ct_alltoallv_args a = ct_shim_describe_alltoall(sendbuf, sendcount, sendtype, recvbuf,
                                                     recvcount, recvtype, comm,
                                                     ct_shim_fwd_alltoall);
-    if (!ct_shim_serves_intra(comm) || !ct_shim_alltoallv_valid(&a))
+    if (!ct_shim_serves_intra(comm))
         return ct_shim_fwd_alltoall(&a);
     return ct_shim_return(comm, ct_alltoallv_dispatch(&a, NULL));
 }

@@ -6,8 +6,8 @@
  * The description keeps the caller's arrays as they are (ct_vec_count,
  * ct_vec_aint): the decision and every algorithm read them through
  * ct_vec_at, and point-to-point calls switch to their _c forms when a count
- * needs it (core/datatype.h). Intercommunicators, and calls whose arguments
- * the MPI library must reject, are forwarded to PMPI_Alltoallv_c.
+ * needs it (core/datatype.h). Intercommunicators are forwarded to
+ * PMPI_Alltoallv_c.
  */
 #include "alltoallv/alltoallv.h"
 #include "shim/shim.h"
@@ -47,7 +47,7 @@ int ct_shim_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
     ct_alltoallv_args a = ct_shim_describe_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype,
                                                        recvbuf, recvcounts, rdispls, recvtype,
                                                        comm);
-    if (!ct_shim_serves_intra(comm) || !ct_shim_alltoallv_valid(&a))
+    if (!ct_shim_serves_intra(comm))
         return fwd_alltoallv_c(&a);
     return ct_shim_return(comm, ct_alltoallv_dispatch(&a, NULL));
 }

@@ -93,22 +93,6 @@ int ct_shim_type_ok(MPI_Datatype type)
     return type != MPI_DATATYPE_NULL && PMPI_Type_size_x(type, &size) == MPI_SUCCESS;
 }
 
-int ct_shim_alltoallv_valid(const ct_alltoallv_args *a)
-{
-    const int inplace = a->sendbuf == MPI_IN_PLACE;
-    int P = 0;
-    if (!ct_shim_type_ok(a->recvtype) || (!inplace && !ct_shim_type_ok(a->sendtype)))
-        return 0;
-    if (a->recvcounts.kind == CT_VEC_LINEAR) /* MPI_Alltoall: one count per side */
-        return a->recvcounts.base >= 0 && (inplace || a->sendcounts.base >= 0);
-    if (PMPI_Comm_size(a->comm, &P) != MPI_SUCCESS)
-        return 0;
-    for (int j = 0; j < P; j++)
-        if (ct_vec_at(&a->recvcounts, j) < 0 || (!inplace && ct_vec_at(&a->sendcounts, j) < 0))
-            return 0;
-    return 1;
-}
-
 /* The user's error handler of comm, as the MPI library's own routine would
  * invoke it. MPI_ERRORS_RETURN does nothing, so it is not called: SimGrid's
  * SMPI (3.32) crashes calling it. */

@@ -38,14 +38,6 @@ ct_alltoallv_args ct_shim_describe_alltoall(const void *sendbuf, MPI_Count sendc
 int ct_shim_fwd_alltoallv(const ct_alltoallv_args *a);
 int ct_shim_fwd_alltoall(const ct_alltoallv_args *a);
 
-/*
- * Arguments the MPI library must reject (a negative count, a null datatype
- * on a side that is used): such a call is forwarded, so the user gets the
- * library's own error class through the communicator's error handler, as
- * without coltune. Decided on local arguments only, like the library's own
- * checks: an erroneous program fails as it would natively.
- */
-int ct_shim_alltoallv_valid(const ct_alltoallv_args *a);
 /* A datatype handle the library accepts: not null, and its size can be
  * asked (a stale or made-up handle fails there, quietly with the library's
  * checks, instead of inside an algorithm). */
