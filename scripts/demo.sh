@@ -49,20 +49,22 @@ echo "-- one run under LD_PRELOAD with COLTUNE_VERBOSE=1 COLTUNE_STATS=1:"
 LD_PRELOAD="$lib" COLTUNE_RULES="$rules" COLTUNE_VERBOSE=1 COLTUNE_STATS=1 \
     launch "$prefix/bin/fft_transpose" "$iters" "$scale"
 
-# $runs runs of each, native and coltune alternating so machine drift hits
-# both alike; the medians are compared.
-times_native=""
-times_coltune=""
-for i in $(seq "$runs"); do
-    t=$(launch "$prefix/bin/fft_transpose" "$iters" "$scale" | sed -n 's/.*time=\([0-9.]*\) s.*/\1/p')
-    times_native="$times_native $t"
-    t=$(LD_PRELOAD="$lib" COLTUNE_RULES="$rules" launch "$prefix/bin/fft_transpose" \
-        "$iters" "$scale" | sed -n 's/.*time=\([0-9.]*\) s.*/\1/p')
-    times_coltune="$times_coltune $t"
-done
+# compare_runs CMD...: $runs runs of CMD natively and under coltune with the
+# tuned rules, alternating so machine drift hits both alike; sets $native and
+# $coltune to the median times (the "time=... s" the program prints).
 median() { printf '%s\n' $1 | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-native=$(median "$times_native")
-coltune=$(median "$times_coltune")
+compare_runs() {
+    tn=""
+    tc=""
+    for i in $(seq "$runs"); do
+        tn="$tn $("$@" | sed -n 's/.*time=\([0-9.]*\) s.*/\1/p')"
+        tc="$tc $(LD_PRELOAD="$lib" COLTUNE_RULES="$rules" "$@" |
+            sed -n 's/.*time=\([0-9.]*\) s.*/\1/p')"
+    done
+    native=$(median "$tn")
+    coltune=$(median "$tc")
+}
+compare_runs launch "$prefix/bin/fft_transpose" "$iters" "$scale"
 echo
 echo "== fft_transpose, $np ranks, $iters MPI_Alltoallv calls per run, median of $runs runs"
 printf '%-44s %10s %9s\n' "run" "time [s]" "speedup"
@@ -87,24 +89,13 @@ else
     echo "-- one run under LD_PRELOAD with COLTUNE_VERBOSE=1 COLTUNE_STATS=1:"
     LD_PRELOAD="$lib" COLTUNE_RULES="$rules" COLTUNE_VERBOSE=1 COLTUNE_STATS=1 \
         flaunch "$prefix/bin/fftw_3d" "$fn" "$fiters" "$wisdom"
-    ftimes_native=""
-    ftimes_coltune=""
-    for i in $(seq "$runs"); do
-        t=$(flaunch "$prefix/bin/fftw_3d" "$fn" "$fiters" "$wisdom" |
-            sed -n 's/.*time=\([0-9.]*\) s.*/\1/p')
-        ftimes_native="$ftimes_native $t"
-        t=$(LD_PRELOAD="$lib" COLTUNE_RULES="$rules" flaunch "$prefix/bin/fftw_3d" "$fn" \
-            "$fiters" "$wisdom" | sed -n 's/.*time=\([0-9.]*\) s.*/\1/p')
-        ftimes_coltune="$ftimes_coltune $t"
-    done
-    fnative=$(median "$ftimes_native")
-    fcoltune=$(median "$ftimes_coltune")
+    compare_runs flaunch "$prefix/bin/fftw_3d" "$fn" "$fiters" "$wisdom"
     echo
     echo "== FFTW 3-D FFT N=$fn, $fnp ranks, $fiters transforms per run, median of $runs runs"
     printf '%-44s %10s %9s\n' "run" "time [s]" "speedup"
-    printf '%-44s %10s %9s\n' "native MPI" "$fnative" "1.00"
-    printf '%-44s %10s %9s\n' "LD_PRELOAD=libcoltune.so, tuned rules" "$fcoltune" \
-        "$(echo "$fnative $fcoltune" | awk '{ printf "%.2f", $1 / $2 }')"
+    printf '%-44s %10s %9s\n' "native MPI" "$native" "1.00"
+    printf '%-44s %10s %9s\n' "LD_PRELOAD=libcoltune.so, tuned rules" "$coltune" \
+        "$(echo "$native $coltune" | awk '{ printf "%.2f", $1 / $2 }')"
     echo "(the statistics above count the MPI_Alltoall calls coltune served and by what;"
     echo " where the rules say pmpi, the MPI library's own routine runs)"
 fi

@@ -66,38 +66,8 @@ static int alltoallv_named(const ct_alltoallv_args *a, const char *name, const c
     ct_shim_describe_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, \
                                rdispls, recvtype, comm)
 
-CT_EXPORT int coltune_alltoallv(const char *spec_text, A2AV_PARAMS)
-{
-    ct_alltoallv_args a = A2AV_ARGS;
-    ct_spec spec;
-    int rc = api_check_comm(comm);
-    if (rc != MPI_SUCCESS)
-        return ct_shim_return(comm, rc);
-    rc = ct_api_parse_spec("coltune_alltoallv", spec_text, CT_COLL_ALLTOALLV, comm, &spec);
-    if (rc < 0)
-        return ct_shim_return(comm, MPI_ERR_ARG);
-    return ct_shim_return(comm, ct_alltoallv_dispatch(&a, rc ? &spec : NULL));
-}
-
-CT_EXPORT int coltune_alltoall(const char *spec_text, const void *sendbuf, int sendcount,
-                               MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                               MPI_Datatype recvtype, MPI_Comm comm)
-{
-    ct_alltoallv_args a = ct_shim_describe_alltoall(sendbuf, sendcount, sendtype, recvbuf,
-                                                    recvcount, recvtype, comm,
-                                                    ct_shim_fwd_alltoall);
-    ct_spec spec;
-    int rc = api_check_comm(comm);
-    if (rc != MPI_SUCCESS)
-        return ct_shim_return(comm, rc);
-    rc = ct_api_parse_spec("coltune_alltoall", spec_text, CT_COLL_ALLTOALL, comm, &spec);
-    if (rc < 0)
-        return ct_shim_return(comm, MPI_ERR_ARG);
-    return ct_shim_return(comm, ct_alltoallv_dispatch(&a, rc ? &spec : NULL));
-}
-
-#ifdef CT_HAVE_LARGE_COUNT
-/* The large-count forms: the same driver, from the _c descriptions. */
+/* Every spec-string Alltoall(v) entry point: its description a, the spec
+ * (NULL: decide as the intercepted call would), the same driver. */
 static int api_alltoall_any(const char *fn, const char *spec_text, ct_alltoallv_args *a)
 {
     ct_spec spec;
@@ -110,6 +80,24 @@ static int api_alltoall_any(const char *fn, const char *spec_text, ct_alltoallv_
     return ct_shim_return(a->comm, ct_alltoallv_dispatch(a, rc ? &spec : NULL));
 }
 
+CT_EXPORT int coltune_alltoallv(const char *spec_text, A2AV_PARAMS)
+{
+    ct_alltoallv_args a = A2AV_ARGS;
+    return api_alltoall_any("coltune_alltoallv", spec_text, &a);
+}
+
+CT_EXPORT int coltune_alltoall(const char *spec_text, const void *sendbuf, int sendcount,
+                               MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                               MPI_Datatype recvtype, MPI_Comm comm)
+{
+    ct_alltoallv_args a = ct_shim_describe_alltoall(sendbuf, sendcount, sendtype, recvbuf,
+                                                    recvcount, recvtype, comm,
+                                                    ct_shim_fwd_alltoall);
+    return api_alltoall_any("coltune_alltoall", spec_text, &a);
+}
+
+#ifdef CT_HAVE_LARGE_COUNT
+/* The large-count forms, from the _c descriptions. */
 CT_EXPORT int coltune_alltoallv_c(const char *spec_text, const void *sendbuf,
                                   const MPI_Count sendcounts[], const MPI_Aint sdispls[],
                                   MPI_Datatype sendtype, void *recvbuf,
