@@ -177,6 +177,17 @@ int coltune_allgatherv_inter(const char *spec, const void *sendbuf, int sendcoun
                              MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                              const int displs[], MPI_Datatype recvtype, MPI_Comm comm);
 
+#if defined(MPI_VERSION) && MPI_VERSION >= 4
+/* The large-count forms of the two above (arguments of MPI_Allgather_c and
+ * MPI_Allgatherv_c); defined only when the MPI library has them (MPICH 4). */
+int coltune_allgather_inter_c(const char *spec, const void *sendbuf, MPI_Count sendcount,
+                              MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                              MPI_Datatype recvtype, MPI_Comm comm);
+int coltune_allgatherv_inter_c(const char *spec, const void *sendbuf, MPI_Count sendcount,
+                               MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                               const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm);
+#endif
+
 /* ---------------------------------------------------------------- */
 /* Sparse dynamic data exchange: MPIX_Alltoall_crs, MPIX_Alltoallv_crs */
 /* ---------------------------------------------------------------- */

@@ -139,27 +139,32 @@ typedef int (*ct_alltoallv_fn)(const ct_alltoallv_args *args, struct ct_ctx *ctx
                                const long *params);
 
 /* Intercommunicator Allgather: every rank sends sendcount elements; recvbuf
- * receives recvcount elements from each rank of the remote group. */
+ * receives recvcount elements from each rank of the remote group. The one
+ * description of the call, filled by every entry point (C, large-count,
+ * Fortran, direct API); forward runs this very call with the library's
+ * routine (PMPI_Allgather or PMPI_Allgather_c). */
 typedef struct ct_allgather_args {
     const void *sendbuf; /* never MPI_IN_PLACE (forwarded to PMPI_) */
-    int sendcount;
+    MPI_Count sendcount;
     MPI_Datatype sendtype;
     void *recvbuf;
-    int recvcount;
+    MPI_Count recvcount;
     MPI_Datatype recvtype;
     MPI_Comm comm; /* the user's intercommunicator: only pmpi uses it */
+    int (*forward)(const struct ct_allgather_args *a);
 } ct_allgather_args;
 
-/* Intercommunicator Allgatherv: recvcounts/displs index the remote group. */
+/* Intercommunicator Allgatherv: recvcounts/displs index the remote group
+ * (int arrays, or MPI_Count / MPI_Aint ones from MPI_Allgatherv_c). */
 typedef struct ct_allgatherv_args {
     const void *sendbuf;
-    int sendcount;
+    MPI_Count sendcount;
     MPI_Datatype sendtype;
     void *recvbuf;
-    const int *recvcounts;
-    const int *displs;
+    ct_vec recvcounts, displs;
     MPI_Datatype recvtype;
     MPI_Comm comm;
+    int (*forward)(const struct ct_allgatherv_args *a);
 } ct_allgatherv_args;
 
 typedef int (*ct_allgather_fn)(const ct_allgather_args *args, struct ct_ctx *ctx,

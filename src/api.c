@@ -213,22 +213,43 @@ int ct_api_parse_spec(const char *fn, const char *spec_text, ct_coll coll, MPI_C
     return -1;
 }
 
+/* Every spec-string intercommunicator Allgather(v) entry point: MPI_IN_PLACE
+ * is the library's own answer (as in the shim), the rest the same driver. */
+static int api_allgather_any(const char *fn, const char *spec_text, ct_allgather_args *a)
+{
+    ct_spec spec;
+    int rc = api_check_intercomm(a->comm);
+    if (rc != MPI_SUCCESS)
+        return ct_shim_return(a->comm, rc);
+    if (a->sendbuf == MPI_IN_PLACE)
+        return a->forward(a);
+    rc = ct_api_parse_spec(fn, spec_text, CT_COLL_ALLGATHER_INTER, a->comm, &spec);
+    if (rc < 0)
+        return ct_shim_return(a->comm, MPI_ERR_ARG);
+    return ct_shim_return(a->comm, ct_allgather_inter_dispatch(a, rc ? &spec : NULL));
+}
+
+static int api_allgatherv_any(const char *fn, const char *spec_text, ct_allgatherv_args *a)
+{
+    ct_spec spec;
+    int rc = api_check_intercomm(a->comm);
+    if (rc != MPI_SUCCESS)
+        return ct_shim_return(a->comm, rc);
+    if (a->sendbuf == MPI_IN_PLACE)
+        return a->forward(a);
+    rc = ct_api_parse_spec(fn, spec_text, CT_COLL_ALLGATHERV_INTER, a->comm, &spec);
+    if (rc < 0)
+        return ct_shim_return(a->comm, MPI_ERR_ARG);
+    return ct_shim_return(a->comm, ct_allgatherv_inter_dispatch(a, rc ? &spec : NULL));
+}
+
 CT_EXPORT int coltune_allgather_inter(const char *spec_text, const void *sendbuf, int sendcount,
                                       MPI_Datatype sendtype, void *recvbuf, int recvcount,
                                       MPI_Datatype recvtype, MPI_Comm comm)
 {
-    ct_allgather_args a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
-    ct_spec spec;
-    int rc = api_check_intercomm(comm);
-    if (rc != MPI_SUCCESS)
-        return ct_shim_return(comm, rc);
-    if (sendbuf == MPI_IN_PLACE) /* as the shim: the MPI library's own answer */
-        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    rc = ct_api_parse_spec("coltune_allgather_inter", spec_text, CT_COLL_ALLGATHER_INTER, comm,
-                           &spec);
-    if (rc < 0)
-        return ct_shim_return(comm, MPI_ERR_ARG);
-    return ct_shim_return(comm, ct_allgather_inter_dispatch(&a, rc ? &spec : NULL));
+    ct_allgather_args a = {sendbuf,  sendcount, sendtype, recvbuf, recvcount,
+                           recvtype, comm,      ct_shim_fwd_allgather};
+    return api_allgather_any("coltune_allgather_inter", spec_text, &a);
 }
 
 CT_EXPORT int coltune_allgatherv_inter(const char *spec_text, const void *sendbuf,
@@ -236,21 +257,35 @@ CT_EXPORT int coltune_allgatherv_inter(const char *spec_text, const void *sendbu
                                        const int recvcounts[], const int displs[],
                                        MPI_Datatype recvtype, MPI_Comm comm)
 {
-    ct_allgatherv_args a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                            recvtype, comm};
-    ct_spec spec;
-    int rc = api_check_intercomm(comm);
-    if (rc != MPI_SUCCESS)
-        return ct_shim_return(comm, rc);
-    if (sendbuf == MPI_IN_PLACE)
-        return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                               recvtype, comm);
-    rc = ct_api_parse_spec("coltune_allgatherv_inter", spec_text, CT_COLL_ALLGATHERV_INTER,
-                           comm, &spec);
-    if (rc < 0)
-        return ct_shim_return(comm, MPI_ERR_ARG);
-    return ct_shim_return(comm, ct_allgatherv_inter_dispatch(&a, rc ? &spec : NULL));
+    ct_allgatherv_args a = {sendbuf,  sendcount,          sendtype,
+                            recvbuf,  ct_vec_int(recvcounts), ct_vec_int(displs),
+                            recvtype, comm,               ct_shim_fwd_allgatherv};
+    return api_allgatherv_any("coltune_allgatherv_inter", spec_text, &a);
 }
+
+#ifdef CT_HAVE_LARGE_COUNT
+CT_EXPORT int coltune_allgather_inter_c(const char *spec_text, const void *sendbuf,
+                                        MPI_Count sendcount, MPI_Datatype sendtype,
+                                        void *recvbuf, MPI_Count recvcount,
+                                        MPI_Datatype recvtype, MPI_Comm comm)
+{
+    ct_allgather_args a = {sendbuf,  sendcount, sendtype, recvbuf, recvcount,
+                           recvtype, comm,      ct_shim_fwd_allgather_c};
+    return api_allgather_any("coltune_allgather_inter_c", spec_text, &a);
+}
+
+CT_EXPORT int coltune_allgatherv_inter_c(const char *spec_text, const void *sendbuf,
+                                         MPI_Count sendcount, MPI_Datatype sendtype,
+                                         void *recvbuf, const MPI_Count recvcounts[],
+                                         const MPI_Aint displs[], MPI_Datatype recvtype,
+                                         MPI_Comm comm)
+{
+    ct_allgatherv_args a = {sendbuf,  sendcount,          sendtype,
+                            recvbuf,  ct_vec_count(recvcounts), ct_vec_aint(displs),
+                            recvtype, comm,               ct_shim_fwd_allgatherv_c};
+    return api_allgatherv_any("coltune_allgatherv_inter_c", spec_text, &a);
+}
+#endif
 
 /* ------------------------------------------------------------------ */
 /* Registry introspection                                              */

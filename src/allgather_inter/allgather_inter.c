@@ -40,11 +40,11 @@ static int allgather_facts(const void *args, const ct_ctx *ctx, ct_call_facts *f
     CT_CALL(PMPI_Type_size_x(a->sendtype, &ssize));
     CT_CALL(PMPI_Type_size_x(a->recvtype, &rsize));
     CT_CALL(PMPI_Type_get_extent(a->recvtype, &lb, &rext));
-    MPI_Aint local_total = (MPI_Aint)ctx->size * a->sendcount * (MPI_Aint)ssize;
-    MPI_Aint remote_total = (MPI_Aint)ctx->remote_size * a->recvcount * (MPI_Aint)rsize;
+    MPI_Aint local_total = (MPI_Aint)(ctx->size * a->sendcount * ssize);
+    MPI_Aint remote_total = (MPI_Aint)(ctx->remote_size * a->recvcount * rsize);
     f->msg_size = (long)(local_total > remote_total ? local_total : remote_total);
     CT_CALL(common_facts(a->sendtype, a->recvtype, local_total,
-                         (MPI_Aint)ctx->remote_size * a->recvcount * rext, f));
+                         (MPI_Aint)(ctx->remote_size * a->recvcount * rext), f));
 out:
     return rc;
 }
@@ -59,13 +59,14 @@ static int allgatherv_facts(const void *args, const ct_ctx *ctx, ct_call_facts *
     CT_CALL(PMPI_Type_size_x(a->recvtype, &rsize));
     CT_CALL(PMPI_Type_get_extent(a->recvtype, &lb, &rext));
     for (int j = 0; j < ctx->remote_size; j++) {
-        MPI_Aint end = ((MPI_Aint)a->displs[j] + a->recvcounts[j]) * rext;
-        remote_total += (MPI_Aint)a->recvcounts[j] * (MPI_Aint)rsize;
+        const MPI_Count count = ct_vec_at(&a->recvcounts, j);
+        MPI_Aint end = (MPI_Aint)((ct_vec_at(&a->displs, j) + count) * rext);
+        remote_total += (MPI_Aint)(count * rsize);
         span = end > span ? end : span;
     }
     /* The remote group's total; the MAX over both groups is max(K_A, K_B). */
     f->msg_size = (long)remote_total;
-    CT_CALL(common_facts(a->sendtype, a->recvtype, (MPI_Aint)a->sendcount * (MPI_Aint)ssize,
+    CT_CALL(common_facts(a->sendtype, a->recvtype, (MPI_Aint)(a->sendcount * ssize),
                          span > remote_total ? span : remote_total, f));
 out:
     return rc;
@@ -176,14 +177,14 @@ out:
 
 /* This rank's block as contiguous bytes: the user's buffer for a contiguous
  * type, else packed into *stage (freed by the caller). */
-static int send_view(const void *buf, int count, MPI_Datatype type, MPI_Comm comm,
+static int send_view(const void *buf, MPI_Count count, MPI_Datatype type, MPI_Comm comm,
                      const char **view, int *bytes, char **stage)
 {
     int rc = MPI_SUCCESS, pos = 0;
     ct_typeinfo t;
     *stage = NULL;
     CT_CALL(ct_type_info(type, &t));
-    *bytes = (int)((MPI_Aint)count * t.size);
+    *bytes = (int)(count * t.size); /* CT_R_INT_OFFSETS: it fits */
     *view = buf;
     if (*bytes == 0)
         return MPI_SUCCESS;
@@ -192,7 +193,7 @@ static int send_view(const void *buf, int count, MPI_Datatype type, MPI_Comm com
         return MPI_SUCCESS;
     }
     CT_ALLOC(*stage, (size_t)*bytes);
-    CT_CALL(PMPI_Pack(buf, count, type, *stage, *bytes, &pos, comm));
+    CT_CALL(PMPI_Pack(buf, (int)count, type, *stage, *bytes, &pos, comm));
     *view = *stage;
 out:
     return rc;
@@ -240,7 +241,7 @@ static int ag_recv_finish(const recv_side *r, const ct_allgather_args *a, int nr
     int pos = 0;
     if (r->stage == NULL)
         return MPI_SUCCESS;
-    return PMPI_Unpack(r->stage, (int)r->K, &pos, a->recvbuf, nremote * a->recvcount,
+    return PMPI_Unpack(r->stage, (int)r->K, &pos, a->recvbuf, (int)(nremote * a->recvcount),
                        a->recvtype, comm);
 }
 
@@ -259,12 +260,13 @@ static int agv_recv_init(recv_side *r, const ct_allgatherv_args *a, int nremote)
     CT_ALLOC(r->counts, (size_t)nremote * sizeof(int));
     CT_ALLOC(r->displs, (size_t)nremote * sizeof(int));
     for (int j = 0; j < nremote; j++) {
-        r->counts[j] = (int)((MPI_Aint)a->recvcounts[j] * t.size);
+        /* CT_R_INT_OFFSETS: byte counts and their sum fit an int */
+        r->counts[j] = (int)(ct_vec_at(&a->recvcounts, j) * t.size);
         r->displs[j] = (int)r->K;
         if (r->counts[j] > 0) {
             first = first < 0 ? j : first;
-            packed &= (MPI_Aint)a->displs[j] * t.extent ==
-                      (MPI_Aint)a->displs[first] * t.extent + (MPI_Aint)r->K;
+            packed &= (MPI_Aint)ct_vec_at(&a->displs, j) * t.extent ==
+                      (MPI_Aint)ct_vec_at(&a->displs, first) * t.extent + (MPI_Aint)r->K;
         }
         r->K += (size_t)r->counts[j];
     }
@@ -272,7 +274,8 @@ static int agv_recv_init(recv_side *r, const ct_allgatherv_args *a, int nremote)
     if (r->K == 0)
         return MPI_SUCCESS;
     if (t.contig && packed) {
-        r->view = ct_elem_ptr(a->recvbuf, a->displs[first], t.extent) + t.true_lb;
+        r->view = ct_elem_ptr(a->recvbuf, (MPI_Aint)ct_vec_at(&a->displs, first), t.extent) +
+                  t.true_lb;
         return MPI_SUCCESS;
     }
     CT_ALLOC(r->stage, r->K);
@@ -290,15 +293,15 @@ static int agv_recv_finish(const recv_side *r, const ct_allgatherv_args *a, int 
         return MPI_SUCCESS;
     CT_CALL(ct_type_info(a->recvtype, &t));
     for (int j = 0; j < nremote; j++) {
-        char *dst = ct_elem_ptr(a->recvbuf, a->displs[j], t.extent);
+        char *dst = ct_elem_ptr(a->recvbuf, (MPI_Aint)ct_vec_at(&a->displs, j), t.extent);
         int pos = r->displs[j];
         if (r->counts[j] == 0)
             continue;
         if (t.contig)
             memcpy(dst + t.true_lb, r->stage + pos, (size_t)r->counts[j]);
         else
-            CT_CALL(PMPI_Unpack(r->stage, (int)r->K, &pos, dst, a->recvcounts[j], a->recvtype,
-                                comm));
+            CT_CALL(PMPI_Unpack(r->stage, (int)r->K, &pos, dst,
+                                (int)ct_vec_at(&a->recvcounts, j), a->recvtype, comm));
     }
 out:
     return rc;
@@ -316,7 +319,8 @@ static int run_allgather(ct_ctx *ctx, const ct_choice *ch, const ct_allgather_ar
                       &sstage));
     CT_CALL(ag_recv_init(&r, a, ctx->remote_size));
     int rbytes = (int)(r.K / (size_t)ctx->remote_size); /* one remote block */
-    ct_allgather_args b = {send, sbytes, MPI_BYTE, r.view, rbytes, MPI_BYTE, a->comm};
+    ct_allgather_args b = {send, sbytes, MPI_BYTE, r.view, rbytes, MPI_BYTE, a->comm,
+                           a->forward};
     CT_CALL(ch->alg->run.allgather(&b, ctx, ch->params));
     CT_CALL(ag_recv_finish(&r, a, ctx->remote_size, ctx->comm));
     ctx->call_extra += (sstage ? (size_t)sbytes : 0) + (r.stage ? r.K : 0);
@@ -337,8 +341,8 @@ static int run_allgatherv(ct_ctx *ctx, const ct_choice *ch, const ct_allgatherv_
     CT_CALL(send_view(a->sendbuf, a->sendcount, a->sendtype, ctx->comm, &send, &sbytes,
                       &sstage));
     CT_CALL(agv_recv_init(&r, a, ctx->remote_size));
-    ct_allgatherv_args b = {send, sbytes, MPI_BYTE, r.view, r.counts, r.displs, MPI_BYTE,
-                            a->comm};
+    ct_allgatherv_args b = {send, sbytes, MPI_BYTE, r.view, ct_vec_int(r.counts),
+                            ct_vec_int(r.displs), MPI_BYTE, a->comm, a->forward};
     CT_CALL(ch->alg->run.allgatherv(&b, ctx, ch->params));
     CT_CALL(agv_recv_finish(&r, a, ctx->remote_size, ctx->comm));
     ctx->call_extra += (sstage ? (size_t)sbytes : 0) + (r.stage ? r.K : 0) +
@@ -353,6 +357,21 @@ out:
 /* The drivers                                                         */
 /* ------------------------------------------------------------------ */
 
+/* pmpi: the entry point's own forwarder runs the user's call. */
+int ct_allgather_inter_pmpi(const ct_allgather_args *a, ct_ctx *ctx, const long *params)
+{
+    (void)ctx;
+    (void)params;
+    return a->forward(a);
+}
+
+int ct_allgatherv_inter_pmpi(const ct_allgatherv_args *a, ct_ctx *ctx, const long *params)
+{
+    (void)ctx;
+    (void)params;
+    return a->forward(a);
+}
+
 /* Runs and times one call of an algorithm; bytes is what this rank sends. */
 #define RUN_TIMED(ctx, ch, run, a, bytes)                                             \
     do {                                                                              \
@@ -365,11 +384,11 @@ out:
                             (ctx)->call_extra);                                       \
     } while (0)
 
-static double send_bytes(int count, MPI_Datatype type)
+static double send_bytes(MPI_Count count, MPI_Datatype type)
 {
-    int size = 0;
-    PMPI_Type_size(type, &size);
-    return (double)count * size;
+    MPI_Count size = 0;
+    PMPI_Type_size_x(type, &size);
+    return (double)count * (double)size;
 }
 
 int ct_allgather_inter_dispatch(const ct_allgather_args *a, const ct_spec *forced)
@@ -386,7 +405,7 @@ int ct_allgather_inter_dispatch(const ct_allgather_args *a, const ct_spec *force
     if (rc != MPI_SUCCESS)
         return rc;
     if (ctx == NULL)
-        return ct_allgather_inter_pmpi(a, NULL, NULL);
+        return a->forward(a);
     RUN_TIMED(ctx, ch, run_allgather, a, send_bytes(a->sendcount, a->sendtype));
     return rc;
 }
@@ -401,7 +420,7 @@ int ct_allgatherv_inter_dispatch(const ct_allgatherv_args *a, const ct_spec *for
     if (rc != MPI_SUCCESS)
         return rc;
     if (ctx == NULL)
-        return ct_allgatherv_inter_pmpi(a, NULL, NULL);
+        return a->forward(a);
     RUN_TIMED(ctx, ch, run_allgatherv, a, send_bytes(a->sendcount, a->sendtype));
     return rc;
 }

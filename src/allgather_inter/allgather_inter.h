@@ -67,11 +67,11 @@ int ct_ag_segmented_exchange(ct_ctx *ctx, const ct_ag_plan *plan);
  */
 typedef struct ct_ag_call {
     const void *sendbuf;
-    int sendcount;
+    MPI_Count sendcount;
     MPI_Datatype sendtype;
     void *recvbuf;
-    int recvcount;
-    const int *recvcounts, *displs;
+    MPI_Count recvcount;
+    const ct_vec *recvcounts, *displs; /* NULL for an Allgather */
     MPI_Datatype recvtype;
 } ct_ag_call;
 
@@ -86,16 +86,17 @@ static inline ct_ag_call ct_ag_call_allgatherv(const ct_allgatherv_args *a)
 {
     return (ct_ag_call){.sendbuf = a->sendbuf, .sendcount = a->sendcount,
                         .sendtype = a->sendtype, .recvbuf = a->recvbuf,
-                        .recvcounts = a->recvcounts, .displs = a->displs,
+                        .recvcounts = &a->recvcounts, .displs = &a->displs,
                         .recvtype = a->recvtype};
 }
 
 /* Remote block j's count and displacement (in elements of recvtype). */
-static inline void ct_ag_remote_block(const ct_ag_call *d, int j, int *count, MPI_Aint *displ)
+static inline void ct_ag_remote_block(const ct_ag_call *d, int j, MPI_Count *count,
+                                      MPI_Aint *displ)
 {
-    *count = d->recvcounts ? d->recvcounts[j] : d->recvcount;
+    *count = d->recvcounts ? ct_vec_at(d->recvcounts, j) : d->recvcount;
     /* MPI_Aint: an Allgather's j * recvcount need not fit an int */
-    *displ = d->recvcounts ? d->displs[j] : (MPI_Aint)j * d->recvcount;
+    *displ = d->recvcounts ? (MPI_Aint)ct_vec_at(d->displs, j) : (MPI_Aint)(j * d->recvcount);
 }
 
 /* The direct exchange of either collective (allgather_inter_direct.c); shm

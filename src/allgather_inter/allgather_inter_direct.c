@@ -26,6 +26,7 @@
  * and receive signatures match.
  */
 #include "allgather_inter/allgather_inter.h"
+#include "core/datatype.h"
 
 /* Posts the receive of every remote block and the send of this rank's
  * block to every remote rank, then completes them all. */
@@ -43,16 +44,16 @@ int ct_ag_direct_exchange(ct_ctx *ctx, const ct_ag_call *d)
     CT_CALL(PMPI_Type_get_extent(d->recvtype, &lb, &rext));
     for (int t = 0; t < nremote; t++) {
         const int j = (ctx->rank + t) % nremote;
-        int count;
+        MPI_Count count;
         MPI_Aint displ;
         ct_ag_remote_block(d, j, &count, &displ);
-        if ((MPI_Count)count * rsize > 0)
-            CT_CALL(PMPI_Irecv((char *)d->recvbuf + displ * rext, count, d->recvtype, j,
-                               CT_TAG_ALLGATHER, ctx->comm, &reqs[n++]));
+        if (count * rsize > 0)
+            CT_CALL(ct_irecv((char *)d->recvbuf + displ * rext, count, d->recvtype, j,
+                             CT_TAG_ALLGATHER, ctx->comm, &reqs[n++]));
     }
-    for (int t = 0; t < nremote && (MPI_Count)d->sendcount * ssize > 0; t++)
-        CT_CALL(PMPI_Isend(d->sendbuf, d->sendcount, d->sendtype, (ctx->rank + t) % nremote,
-                           CT_TAG_ALLGATHER, ctx->comm, &reqs[n++]));
+    for (int t = 0; t < nremote && d->sendcount * ssize > 0; t++)
+        CT_CALL(ct_isend(d->sendbuf, d->sendcount, d->sendtype, (ctx->rank + t) % nremote,
+                         CT_TAG_ALLGATHER, ctx->comm, &reqs[n++]));
     CT_CALL(PMPI_Waitall(n, reqs, MPI_STATUSES_IGNORE));
 out:
     return rc;

@@ -197,7 +197,7 @@ typedef struct shm_block {
 /* PMPI_Pack and PMPI_Unpack take int byte counts: count elements go in
  * pieces that fit, whose packed forms are back to back. prepare() has
  * checked that one element fits (t->size <= INT_MAX). */
-static int pack_elems(const void *buf, int count, MPI_Datatype type, const ct_typeinfo *t,
+static int pack_elems(const void *buf, MPI_Count count, MPI_Datatype type, const ct_typeinfo *t,
                       char *packed, int unpack, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS;
@@ -223,7 +223,8 @@ out:
 static int prepare(ct_ctx *ctx, const ct_ag_call *d, const char **send, size_t *sbytes,
                    shm_block *blk, char **stage)
 {
-    int rc = MPI_SUCCESS, count;
+    int rc = MPI_SUCCESS;
+    MPI_Count count;
     ct_typeinfo s, r;
     MPI_Aint displ;
     size_t staged = 0;
@@ -270,7 +271,8 @@ out:
 /* Non-contiguous receive type: the staged blocks to the user's buffer. */
 static int unstage(ct_ctx *ctx, const ct_ag_call *d, const shm_block *blk)
 {
-    int rc = MPI_SUCCESS, count;
+    int rc = MPI_SUCCESS;
+    MPI_Count count;
     ct_typeinfo r;
     MPI_Aint displ;
     CT_CALL(ct_type_info(d->recvtype, &r));

@@ -43,7 +43,7 @@ int ct_allgatherv_inter_segmented(const ct_allgatherv_args *a, ct_ctx *ctx, cons
 {
     int rc = MPI_SUCCESS;
     const int nremote = ctx->remote_size;
-    long long mine = a->sendcount, K_local = 0, R = 0;
+    long long mine = (long long)a->sendcount, K_local = 0, R = 0;
     size_t *prefix = NULL;
     MPI_Request reqs[2];
     CT_ALLOC(prefix, ((size_t)nremote + 1) * sizeof *prefix);
@@ -55,7 +55,7 @@ int ct_allgatherv_inter_segmented(const ct_allgatherv_args *a, ct_ctx *ctx, cons
     /* Meanwhile: the remote blocks' global indices, from recvcounts (bytes). */
     prefix[0] = 0;
     for (int j = 0; j < nremote; j++)
-        prefix[j + 1] = prefix[j] + (size_t)a->recvcounts[j];
+        prefix[j + 1] = prefix[j] + (size_t)ct_vec_at(&a->recvcounts, j);
     CT_CALL(PMPI_Waitall(2, reqs, MPI_STATUSES_IGNORE));
     if (ctx->rank == 0)
         R = 0; /* Exscan leaves rank 0's result undefined */

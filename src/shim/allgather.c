@@ -1,35 +1,30 @@
 /*
- * allgather.c - interception of MPI_Allgather and MPI_Allgatherv.
+ * allgather.c - the MPI_Allgather and MPI_Allgatherv entry points.
  *
  * Intercommunicators go through the decision (rule collectives
  * allgather_inter / allgatherv_inter, variables COLTUNE_ALLGATHER_INTER /
- * COLTUNE_ALLGATHERV_INTER). Intra-communicators, and MPI_IN_PLACE (which
- * has no meaning on intercommunicators), are forwarded to PMPI_ so the user
- * gets exactly what the MPI library does.
+ * COLTUNE_ALLGATHERV_INTER). Intra-communicators, MPI_IN_PLACE (which has
+ * no meaning on intercommunicators) and arguments the MPI library must
+ * reject are forwarded to PMPI_, so the user gets exactly what the library
+ * does.
  */
 #include "allgather_inter/allgather_inter.h"
 #include "shim/shim.h"
 
-int ct_allgather_inter_pmpi(const ct_allgather_args *a, ct_ctx *ctx, const long *params)
+int ct_shim_fwd_allgather(const ct_allgather_args *a)
 {
-    (void)ctx;
-    (void)params;
-    return PMPI_Allgather(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcount,
-                          a->recvtype, a->comm);
+    return PMPI_Allgather(a->sendbuf, (int)a->sendcount, a->sendtype, a->recvbuf,
+                          (int)a->recvcount, a->recvtype, a->comm);
 }
 
-int ct_allgatherv_inter_pmpi(const ct_allgatherv_args *a, ct_ctx *ctx, const long *params)
+int ct_shim_fwd_allgatherv(const ct_allgatherv_args *a)
 {
-    (void)ctx;
-    (void)params;
-    return PMPI_Allgatherv(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcounts,
-                           a->displs, a->recvtype, a->comm);
+    return PMPI_Allgatherv(a->sendbuf, (int)a->sendcount, a->sendtype, a->recvbuf,
+                           a->recvcounts.v, a->displs.v, a->recvtype, a->comm);
 }
 
-/* Served by coltune: an intercommunicator, a real send buffer, and
- * arguments the MPI library would accept (else it reports its own error). */
-static int served_inter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                        MPI_Datatype recvtype, MPI_Comm comm)
+int ct_shim_serves_inter(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         MPI_Datatype recvtype, MPI_Comm comm)
 {
     int inter = 0;
     return sendbuf != MPI_IN_PLACE && sendcount >= 0 && ct_shim_active(comm) &&
@@ -37,37 +32,43 @@ static int served_inter(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
            PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter;
 }
 
-int ct_shim_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    if (!served_inter(sendbuf, sendcount, sendtype, recvtype, comm) || recvcount < 0)
-        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    ct_allgather_args a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
-    return ct_shim_return(comm, ct_allgather_inter_dispatch(&a, NULL));
-}
-
-/* No recvcounts entry is negative (the remote group's size entries). */
-static int counts_valid(const int *counts, MPI_Comm comm)
+int ct_shim_counts_valid(const ct_vec *counts, MPI_Comm comm)
 {
     int n = 0;
     if (PMPI_Comm_remote_size(comm, &n) != MPI_SUCCESS)
         return 0;
     for (int j = 0; j < n; j++)
-        if (counts[j] < 0)
+        if (ct_vec_at(counts, j) < 0)
             return 0;
     return 1;
+}
+
+int ct_shim_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    ct_allgather_args a = {sendbuf,  sendcount, sendtype, recvbuf, recvcount,
+                           recvtype, comm,      ct_shim_fwd_allgather};
+    if (!ct_shim_serves_inter(sendbuf, sendcount, sendtype, recvtype, comm) || recvcount < 0)
+        return ct_shim_fwd_allgather(&a);
+    return ct_shim_return(comm, ct_allgather_inter_dispatch(&a, NULL));
 }
 
 int ct_shim_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                        void *recvbuf, const int recvcounts[], const int displs[],
                        MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (!served_inter(sendbuf, sendcount, sendtype, recvtype, comm) ||
-        !counts_valid(recvcounts, comm))
-        return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                               recvtype, comm);
-    ct_allgatherv_args a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                            recvtype, comm};
+    ct_allgatherv_args a = {sendbuf,
+                            sendcount,
+                            sendtype,
+                            recvbuf,
+                            ct_vec_int(recvcounts),
+                            ct_vec_int(displs),
+                            recvtype,
+                            comm,
+                            ct_shim_fwd_allgatherv};
+    if (!ct_shim_serves_inter(sendbuf, sendcount, sendtype, recvtype, comm) ||
+        !ct_shim_counts_valid(&a.recvcounts, comm))
+        return ct_shim_fwd_allgatherv(&a);
     return ct_shim_return(comm, ct_allgatherv_inter_dispatch(&a, NULL));
 }
 

@@ -59,8 +59,19 @@ int ct_shim_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype
                        void *recvbuf, const int recvcounts[], const int displs[],
                        MPI_Datatype recvtype, MPI_Comm comm);
 
+/* The intercommunicator Allgather(v) (allgather.c): the forwarders, and the
+ * checks that decide a call is served (an intercommunicator, no
+ * MPI_IN_PLACE, arguments the library accepts). */
+int ct_shim_fwd_allgather(const ct_allgather_args *a);
+int ct_shim_fwd_allgatherv(const ct_allgatherv_args *a);
+int ct_shim_serves_inter(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         MPI_Datatype recvtype, MPI_Comm comm);
+int ct_shim_counts_valid(const ct_vec *counts, MPI_Comm comm);
+
 #ifdef CT_HAVE_LARGE_COUNT
-/* The MPI-4 large-count forms (alltoallv_c.c, alltoall_c.c). */
+/* The MPI-4 large-count forms (alltoallv_c.c, alltoall_c.c, allgather_c.c). */
+int ct_shim_fwd_allgather_c(const ct_allgather_args *a);
+int ct_shim_fwd_allgatherv_c(const ct_allgatherv_args *a);
 ct_alltoallv_args ct_shim_describe_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
                                                const MPI_Aint sdispls[], MPI_Datatype sendtype,
                                                void *recvbuf, const MPI_Count recvcounts[],

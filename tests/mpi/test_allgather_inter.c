@@ -117,6 +117,7 @@ typedef struct ag_case {
     int pattern;        /* Allgatherv counts */
     int shuffled;       /* Allgatherv: shuffled receive displacements with gaps */
     uint64_t stream;
+    int large;          /* through the MPI-4 large-count forms (_c) */
 } ag_case;
 
 /* Units rank i of group g sends: every rank computes every rank's count. */
@@ -180,10 +181,44 @@ static size_t span_bytes(long elements, MPI_Datatype t)
     return (size_t)(elements * ext + tlb + text + 16);
 }
 
+#if MPI_VERSION >= 4
+/* The call through MPI_Allgather(v)_c or coltune_allgather(v)_inter_c, the
+ * counts and displacements widened to MPI_Count and MPI_Aint. */
+static int call_coll_c(const ag_case *c, const inter *ic, const void *sb, int scount, void *rb,
+                       int rcount, const int *rcounts, const int *displs)
+{
+    MPI_Datatype st = c->type->send, rt = c->type->recv;
+    const int n = ic->n[1 - ic->group];
+    MPI_Count *wc = malloc((size_t)n * sizeof *wc);
+    MPI_Aint *wd = malloc((size_t)n * sizeof *wd);
+    assert_true(wc && wd);
+    for (int j = 0; j < n; j++) {
+        wc[j] = rcounts[j];
+        wd[j] = displs[j];
+    }
+    int rc;
+    if (c->v)
+        rc = c->spec ? coltune_allgatherv_inter_c(c->spec, sb, scount, st, rb, wc, wd, rt,
+                                                  ic->comm)
+                     : MPI_Allgatherv_c(sb, scount, st, rb, wc, wd, rt, ic->comm);
+    else
+        rc = c->spec ? coltune_allgather_inter_c(c->spec, sb, scount, st, rb, rcount, rt,
+                                                 ic->comm)
+                     : MPI_Allgather_c(sb, scount, st, rb, rcount, rt, ic->comm);
+    free(wc);
+    free(wd);
+    return rc;
+}
+#endif
+
 static int call_coll(const ag_case *c, const inter *ic, const void *sb, int scount, void *rb,
                      int rcount, const int *rcounts, const int *displs, int ref)
 {
     MPI_Datatype st = c->type->send, rt = c->type->recv;
+#if MPI_VERSION >= 4
+    if (c->large && !ref)
+        return call_coll_c(c, ic, sb, scount, rb, rcount, rcounts, displs);
+#endif
     if (ref && c->v)
         return PMPI_Allgatherv(sb, scount, st, rb, rcounts, displs, rt, ic->comm);
     if (ref)
@@ -229,8 +264,9 @@ static int run_case(const ag_case *c, const inter *ic)
 
     char what[512];
     snprintf(what, sizeof what,
-             "%s %s p=%d q=%d (group %d rank %d) units %ld/%ld%s%s%s type %s case %llu seed %llu",
-             c->v ? "allgatherv" : "allgather", c->spec ? c->spec : "(intercepted)", ic->p,
+             "%s%s %s p=%d q=%d (group %d rank %d) units %ld/%ld%s%s%s type %s case %llu "
+             "seed %llu",
+             c->v ? "allgatherv" : "allgather", c->large ? "_c" : "", c->spec ? c->spec : "(intercepted)", ic->p,
              ic->q, g, ic->lrank, c->base[0], c->base[1], c->v ? " pattern " : "",
              c->v ? pattern_names[c->pattern] : "",
              c->v ? (c->shuffled ? " shuffled displs" : " packed displs") : "", c->type->name,
@@ -275,7 +311,8 @@ static int quick(void)
 /* Every case of one collective for one spec on one intercommunicator; the
  * number of failures. Group 1's blocks are the same size as group 0's, or
  * the next size of the list (the last wraps to 0: one group sends nothing). */
-static int sweep(int v, const char *spec, const inter *ic, uint64_t *stream, int *ncases)
+static int sweep(int v, const char *spec, const inter *ic, uint64_t *stream, int *ncases,
+                 int large)
 {
     int failures = 0;
     for (int k = 0; k < NCOUNTS; k++) {
@@ -295,8 +332,8 @@ static int sweep(int v, const char *spec, const inter *ic, uint64_t *stream, int
                         /* Back-to-back displacements: the contiguous in-place path. */
                         if (v && !sh && t != 0)
                             continue;
-                        ag_case c = {v, spec, &types[t], {base_counts[k], b1}, pat, sh,
-                                     (*stream)++};
+                        ag_case c = {v,  spec, &types[t], {base_counts[k], b1}, pat, sh,
+                                     (*stream)++, large};
                         failures += !run_case(&c, ic);
                         (*ncases)++;
                     }
@@ -323,8 +360,9 @@ static void free_configs(inter *ics, int n)
         MPI_Comm_free(&ics[i].comm);
 }
 
-/* Every registered algorithm but pmpi through the direct API. */
-static void every_algorithm(int v)
+/* Every registered algorithm but pmpi through the direct API (large: its
+ * large-count form). */
+static void every_algorithm(int v, int large)
 {
     const char *coll = v ? "allgatherv_inter" : "allgather_inter";
     inter ics[NCONFIGS];
@@ -340,10 +378,10 @@ static void every_algorithm(int v)
             continue;
         for (int i = 0; i < nic; i++) {
             int before = ncases;
-            failures += sweep(v, specs[s], &ics[i], &stream, &ncases);
+            failures += sweep(v, specs[s], &ics[i], &stream, &ncases, large);
             if (th_rank() == 0)
-                printf("# %s %s p=%d q=%d: %d cases\n", coll, specs[s], ics[i].p, ics[i].q,
-                       ncases - before);
+                printf("# %s%s %s p=%d q=%d: %d cases\n", coll, large ? " (_c)" : "", specs[s],
+                       ics[i].p, ics[i].q, ncases - before);
         }
     }
     th_specs_free(specs, nspecs);
@@ -352,7 +390,7 @@ static void every_algorithm(int v)
 }
 
 /* The intercepted MPI_ call under what the script set in the environment. */
-static void intercepted(int v)
+static void intercepted(int v, int large)
 {
     const char *var = v ? "COLTUNE_ALLGATHERV_INTER" : "COLTUNE_ALLGATHER_INTER";
     inter ics[NCONFIGS];
@@ -368,9 +406,10 @@ static void intercepted(int v)
     }
     uint64_t stream = v ? 3000000 : 2000000;
     for (int i = 0; i < nic; i++)
-        failures += sweep(v, NULL, &ics[i], &stream, &ncases);
+        failures += sweep(v, NULL, &ics[i], &stream, &ncases, large);
     if (th_rank() == 0)
-        printf("# intercepted %s: %d cases\n", v ? "MPI_Allgatherv" : "MPI_Allgather", ncases);
+        printf("# intercepted %s%s: %d cases\n", v ? "MPI_Allgatherv" : "MPI_Allgather",
+               large ? "_c" : "", ncases);
     free_configs(ics, nic);
     assert_int_equal(failures, 0);
 }
@@ -378,25 +417,43 @@ static void intercepted(int v)
 static void test_allgather_api(void **state)
 {
     (void)state;
-    every_algorithm(0);
+    every_algorithm(0, 0);
 }
 
 static void test_allgatherv_api(void **state)
 {
     (void)state;
-    every_algorithm(1);
+    every_algorithm(1, 0);
 }
 
 static void test_allgather_intercepted(void **state)
 {
     (void)state;
-    intercepted(0);
+    intercepted(0, 0);
 }
 
 static void test_allgatherv_intercepted(void **state)
 {
     (void)state;
-    intercepted(1);
+    intercepted(1, 0);
+}
+
+/* The MPI-4 large-count entry points, where the library has them: every
+ * algorithm through coltune_allgather(v)_inter_c, and the intercepted
+ * MPI_Allgather(v)_c, against PMPI_Allgather(v) on the same inputs. */
+static void test_large_count(void **state)
+{
+    (void)state;
+#if MPI_VERSION >= 4
+    every_algorithm(0, 1);
+    every_algorithm(1, 1);
+    if (getenv("COLTUNE_ALLGATHER_INTER") != NULL)
+        intercepted(0, 1);
+    if (getenv("COLTUNE_ALLGATHERV_INTER") != NULL)
+        intercepted(1, 1);
+#else
+    skip(); /* the MPI library has no large-count routines */
+#endif
 }
 
 /* The direct API's argument checks: an intra-communicator and a spec that
@@ -613,6 +670,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_allgatherv_api),
         cmocka_unit_test(test_allgather_intercepted),
         cmocka_unit_test(test_allgatherv_intercepted),
+        cmocka_unit_test(test_large_count),
         cmocka_unit_test(test_in_place_forwarded),
         cmocka_unit_test(test_shm_back_to_back),
     };
