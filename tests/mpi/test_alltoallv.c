@@ -289,6 +289,55 @@ static int run_case(const case_params *c)
 /* MPI_Alltoall: uniform blocks                                        */
 /* ------------------------------------------------------------------ */
 
+/*
+ * The reference of an MPI_Alltoall case: the same exchange through
+ * PMPI_Alltoallv (counts all count, displacements j * count). Open MPI up to
+ * 4.1.4 (Debian 12's) answers wrong in its own MPI_Alltoall when the send and
+ * receive datatypes have different type maps at P >= 16, where its tuned
+ * module picks the modified Bruck algorithm (open-mpi/ompi pull request
+ * 10488, fixed in 4.1.5); its Alltoallv has no such bug.
+ */
+static int reference_alltoall(const void *send, int count, MPI_Datatype stype, void *want,
+                              MPI_Datatype rtype)
+{
+    const int P = th_size();
+    int *counts = malloc((size_t)P * sizeof(int)), *displs = malloc((size_t)P * sizeof(int));
+    assert_true(counts && displs);
+    for (int j = 0; j < P; j++) {
+        counts[j] = count;
+        displs[j] = j * count;
+    }
+    int rc = PMPI_Alltoallv(send, counts, displs, stype, want, counts, displs, rtype,
+                            MPI_COMM_WORLD);
+    free(counts);
+    free(displs);
+    return rc;
+}
+
+/* pmpi forwards to that MPI_Alltoall: its answer is not checked where the
+ * library is known to be wrong (said once). */
+static int known_wrong_pmpi(const case_params *c)
+{
+#if defined(OMPI_MAJOR_VERSION)
+    static int said;
+    const int old = OMPI_MAJOR_VERSION < 4 ||
+                    (OMPI_MAJOR_VERSION == 4 && (OMPI_MINOR_VERSION == 0 ||
+                                                 (OMPI_MINOR_VERSION == 1 &&
+                                                  OMPI_RELEASE_VERSION <= 4)));
+    if (old && c->spec != NULL && strcmp(c->spec, "pmpi") == 0 && !c->inplace &&
+        c->type->send != c->type->recv) {
+        if (!said && th_rank() == 0)
+            printf("# pmpi with different send and receive types not checked: this Open MPI's "
+                   "own MPI_Alltoall is wrong there (open-mpi/ompi#10488, fixed in 4.1.5)\n");
+        said = 1;
+        return 1;
+    }
+#else
+    (void)c;
+#endif
+    return 0;
+}
+
 /* One MPI_Alltoall case: count elements per block (0 included), blocks back
  * to back as the standard lays them out. spec NULL: the intercepted
  * MPI_Alltoall (rules). */
@@ -316,7 +365,14 @@ static int run_case_alltoall(const case_params *c)
     /* with MPI_IN_PLACE the send count and type are ignored: pass nonsense */
     const int scount = c->inplace ? -7 : count;
     const MPI_Datatype stype = c->inplace ? MPI_DATATYPE_NULL : c->type->send;
-    int rc_ref = PMPI_Alltoall(send, scount, stype, want, count, c->type->recv, MPI_COMM_WORLD);
+    int rc_ref = reference_alltoall(send, count, stype, want, c->type->recv);
+    if (known_wrong_pmpi(c)) {
+        free(sb);
+        free(sb_copy);
+        free(got);
+        free(want);
+        return CASE_OK;
+    }
     int rc;
 #if MPI_VERSION >= 4
     if (c->large)
@@ -332,7 +388,7 @@ static int run_case_alltoall(const case_params *c)
                                     MPI_COMM_WORLD);
     int result;
     if (!th_all(rc_ref == MPI_SUCCESS, MPI_COMM_WORLD))
-        fail_msg("PMPI_Alltoall itself failed (type %s)", c->type->name);
+        fail_msg("the PMPI_Alltoallv reference failed (type %s)", c->type->name);
     if (!th_all(rc == MPI_SUCCESS, MPI_COMM_WORLD)) {
         result = CASE_RESTRICTED;
     } else {
