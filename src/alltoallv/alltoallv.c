@@ -229,46 +229,72 @@ out:
 
 /*
  * The byte view of one side of a call: counts and displacements in bytes of
- * MPI_BYTE. A contiguous type is viewed in place (displacement in bytes from
+ * MPI_BYTE (linear, without any array, for MPI_Alltoall's uniform blocks). A contiguous type is viewed in place (displacement in bytes from
  * the user's buffer, lower bound included); any other type is packed into
  * (send) or received through (recv) a contiguous staging buffer. The decision
  * has already checked that every offset fits an int (CT_R_INT_OFFSETS).
  */
 typedef struct byte_side {
-    int *counts, *displs;
-    char *staging; /* NULL when the user's buffer is viewed in place */
+    ct_vec counts, displs; /* in bytes; int arrays, or linear for MPI_Alltoall */
+    int *icounts, *idispls; /* the int arrays (NULL when linear) */
+    char *staging;          /* NULL when the user's buffer is viewed in place */
     size_t staging_bytes;
 } byte_side;
 
 static void byte_side_free(byte_side *b)
 {
-    free(b->counts);
-    free(b->displs);
+    free(b->icounts);
+    free(b->idispls);
     free(b->staging);
+}
+
+/* The byte counts and displacements: linear when the call's are (uniform
+ * blocks of MPI_Alltoall: no per-call array), else int arrays. */
+static int byte_side_layout(byte_side *b, int P, const ct_vec *counts, const ct_vec *displs,
+                            const ct_typeinfo *t)
+{
+    int rc = MPI_SUCCESS, pos = 0;
+    if (counts->kind == CT_VEC_LINEAR && displs->kind == CT_VEC_LINEAR) {
+        const MPI_Count bytes = counts->base * t->size;
+        b->counts = ct_vec_linear(bytes, 0);
+        b->displs = t->contig ? ct_vec_linear(displs->base * t->extent + t->true_lb,
+                                              displs->step * t->extent)
+                              : ct_vec_linear(0, bytes); /* packed back to back */
+        b->staging_bytes = (size_t)(P * bytes);
+        return MPI_SUCCESS;
+    }
+    CT_ALLOC(b->icounts, (size_t)P * sizeof(int));
+    CT_ALLOC(b->idispls, (size_t)P * sizeof(int));
+    for (int j = 0; j < P; j++) {
+        b->icounts[j] = (int)(ct_vec_at(counts, j) * t->size);
+        b->idispls[j] = t->contig ? (int)(ct_vec_at(displs, j) * t->extent + t->true_lb) : pos;
+        pos += b->icounts[j];
+    }
+    b->counts = ct_vec_int(b->icounts);
+    b->displs = ct_vec_int(b->idispls);
+    b->staging_bytes = (size_t)pos;
+out:
+    return rc;
 }
 
 static int byte_side_init(byte_side *b, int P, const ct_vec *counts, const ct_vec *displs,
                           MPI_Datatype type, const void *buf, MPI_Comm comm, int pack)
 {
-    int rc = MPI_SUCCESS, pos = 0;
+    int rc = MPI_SUCCESS;
     ct_typeinfo t;
     memset(b, 0, sizeof *b);
     CT_CALL(ct_type_info(type, &t));
-    CT_ALLOC(b->counts, (size_t)P * sizeof(int));
-    CT_ALLOC(b->displs, (size_t)P * sizeof(int));
-    for (int j = 0; j < P; j++) {
-        b->counts[j] = (int)(ct_vec_at(counts, j) * t.size);
-        b->displs[j] = t.contig ? (int)(ct_vec_at(displs, j) * t.extent + t.true_lb) : pos;
-        pos += b->counts[j];
-    }
-    if (t.contig)
+    CT_CALL(byte_side_layout(b, P, counts, displs, &t));
+    if (t.contig) {
+        b->staging_bytes = 0;
         return MPI_SUCCESS;
-    b->staging_bytes = (size_t)pos;
+    }
     CT_ALLOC(b->staging, b->staging_bytes);
-    /* Blocks are packed back to back, so the pack position runs through displs[]. */
+    /* Blocks are packed back to back, so the pack position runs through displs. */
     for (int j = 0, at = 0; pack && j < P; j++)
         CT_CALL(PMPI_Pack(ct_elem_ptr(buf, (MPI_Aint)ct_vec_at(displs, j), t.extent),
-                          (int)ct_vec_at(counts, j), type, b->staging, pos, &at, comm));
+                          (int)ct_vec_at(counts, j), type, b->staging, (int)b->staging_bytes,
+                          &at, comm));
 out:
     return rc;
 }
@@ -282,7 +308,7 @@ static int byte_side_unpack(const byte_side *b, const ct_alltoallv_args *a, int 
         return MPI_SUCCESS;
     CT_CALL(PMPI_Type_get_extent(a->recvtype, &lb, &ext));
     for (int j = 0; j < P; j++) {
-        int pos = b->displs[j];
+        int pos = (int)ct_vec_at(&b->displs, j);
         CT_CALL(PMPI_Unpack(b->staging, (int)b->staging_bytes, &pos,
                             ct_elem_ptr(a->recvbuf, (MPI_Aint)ct_vec_at(&a->rdispls, j), ext),
                             (int)ct_vec_at(&a->recvcounts, j), a->recvtype, comm));
@@ -302,12 +328,12 @@ static int run_bytes(ct_ctx *ctx, const ct_choice *ch, const ct_alltoallv_args *
                            ctx->comm, 0));
     ct_alltoallv_args b = *a;
     b.sendbuf = s.staging ? s.staging : a->sendbuf;
-    b.sendcounts = ct_vec_int(s.counts);
-    b.sdispls = ct_vec_int(s.displs);
+    b.sendcounts = s.counts;
+    b.sdispls = s.displs;
     b.sendtype = MPI_BYTE;
     b.recvbuf = r.staging ? r.staging : a->recvbuf;
-    b.recvcounts = ct_vec_int(r.counts);
-    b.rdispls = ct_vec_int(r.displs);
+    b.recvcounts = r.counts;
+    b.rdispls = r.displs;
     b.recvtype = MPI_BYTE;
     CT_CALL(ch->alg->run.alltoallv(&b, ctx, ch->params));
     CT_CALL(byte_side_unpack(&r, a, P, ctx->comm));
