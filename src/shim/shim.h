@@ -84,6 +84,12 @@ int ct_shim_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
                         MPI_Datatype recvtype, MPI_Comm comm);
 int ct_shim_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int ct_shim_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                        MPI_Comm comm);
+int ct_shim_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                         MPI_Datatype recvtype, MPI_Comm comm);
 #endif
 
 /* What MPI_Init, MPI_Init_thread and MPI_Finalize do (init.c): read the
