@@ -483,6 +483,54 @@ static void test_api_errors(void **state)
 }
 
 /*
+ * MPI_Alltoall and MPI_Alltoallv on an intercommunicator are not coltune's:
+ * the shim forwards them, so they must give exactly PMPI_'s result (each rank
+ * sends block j to remote rank j), whatever COLTUNE_ALLTOALL(V) forces.
+ */
+static void test_alltoall_inter_forwarded(void **state)
+{
+    (void)state;
+    inter ics[NCONFIGS];
+    int nic = configs(ics), failures = 0;
+    if (nic == 0) {
+        skip();
+    }
+    for (int i = 0; i < nic; i++) {
+        const int nr = ics[i].n[1 - ics[i].group], me = th_rank();
+        int *sb = malloc((size_t)nr * 2 * sizeof(int)), *got = malloc((size_t)nr * 2 * sizeof(int));
+        int *want = malloc((size_t)nr * 2 * sizeof(int)), *c = malloc((size_t)nr * sizeof(int));
+        int *d = malloc((size_t)nr * sizeof(int));
+        assert_true(sb && got && want && c && d);
+        for (int j = 0; j < nr; j++) {
+            sb[2 * j] = 1000 * me + j;
+            sb[2 * j + 1] = -(1000 * me + j);
+            c[j] = 2;
+            d[j] = 2 * j;
+        }
+        memset(got, 0xff, (size_t)nr * 2 * sizeof(int));
+        memset(want, 0xff, (size_t)nr * 2 * sizeof(int));
+        assert_int_equal(PMPI_Alltoall(sb, 2, MPI_INT, want, 2, MPI_INT, ics[i].comm),
+                         MPI_SUCCESS);
+        assert_int_equal(MPI_Alltoall(sb, 2, MPI_INT, got, 2, MPI_INT, ics[i].comm), MPI_SUCCESS);
+        int ok = th_same_bytes(got, want, (size_t)nr * 2 * sizeof(int),
+                               "MPI_Alltoall on an intercommunicator");
+        memset(got, 0xff, (size_t)nr * 2 * sizeof(int));
+        assert_int_equal(MPI_Alltoallv(sb, c, d, MPI_INT, got, c, d, MPI_INT, ics[i].comm),
+                         MPI_SUCCESS);
+        ok = th_same_bytes(got, want, (size_t)nr * 2 * sizeof(int),
+                           "MPI_Alltoallv on an intercommunicator") && ok;
+        failures += !th_all(ok, MPI_COMM_WORLD);
+        free(sb);
+        free(got);
+        free(want);
+        free(c);
+        free(d);
+    }
+    free_configs(ics, nic);
+    assert_int_equal(failures, 0);
+}
+
+/*
  * MPI_IN_PLACE has no meaning for Allgather on an intercommunicator (MPI
  * 4.0 section 6.7): the shim and the API hand it to the MPI library as is.
  * Open MPI rejects such a call with an error class; the test checks that
@@ -672,6 +720,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_allgatherv_intercepted),
         cmocka_unit_test(test_large_count),
         cmocka_unit_test(test_in_place_forwarded),
+        cmocka_unit_test(test_alltoall_inter_forwarded),
         cmocka_unit_test(test_shm_back_to_back),
     };
     int failed = th_run("allgather_inter", tests, sizeof tests / sizeof tests[0]);
