@@ -357,6 +357,29 @@ out:
 /* The drivers                                                         */
 /* ------------------------------------------------------------------ */
 
+/*
+ * Arguments the MPI library must reject (a negative count, a datatype that
+ * is null or not a datatype): a call an algorithm other than pmpi would run
+ * is forwarded instead, so the user gets the library's own error class
+ * through the error handler; the pass-through pays nothing for the check.
+ * The same rule as the Alltoall(v) driver's.
+ */
+static int ag_args_usable(const ct_allgather_args *a)
+{
+    return a->sendcount >= 0 && a->recvcount >= 0 && ct_type_usable(a->sendtype) &&
+           ct_type_usable(a->recvtype);
+}
+
+static int agv_args_usable(const ct_allgatherv_args *a, int nremote)
+{
+    if (a->sendcount < 0 || !ct_type_usable(a->sendtype) || !ct_type_usable(a->recvtype))
+        return 0;
+    for (int j = 0; j < nremote; j++)
+        if (ct_vec_at(&a->recvcounts, j) < 0)
+            return 0;
+    return 1;
+}
+
 /* pmpi: the entry point's own forwarder runs the user's call. */
 int ct_allgather_inter_pmpi(const ct_allgather_args *a, ct_ctx *ctx, const long *params)
 {
@@ -404,7 +427,7 @@ int ct_allgather_inter_dispatch(const ct_allgather_args *a, const ct_spec *force
     int rc = ct_decide_call(a->comm, &call, forced, &ctx, &ch);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (ctx == NULL)
+    if (ctx == NULL || (ch.alg->run.allgather != ct_allgather_inter_pmpi && !ag_args_usable(a)))
         return a->forward(a);
     RUN_TIMED(ctx, ch, run_allgather, a, send_bytes(a->sendcount, a->sendtype));
     return rc;
@@ -419,7 +442,8 @@ int ct_allgatherv_inter_dispatch(const ct_allgatherv_args *a, const ct_spec *for
     int rc = ct_decide_call(a->comm, &call, forced, &ctx, &ch);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (ctx == NULL)
+    if (ctx == NULL || (ch.alg->run.allgatherv != ct_allgatherv_inter_pmpi &&
+                        !agv_args_usable(a, ctx->remote_size)))
         return a->forward(a);
     RUN_TIMED(ctx, ch, run_allgatherv, a, send_bytes(a->sendcount, a->sendtype));
     return rc;

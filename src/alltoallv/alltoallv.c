@@ -372,16 +372,10 @@ static double bytes_sent(const ct_alltoallv_args *a, int P)
  * erroneous program fails as it would natively), and only when an algorithm
  * other than pmpi was chosen: the pass-through pays nothing for it.
  */
-static int type_usable(MPI_Datatype type)
-{
-    MPI_Count size;
-    return type != MPI_DATATYPE_NULL && PMPI_Type_size_x(type, &size) == MPI_SUCCESS;
-}
-
 static int args_usable(const ct_alltoallv_args *a, int P)
 {
     const int inplace = a->sendbuf == MPI_IN_PLACE;
-    if (!type_usable(a->recvtype) || (!inplace && !type_usable(a->sendtype)))
+    if (!ct_type_usable(a->recvtype) || (!inplace && !ct_type_usable(a->sendtype)))
         return 0;
     for (int j = 0; j < P; j++)
         if (ct_vec_at(&a->recvcounts, j) < 0 || (!inplace && ct_vec_at(&a->sendcounts, j) < 0))

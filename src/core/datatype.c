@@ -22,6 +22,12 @@ out:
     return rc;
 }
 
+int ct_type_usable(MPI_Datatype type)
+{
+    MPI_Count size;
+    return type != MPI_DATATYPE_NULL && PMPI_Type_size_x(type, &size) == MPI_SUCCESS;
+}
+
 int ct_copy_typed(const void *src, MPI_Count scount, MPI_Datatype stype, void *dst,
                   MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, int rank)
 {

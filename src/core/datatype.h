@@ -16,6 +16,12 @@ typedef struct ct_typeinfo {
 
 int ct_type_info(MPI_Datatype type, ct_typeinfo *ti);
 
+/* A datatype handle the MPI library accepts: not null, and its size can be
+ * asked (a stale or made-up handle fails there, quietly, with the library's
+ * own checks, instead of inside an algorithm). Drivers check the datatypes
+ * of a call an algorithm is to run with this before they use them. */
+int ct_type_usable(MPI_Datatype type);
+
 /* Address of element displ of a buffer of elements of extent ext. */
 static inline char *ct_elem_ptr(const void *buf, MPI_Aint displ, MPI_Aint ext)
 {

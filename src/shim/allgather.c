@@ -3,10 +3,10 @@
  *
  * Intercommunicators go through the decision (rule collectives
  * allgather_inter / allgatherv_inter, variables COLTUNE_ALLGATHER_INTER /
- * COLTUNE_ALLGATHERV_INTER). Intra-communicators, MPI_IN_PLACE (which has
- * no meaning on intercommunicators) and arguments the MPI library must
- * reject are forwarded to PMPI_, so the user gets exactly what the library
- * does.
+ * COLTUNE_ALLGATHERV_INTER). Intra-communicators and MPI_IN_PLACE (which
+ * has no meaning on intercommunicators) are forwarded to PMPI_, so the user
+ * gets exactly what the library does; so are arguments the library must
+ * reject (allgather_inter.c checks them).
  */
 #include "allgather_inter/allgather_inter.h"
 #include "shim/shim.h"
@@ -23,24 +23,11 @@ int ct_shim_fwd_allgatherv(const ct_allgatherv_args *a)
                            a->recvcounts.v, a->displs.v, a->recvtype, a->comm);
 }
 
-int ct_shim_serves_inter(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                         MPI_Datatype recvtype, MPI_Comm comm)
+int ct_shim_serves_inter(const void *sendbuf, MPI_Comm comm)
 {
     int inter = 0;
-    return sendbuf != MPI_IN_PLACE && sendcount >= 0 && ct_shim_active(comm) &&
-           ct_shim_type_ok(sendtype) && ct_shim_type_ok(recvtype) &&
+    return sendbuf != MPI_IN_PLACE && ct_shim_active(comm) &&
            PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter;
-}
-
-int ct_shim_counts_valid(const ct_vec *counts, MPI_Comm comm)
-{
-    int n = 0;
-    if (PMPI_Comm_remote_size(comm, &n) != MPI_SUCCESS)
-        return 0;
-    for (int j = 0; j < n; j++)
-        if (ct_vec_at(counts, j) < 0)
-            return 0;
-    return 1;
 }
 
 int ct_shim_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -48,7 +35,7 @@ int ct_shim_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 {
     ct_allgather_args a = {sendbuf,  sendcount, sendtype, recvbuf, recvcount,
                            recvtype, comm,      ct_shim_fwd_allgather};
-    if (!ct_shim_serves_inter(sendbuf, sendcount, sendtype, recvtype, comm) || recvcount < 0)
+    if (!ct_shim_serves_inter(sendbuf, comm))
         return ct_shim_fwd_allgather(&a);
     return ct_shim_return(comm, ct_allgather_inter_dispatch(&a, NULL));
 }
@@ -66,8 +53,7 @@ int ct_shim_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype
                             recvtype,
                             comm,
                             ct_shim_fwd_allgatherv};
-    if (!ct_shim_serves_inter(sendbuf, sendcount, sendtype, recvtype, comm) ||
-        !ct_shim_counts_valid(&a.recvcounts, comm))
+    if (!ct_shim_serves_inter(sendbuf, comm))
         return ct_shim_fwd_allgatherv(&a);
     return ct_shim_return(comm, ct_allgatherv_inter_dispatch(&a, NULL));
 }

@@ -27,7 +27,7 @@ int ct_shim_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
 {
     ct_allgather_args a = {sendbuf,  sendcount, sendtype, recvbuf, recvcount,
                            recvtype, comm,      ct_shim_fwd_allgather_c};
-    if (!ct_shim_serves_inter(sendbuf, sendcount, sendtype, recvtype, comm) || recvcount < 0)
+    if (!ct_shim_serves_inter(sendbuf, comm))
         return ct_shim_fwd_allgather_c(&a);
     return ct_shim_return(comm, ct_allgather_inter_dispatch(&a, NULL));
 }
@@ -45,8 +45,7 @@ int ct_shim_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype 
                             recvtype,
                             comm,
                             ct_shim_fwd_allgatherv_c};
-    if (!ct_shim_serves_inter(sendbuf, sendcount, sendtype, recvtype, comm) ||
-        !ct_shim_counts_valid(&a.recvcounts, comm))
+    if (!ct_shim_serves_inter(sendbuf, comm))
         return ct_shim_fwd_allgatherv_c(&a);
     return ct_shim_return(comm, ct_allgatherv_inter_dispatch(&a, NULL));
 }

@@ -87,12 +87,6 @@ int ct_shim_serves_intra(MPI_Comm comm)
     return ct_shim_active(comm) && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter;
 }
 
-int ct_shim_type_ok(MPI_Datatype type)
-{
-    MPI_Count size;
-    return type != MPI_DATATYPE_NULL && PMPI_Type_size_x(type, &size) == MPI_SUCCESS;
-}
-
 /* The user's error handler of comm, as the MPI library's own routine would
  * invoke it. MPI_ERRORS_RETURN does nothing, so it is not called: SimGrid's
  * SMPI (3.32) crashes calling it. */

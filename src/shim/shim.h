@@ -38,11 +38,6 @@ ct_alltoallv_args ct_shim_describe_alltoall(const void *sendbuf, MPI_Count sendc
 int ct_shim_fwd_alltoallv(const ct_alltoallv_args *a);
 int ct_shim_fwd_alltoall(const ct_alltoallv_args *a);
 
-/* A datatype handle the library accepts: not null, and its size can be
- * asked (a stale or made-up handle fails there, quietly with the library's
- * checks, instead of inside an algorithm). */
-int ct_shim_type_ok(MPI_Datatype type);
-
 /*
  * What MPI_Alltoallv, MPI_Alltoall, MPI_Allgather and MPI_Allgatherv do with
  * C arguments: serve the call or forward it. The C symbols are these, and
@@ -59,14 +54,12 @@ int ct_shim_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype
                        void *recvbuf, const int recvcounts[], const int displs[],
                        MPI_Datatype recvtype, MPI_Comm comm);
 
-/* The intercommunicator Allgather(v) (allgather.c): the forwarders, and the
- * checks that decide a call is served (an intercommunicator, no
- * MPI_IN_PLACE, arguments the library accepts). */
+/* The intercommunicator Allgather(v) (allgather.c): the forwarders, and
+ * whether a call goes to the driver (an intercommunicator, no MPI_IN_PLACE;
+ * the driver checks the rest of the arguments). */
 int ct_shim_fwd_allgather(const ct_allgather_args *a);
 int ct_shim_fwd_allgatherv(const ct_allgatherv_args *a);
-int ct_shim_serves_inter(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                         MPI_Datatype recvtype, MPI_Comm comm);
-int ct_shim_counts_valid(const ct_vec *counts, MPI_Comm comm);
+int ct_shim_serves_inter(const void *sendbuf, MPI_Comm comm);
 
 #ifdef CT_HAVE_LARGE_COUNT
 /* The MPI-4 large-count forms (alltoallv_c.c, alltoall_c.c, allgather_c.c). */
