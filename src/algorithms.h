@@ -249,6 +249,7 @@ int ct_alltoallv_tuna_hier_coalesced(const ct_alltoallv_args *a, struct ct_ctx *
                                      const long *params);
 int ct_alltoallv_tuna_hier_staggered(const ct_alltoallv_args *a, struct ct_ctx *ctx,
                                      const long *params);
+int ct_alltoallv_shm(const ct_alltoallv_args *a, struct ct_ctx *ctx, const long *params);
 
 int ct_allgather_inter_pmpi(const ct_allgather_args *a, struct ct_ctx *ctx, const long *params);
 int ct_allgatherv_inter_pmpi(const ct_allgatherv_args *a, struct ct_ctx *ctx,

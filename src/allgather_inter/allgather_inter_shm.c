@@ -194,29 +194,6 @@ typedef struct shm_block {
     size_t bytes;
 } shm_block;
 
-/* PMPI_Pack and PMPI_Unpack take int byte counts: count elements go in
- * pieces that fit, whose packed forms are back to back. prepare() has
- * checked that one element fits (t->size <= INT_MAX). */
-static int pack_elems(const void *buf, MPI_Count count, MPI_Datatype type, const ct_typeinfo *t,
-                      char *packed, int unpack, MPI_Comm comm)
-{
-    int rc = MPI_SUCCESS;
-    const MPI_Aint piece = INT_MAX / t->size;
-    for (MPI_Aint done = 0; done < count; done += piece) {
-        const int n = (int)(count - done < piece ? count - done : piece);
-        const int bytes = (int)(n * t->size);
-        char *elems = (char *)buf + done * t->extent;
-        char *at = packed + (size_t)done * (size_t)t->size;
-        int pos = 0;
-        if (unpack)
-            CT_CALL(PMPI_Unpack(at, bytes, &pos, elems, n, type, comm));
-        else
-            CT_CALL(PMPI_Pack(elems, n, type, at, bytes, &pos, comm));
-    }
-out:
-    return rc;
-}
-
 /* Where this call's bytes come from and go to: *send is this rank's block
  * as bytes (packed into context buffer 0 unless contiguous), blk[j] the
  * place of remote block j (staged in context buffer 1 unless contiguous). */
@@ -242,8 +219,8 @@ static int prepare(ct_ctx *ctx, const ct_ag_call *d, const char **send, size_t *
         char *packed = ct_ctx_buffer(ctx, 0, *sbytes);
         if (packed == NULL)
             return MPI_ERR_NO_MEM;
-        CT_CALL(pack_elems(d->sendbuf, d->sendcount, d->sendtype, &s, packed, 0,
-                           ctx->local_comm));
+        CT_CALL(ct_pack_elems(d->sendbuf, d->sendcount, d->sendtype, &s, packed, 0,
+                              ctx->local_comm));
         *send = packed;
         ctx->call_extra += *sbytes;
     }
@@ -279,8 +256,8 @@ static int unstage(ct_ctx *ctx, const ct_ag_call *d, const shm_block *blk)
     for (int j = 0; j < ctx->remote_size; j++) {
         ct_ag_remote_block(d, j, &count, &displ);
         if (blk[j].bytes > 0)
-            CT_CALL(pack_elems((char *)d->recvbuf + displ * r.extent, count, d->recvtype, &r,
-                               blk[j].dst, 1, ctx->local_comm));
+            CT_CALL(ct_pack_elems((char *)d->recvbuf + displ * r.extent, count, d->recvtype,
+                                  &r, blk[j].dst, 1, ctx->local_comm));
     }
 out:
     return rc;

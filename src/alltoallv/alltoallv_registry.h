@@ -111,3 +111,11 @@
         .restrictions = CT_A_BYTES | CT_R_INT_OFFSETS,
         .run.alltoallv = ct_alltoallv_tuna_hier_staggered,
     },
+    {
+        .name = "shm",
+        .coll = CT_A2A_COLL,
+        .summary = "through a shared-memory window: each rank copies its blocks in, one "
+                   "synchronisation, each copies its blocks out (bounded window, rounds)",
+        .restrictions = CT_R_SHARED_MEMORY,
+        .run.alltoallv = ct_alltoallv_shm,
+    },

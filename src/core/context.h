@@ -41,6 +41,8 @@ typedef enum ct_ext_id {
     CT_EXT_SDDE,   /* MPIX_Alltoall(v)_crs (src/sdde/sdde.h): node communicator,
                       member map, rma window */
     CT_EXT_AG_SHM, /* the shm Allgather(v) (allgather_inter_shm.c): shared window */
+    CT_EXT_A2A_SHM,  /* the shm Alltoall(v) (alltoallv_shm.c): shared window */
+    CT_EXT_A2A_NODE, /* node_aware Alltoall(v): node communicator and its window */
     CT_EXT_COUNT
 } ct_ext_id;
 

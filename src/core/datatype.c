@@ -91,3 +91,27 @@ int ct_sendrecv(const void *sbuf, MPI_Count scount, MPI_Datatype stype, int dest
     return PMPI_Sendrecv(sbuf, (int)scount, stype, dest, tag, rbuf, (int)rcount, rtype, src, tag,
                          comm, MPI_STATUS_IGNORE);
 }
+
+/* PMPI_Pack and PMPI_Unpack take int byte counts: count elements go in
+ * pieces that fit, whose packed forms are back to back. */
+int ct_pack_elems(const void *buf, MPI_Count count, MPI_Datatype type, const ct_typeinfo *t,
+                  char *packed, int unpack, MPI_Comm comm)
+{
+    int rc = MPI_SUCCESS;
+    if (t->size > INT_MAX)
+        return MPI_ERR_TYPE;
+    const MPI_Aint piece = t->size > 0 ? INT_MAX / t->size : count;
+    for (MPI_Aint done = 0; done < count; done += piece) {
+        const int n = (int)(count - done < piece ? count - done : piece);
+        const int bytes = (int)(n * t->size);
+        char *elems = (char *)buf + done * t->extent;
+        char *at = packed + (size_t)done * (size_t)t->size;
+        int pos = 0;
+        if (unpack)
+            CT_CALL(PMPI_Unpack(at, bytes, &pos, elems, n, type, comm));
+        else
+            CT_CALL(PMPI_Pack(elems, n, type, at, bytes, &pos, comm));
+    }
+out:
+    return rc;
+}

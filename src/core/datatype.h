@@ -22,6 +22,13 @@ int ct_type_info(MPI_Datatype type, ct_typeinfo *ti);
  * of a call an algorithm is to run with this before they use them. */
 int ct_type_usable(MPI_Datatype type);
 
+/* Packs (unpack = 0) count elements of type at buf into packed, back to back,
+ * or unpacks them from there (unpack = 1), in pieces PMPI_Pack's int byte
+ * counts can take: any count, one element of at most INT_MAX bytes
+ * (MPI_ERR_TYPE otherwise). comm is an intra-communicator of this rank. */
+int ct_pack_elems(const void *buf, MPI_Count count, MPI_Datatype type, const ct_typeinfo *t,
+                  char *packed, int unpack, MPI_Comm comm);
+
 /* Address of element displ of a buffer of elements of extent ext. */
 static inline char *ct_elem_ptr(const void *buf, MPI_Aint displ, MPI_Aint ext)
 {

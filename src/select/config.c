@@ -7,6 +7,7 @@
  */
 #include "select/config.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +109,31 @@ static void read_ppn(ct_config *cfg, const char *(*get)(const char *))
     cfg->ppn_cyclic = cyclic;
 }
 
+/* COLTUNE_SHM_WINDOW=bytes, with an optional k, m or g suffix (KiB, MiB, GiB) */
+static void read_shm_window(ct_config *cfg, const char *(*get)(const char *))
+{
+    const char *v = get("COLTUNE_SHM_WINDOW");
+    char *end;
+    if (v == NULL)
+        return;
+    unsigned long long n = *v >= '0' && *v <= '9' ? strtoull(v, &end, 10) : 0;
+    int shift = 0;
+    if (n > 0 && *end != '\0' && end[1] == '\0') {
+        const char *units = "kmg";
+        const char *u = strchr(units, *end | 0x20);
+        shift = u != NULL ? 10 * (int)(u - units + 1) : -1;
+        end += u != NULL;
+    }
+    if (n == 0 || *end != '\0' || shift < 0 || n > (CT_SHM_WINDOW_MAX >> shift) ||
+        (n << shift) < CT_SHM_WINDOW_MIN) {
+        add_error(cfg, "COLTUNE_SHM_WINDOW='%s': expected a size from %zu bytes to 1g "
+                       "(bytes, or with a k, m or g suffix); variable ignored",
+                  v, CT_SHM_WINDOW_MIN);
+        return;
+    }
+    cfg->shm_window = (size_t)(n << shift);
+}
+
 static void read_forced(ct_config *cfg, const char *(*get)(const char *))
 {
     for (int c = 0; c < CT_COLL_COUNT; c++) {
@@ -147,11 +173,16 @@ void ct_config_read(ct_config *cfg, const char *(*getenv_fn)(const char *name))
 {
     const char *(*get)(const char *) = getenv_fn ? getenv_fn : plain_getenv;
     memset(cfg, 0, sizeof *cfg);
+    cfg->shm_window = CT_SHM_WINDOW_DEFAULT;
+    cfg->test_shm_fail = -1;
     read_int(cfg, get, "COLTUNE_DISABLE", 0, 1, "0 or 1", &cfg->disabled);
     read_int(cfg, get, "COLTUNE_VERBOSE", 0, 2, "0, 1 or 2", &cfg->verbose);
     read_int(cfg, get, "COLTUNE_STATS", 0, 1, "0 or 1", &cfg->stats);
     read_fallback(cfg, get);
     read_ppn(cfg, get);
+    read_shm_window(cfg, get);
+    read_int(cfg, get, "COLTUNE_TEST_SHM_FAIL", 0, INT_MAX, "a rank >= 0",
+             &cfg->test_shm_fail);
     read_forced(cfg, get);
     read_rules(cfg, get);
 }
@@ -168,4 +199,6 @@ void ct_config_free(ct_config *cfg)
 {
     ct_rules_free(&cfg->rules);
     memset(cfg, 0, sizeof *cfg);
+    cfg->shm_window = CT_SHM_WINDOW_DEFAULT;
+    cfg->test_shm_fail = -1;
 }

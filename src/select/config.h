@@ -20,6 +20,10 @@ typedef struct ct_config {
     ct_fallback fallback;
     int ppn;        /* COLTUNE_PPN=n: emulated ranks per node, 0 = real topology */
     int ppn_cyclic; /* COLTUNE_PPN=n:cyclic: ranks dealt round-robin over the nodes */
+    size_t shm_window; /* COLTUNE_SHM_WINDOW: data bytes per rank per half of the
+                          Alltoall(v) shared windows (alltoallv/shm_stream.h) */
+    int test_shm_fail; /* COLTUNE_TEST_SHM_FAIL=r: rank r of every communicator
+                          cannot use a shared window (tests only); -1 none */
     ct_ruleset rules;
     const char *rules_origin; /* "COLTUNE_RULES" or "default", for messages */
     int forced_set[CT_COLL_COUNT];
@@ -28,6 +32,11 @@ typedef struct ct_config {
     int nerrors;
     char errors[8][1024];
 } ct_config;
+
+/* Default of COLTUNE_SHM_WINDOW, and its bounds. */
+#define CT_SHM_WINDOW_DEFAULT ((size_t)256 << 10)
+#define CT_SHM_WINDOW_MIN ((size_t)64)
+#define CT_SHM_WINDOW_MAX ((size_t)1 << 30)
 
 /* The environment variable that forces an algorithm for coll. */
 const char *ct_config_env_name(ct_coll coll);

@@ -95,6 +95,31 @@ static void test_good_values(void **state)
     ct_config_free(&cfg);
 }
 
+/* COLTUNE_SHM_WINDOW: bytes with an optional k, m or g suffix. */
+static void test_shm_window(void **state)
+{
+    (void)state;
+    ct_config cfg;
+    read_env(&cfg, (const char *[]){NULL});
+    assert_int_equal(cfg.shm_window, CT_SHM_WINDOW_DEFAULT);
+    assert_int_equal(cfg.test_shm_fail, -1);
+    ct_config_free(&cfg);
+    const struct {
+        const char *text;
+        size_t bytes;
+    } good[] = {{"64", 64}, {"4096", 4096}, {"32k", 32 << 10}, {"2M", 2 << 20},
+                {"1g", 1 << 30}};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        read_env(&cfg, (const char *[]){"COLTUNE_SHM_WINDOW", good[i].text, NULL});
+        assert_int_equal(cfg.nerrors, 0);
+        assert_int_equal(cfg.shm_window, good[i].bytes);
+        ct_config_free(&cfg);
+    }
+    read_env(&cfg, (const char *[]){"COLTUNE_TEST_SHM_FAIL", "3", NULL});
+    assert_int_equal(cfg.test_shm_fail, 3);
+    ct_config_free(&cfg);
+}
+
 /* One bad variable: exactly one message, and the variable is ignored. */
 static void expect_one_error(const char *name, const char *value, const char *message)
 {
@@ -139,6 +164,17 @@ static void test_bad_values(void **state)
     expect_one_error("COLTUNE_PPN", "four",
                      "COLTUNE_PPN='four': expected a rank count n >= 1, optionally followed "
                      "by :cyclic; variable ignored");
+    const char *bad_windows[] = {"0", "63", "2g", "4x", "k", "-1", "16kb", ""};
+    for (size_t i = 0; i < sizeof bad_windows / sizeof bad_windows[0]; i++) {
+        char msg[256];
+        snprintf(msg, sizeof msg,
+                 "COLTUNE_SHM_WINDOW='%s': expected a size from 64 bytes to 1g (bytes, or "
+                 "with a k, m or g suffix); variable ignored",
+                 bad_windows[i]);
+        expect_one_error("COLTUNE_SHM_WINDOW", bad_windows[i], msg);
+    }
+    expect_one_error("COLTUNE_TEST_SHM_FAIL", "-2",
+                     "COLTUNE_TEST_SHM_FAIL='-2': expected a rank >= 0; variable ignored");
     expect_one_error("COLTUNE_ALLTOALLV", "scattered:block_count=0",
                      "COLTUNE_ALLTOALLV='scattered:block_count=0': column 23: value 0 for "
                      "parameter 'block_count' of 'scattered' is out of range (1..P); variable "
@@ -212,6 +248,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_good_values),
+        cmocka_unit_test(test_shm_window),
         cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_errors_are_independent),
         cmocka_unit_test(test_rules_file),

@@ -1,0 +1,143 @@
+/*
+ * alltoallv_shm.c - MPI_Alltoallv and MPI_Alltoall through a shared-memory
+ * window, for communicators whose ranks all share one node
+ * (CT_R_SHARED_MEMORY).
+ *
+ * Each rank copies its outgoing blocks, with a table of where each lies,
+ * into its own part of a window every rank maps; the ranks synchronise once
+ * through flags in the window; each rank copies the blocks addressed to it
+ * straight from the senders' parts into its receive buffer (and its own
+ * block directly). A byte crosses memory twice, with memcpy and no message
+ * matching, where the point-to-point algorithms pay the MPI library's
+ * per-message cost P - 1 times per rank. It is the Alltoallv counterpart of
+ * the shm intercommunicator Allgather (allgather_inter_shm.c) and of what
+ * Open MPI's coll/han and coll/xhc do on a node; none of the papers treats
+ * it. The window is bounded (COLTUNE_SHM_WINDOW per rank per half), so
+ * larger exchanges run in rounds (shm_stream.h).
+ *
+ * Types: a contiguous type is copied from and to the user's buffers; a
+ * non-contiguous send side is packed first, a non-contiguous receive side
+ * staged and unpacked (context buffers, counted in the call's extra
+ * memory). Byte arithmetic is in size_t: no offset is limited to int.
+ *
+ * If the window cannot be set up (shm.h), every rank learns it at the first
+ * call, and that call and every later one on the communicator that chooses
+ * shm is forwarded to the MPI library's routine.
+ */
+#include "alltoallv/shm_stream.h"
+#include "core/log.h"
+
+#include <string.h>
+
+/* This rank's stream: out[j] is its block for rank j (none for itself),
+ * packed into a context buffer when the send type is not contiguous. */
+static int send_side(const ct_a2av *x, ct_shm_out *out)
+{
+    int rc = MPI_SUCCESS;
+    const int P = x->ctx->size, me = x->ctx->rank;
+    const ct_alltoallv_args *a = x->a;
+    ct_typeinfo t;
+    size_t packed_bytes = 0;
+    char *packed = NULL;
+    CT_CALL(ct_type_info(a->sendtype, &t));
+    for (int j = 0; j < P; j++) {
+        out[j].bytes = j == me ? 0 : (size_t)ct_a2av_scount(x, j) * (size_t)t.size;
+        out[j].src = ct_a2av_sendblock(x, j) + t.true_lb;
+        packed_bytes += out[j].bytes;
+    }
+    if (t.contig || packed_bytes == 0)
+        return MPI_SUCCESS;
+    packed = ct_ctx_buffer(x->ctx, CT_BUF_SHM_SEND, packed_bytes);
+    if (packed == NULL)
+        return MPI_ERR_NO_MEM;
+    x->ctx->call_extra += packed_bytes;
+    for (int j = 0; j < P; j++) {
+        if (out[j].bytes > 0)
+            CT_CALL(ct_pack_elems(ct_a2av_sendblock(x, j), ct_a2av_scount(x, j), a->sendtype, &t,
+                                  packed, 0, x->ctx->comm));
+        out[j].src = packed;
+        packed += out[j].bytes;
+    }
+out:
+    return rc;
+}
+
+/* The blocks this rank reads: rank i's block for it, from i = me + 1 on (the
+ * readers start at different parts). Staged in a context buffer when the
+ * receive type is not contiguous (*staged: its bytes, 0 when not). */
+static int recv_side(const ct_a2av *x, ct_shm_want *want, size_t *staged)
+{
+    int rc = MPI_SUCCESS;
+    const int P = x->ctx->size, me = x->ctx->rank;
+    ct_typeinfo t;
+    char *stage;
+    *staged = 0;
+    CT_CALL(ct_type_info(x->a->recvtype, &t));
+    for (int w = 0; w < P - 1; w++) {
+        const int i = (me + 1 + w) % P;
+        want[w].member = i;
+        want[w].block = me;
+        want[w].cap = (size_t)ct_a2av_rcount(x, i) * (size_t)t.size;
+        want[w].dst = ct_a2av_recvblock(x, i) + t.true_lb;
+        *staged += want[w].cap;
+    }
+    if (t.contig || *staged == 0) {
+        *staged = 0;
+        return MPI_SUCCESS;
+    }
+    stage = ct_ctx_buffer(x->ctx, CT_BUF_SHM_RECV, *staged);
+    if (stage == NULL)
+        return MPI_ERR_NO_MEM;
+    x->ctx->call_extra += *staged;
+    for (int w = 0; w < P - 1; w++) {
+        want[w].dst = stage;
+        stage += want[w].cap;
+    }
+out:
+    return rc;
+}
+
+/* A non-contiguous receive side: the staged blocks into the user's buffer. */
+static int unstage(const ct_a2av *x, const ct_shm_want *want)
+{
+    int rc = MPI_SUCCESS;
+    ct_typeinfo t;
+    CT_CALL(ct_type_info(x->a->recvtype, &t));
+    for (int w = 0; w < x->ctx->size - 1; w++)
+        if (want[w].cap > 0)
+            CT_CALL(ct_pack_elems(ct_a2av_recvblock(x, want[w].member),
+                                  ct_a2av_rcount(x, want[w].member), x->a->recvtype, &t,
+                                  want[w].dst, 1, x->ctx->comm));
+out:
+    return rc;
+}
+
+int ct_alltoallv_shm(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params)
+{
+    int rc;
+    const int P = ctx->size;
+    ct_a2av x;
+    ct_shm_stream *s;
+    size_t staged = 0;
+    (void)params;
+    CT_CALL(ct_a2av_prepare(&x, a, ctx));
+    if (P == 1)
+        return ct_a2av_self_copy(&x);
+    CT_CALL(ct_shm_stream_get(ctx, CT_EXT_A2A_SHM, ctx->comm, 0, P, "shm", &s));
+    if (s == NULL)
+        return a->forward(a); /* no window on some rank: every rank comes here */
+    ctx->call_extra += ct_shm_stream_bytes(P);
+    ct_shm_out *out = ct_ctx_buffer(ctx, CT_BUF_SHM_PLAN,
+                                    (size_t)P * (sizeof(ct_shm_out) + sizeof(ct_shm_want)));
+    ct_shm_want *want = out != NULL ? (ct_shm_want *)(out + P) : NULL;
+    int local_rc = out == NULL ? MPI_ERR_NO_MEM : send_side(&x, out);
+    if (local_rc == MPI_SUCCESS)
+        local_rc = recv_side(&x, want, &staged);
+    if (local_rc == MPI_SUCCESS)
+        local_rc = ct_a2av_self_copy(&x);
+    CT_CALL(ct_shm_stream_run(s, out, local_rc, want, P - 1, ctx));
+    if (staged > 0)
+        CT_CALL(unstage(&x, want));
+out:
+    return rc;
+}

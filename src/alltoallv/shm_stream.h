@@ -1,0 +1,86 @@
+/*
+ * shm_stream.h - personalised exchange through a bounded shared-memory
+ * window, shared by the shm algorithm (alltoallv_shm.c: every rank of the
+ * communicator) and the node-aware hierarchical one (alltoallv_node_aware.c:
+ * the ranks of one node).
+ *
+ * Each member of the window's group publishes a stream: its outgoing blocks
+ * 0 .. nblocks-1 back to back. A member reads any block of any member's
+ * stream straight into its destination. The window holds, per member, two
+ * halves of W data bytes (COLTUNE_SHM_WINDOW) and a header; a call runs in
+ * rounds, round r carrying bytes [r W, (r+1) W) of every stream.
+ *
+ * Round r (seq: rounds run on this window, the same on every member):
+ *   1. copy the round's part of this rank's stream into half (seq mod 2),
+ *      in round 0 with the header: stream length, an error flag and the
+ *      offset and size of every block;
+ *   2. publish count seq + 1 and wait until every member has (shm.h);
+ *   3. copy the wanted blocks' parts of the round out of the members' halves.
+ * A member publishes round r + 1 only after it has read round r, so when a
+ * writer sees every member reach round r + 1 all have finished reading round
+ * r - 1 from the half it is about to overwrite: one synchronisation per
+ * round, and no fast writer can overwrite what a slow reader still needs
+ * (with a single half it could, and ranks would disagree on the rounds).
+ * The number of rounds is ceil(longest stream / W), read from the headers of
+ * round 0 by every member alike.
+ */
+#ifndef CT_SHM_STREAM_H
+#define CT_SHM_STREAM_H
+
+#include "alltoallv/alltoallv.h"
+#include "core/shm.h"
+
+/* One of this rank's outgoing blocks. */
+typedef struct ct_shm_out {
+    const char *src;
+    size_t bytes;
+} ct_shm_out;
+
+/* A block this rank reads: block `block` of member `member`'s stream, into
+ * dst, which holds cap bytes (a longer block is an MPI_ERR_TRUNCATE). */
+typedef struct ct_shm_want {
+    int member, block;
+    char *dst;
+    size_t cap;
+} ct_shm_want;
+
+/* A window for streams of nblocks blocks, created by the first call that
+ * needs it and cached in the context (freed with it). */
+typedef struct ct_shm_stream {
+    ct_shm_win *w;
+    MPI_Comm comm; /* the window's group: ctx->comm, or a node communicator it owns */
+    int owns_comm;
+    int nblocks;
+    size_t W;   /* data bytes per half */
+    size_t hdr; /* header bytes per half */
+} ct_shm_stream;
+
+/* Buffers of ct_ctx_buffer() the shared-memory algorithms use. */
+enum { CT_BUF_SHM_SEND, CT_BUF_SHM_RECV, CT_BUF_SHM_PLAN, CT_BUF_SHM_LOC };
+
+/* Window bytes per member for streams of nblocks blocks (the configured W). */
+size_t ct_shm_stream_bytes(int nblocks);
+
+/*
+ * The context's window in slot id over comm (a group of ctx->comm whose
+ * ranks share memory: ctx->comm itself, or a node communicator, which the
+ * window then owns and frees), created collectively over ctx->comm by the
+ * first call. *out is NULL on every rank of ctx->comm when some rank could
+ * not set up its window (a small /dev/shm, say), on that call and every
+ * later one; who names the algorithm in the one log message.
+ */
+int ct_shm_stream_get(ct_ctx *ctx, ct_ext_id id, MPI_Comm comm, int owns_comm, int nblocks,
+                      const char *who, ct_shm_stream **out);
+
+/*
+ * One exchange. out[0 .. nblocks-1] is this rank's stream (a block of 0
+ * bytes takes no space); want[0 .. nwant-1] the blocks it reads. local_rc
+ * is this rank's readiness (MPI_SUCCESS, or why it has nothing to publish):
+ * round 0 tells every member, and then all return an error. A block longer
+ * than its destination is cut and the call returns MPI_ERR_TRUNCATE on the
+ * reader, after the rounds (the others are not kept waiting).
+ */
+int ct_shm_stream_run(ct_shm_stream *s, const ct_shm_out *out, int local_rc,
+                      const ct_shm_want *want, int nwant, ct_ctx *ctx);
+
+#endif

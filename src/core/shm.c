@@ -1,0 +1,174 @@
+/*
+ * shm.c - shared-memory windows and their flags (shm.h).
+ *
+ * Memory ordering. Shared windows are in MPI's unified memory model (checked
+ * at creation), where a store is visible to another process once it is
+ * ordered before the flag it reads; MPI_Win_sync in a passive epoch is the
+ * standard's name for that ordering. A full fence is used: memcpy may use
+ * non-temporal stores, which a release store alone does not order on x86.
+ */
+#include "core/shm.h"
+#include "core/log.h"
+#include "core/state.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* The flag line that starts each rank's part. */
+#define FLAG_BYTES ((size_t)64)
+
+static unsigned long *flag_of(const ct_shm_win *w, int r)
+{
+    return (unsigned long *)(void *)(w->part[r] - FLAG_BYTES);
+}
+
+void ct_shm_publish(ct_shm_win *w)
+{
+    PMPI_Win_sync(w->win);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(flag_of(w, w->rank), ++w->seq, __ATOMIC_RELEASE);
+}
+
+/* Spinning pays only when every waiter has a core of its own; otherwise the
+ * rank it waits for may be the one it keeps from running. */
+static void pause_once(const ct_shm_win *w, unsigned *spins)
+{
+    if (w->oversubscribed || ++*spins > 2000) {
+        sched_yield();
+        return;
+    }
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+void ct_shm_wait_all(ct_shm_win *w)
+{
+    unsigned spins = 0;
+    /* Ranks are checked in turn, each until it is there: a rank seen to
+     * have arrived is never read again. Starting after this rank spreads
+     * the readers over the lines. */
+    for (int t = 1; t < w->size; t++) {
+        const int r = (w->rank + t) % w->size;
+        while (__atomic_load_n(flag_of(w, r), __ATOMIC_ACQUIRE) < w->seq)
+            pause_once(w, &spins);
+    }
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    PMPI_Win_sync(w->win);
+}
+
+void ct_shm_win_free(ct_shm_win *w)
+{
+    if (w == NULL)
+        return;
+    if (w->locked)
+        PMPI_Win_unlock_all(w->win);
+    if (w->win != MPI_WIN_NULL) /* collective, like the context's release */
+        PMPI_Win_free(&w->win);
+    free(w->part);
+    free(w);
+}
+
+/* This rank's part of the setup once the window exists: all local. */
+static int map_parts(ct_shm_win *w)
+{
+    int rc = MPI_SUCCESS, flag, *model;
+    CT_ALLOC(w->part, (size_t)w->size * sizeof(char *));
+    CT_CALL(PMPI_Win_set_errhandler(w->win, MPI_ERRORS_RETURN));
+    CT_CALL(PMPI_Win_get_attr(w->win, MPI_WIN_MODEL, &model, &flag));
+    if (!flag || *model != MPI_WIN_UNIFIED) {
+        ct_log_once("shm: the MPI library's shared window is not in the unified memory model");
+        return MPI_ERR_WIN;
+    }
+    for (int r = 0; r < w->size; r++) {
+        MPI_Aint bytes;
+        int disp_unit;
+        char *base;
+        CT_CALL(PMPI_Win_shared_query(w->win, r, &bytes, &disp_unit, &base));
+        if (base == NULL || (size_t)bytes < FLAG_BYTES + w->bytes)
+            return MPI_ERR_WIN;
+        w->part[r] = base + FLAG_BYTES;
+    }
+    *flag_of(w, w->rank) = 0;
+    /* one passive epoch for the window's life: MPI_Win_sync orders the copies */
+    CT_CALL(PMPI_Win_lock_all(MPI_MODE_NOCHECK, w->win));
+    w->locked = 1;
+out:
+    return rc;
+}
+
+/* A failure the tests inject (COLTUNE_TEST_SHM_FAIL=rank): the window is
+ * created, but this rank reports it could not use it, as a rank whose part
+ * could not be mapped would. */
+static int injected_failure(int rank)
+{
+    return ct_cfg()->test_shm_fail == rank;
+}
+
+static int allocate(ct_shm_win *w, MPI_Win *win)
+{
+    int rc;
+    MPI_Info info = MPI_INFO_NULL;
+    char *base = NULL;
+    /* a hint only: each part in its own pages, no false sharing */
+    if (PMPI_Info_create(&info) == MPI_SUCCESS &&
+        PMPI_Info_set(info, "alloc_shared_noncontig", "true") != MPI_SUCCESS)
+        PMPI_Info_free(&info);
+    rc = PMPI_Win_allocate_shared((MPI_Aint)(FLAG_BYTES + w->bytes), 1, info, w->comm, &base,
+                                  win);
+    if (info != MPI_INFO_NULL)
+        PMPI_Info_free(&info);
+    return rc;
+}
+
+/* Every rank reaches the same collectives (MPI_Win_allocate_shared, then one
+ * allreduce) whatever fails on it locally, so all agree on whether the
+ * window is usable; if it is not, all free it when all hold one, and
+ * otherwise the ranks that hold one leave it (freeing it is collective). */
+int ct_shm_win_create(MPI_Comm comm, size_t bytes, const char *who, ct_shm_win **out)
+{
+    int rc, size, rank, here[2] = {0, 0}, everywhere[2]; /* {can use it, holds it} */
+    ct_shm_win *w = NULL;
+    *out = NULL;
+    CT_CALL(PMPI_Comm_size(comm, &size));
+    CT_CALL(PMPI_Comm_rank(comm, &rank));
+    w = calloc(1, sizeof *w); /* NULL: this rank still takes part */
+    if (w != NULL) {
+        const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        w->win = MPI_WIN_NULL;
+        w->comm = comm;
+        w->size = size;
+        w->rank = rank;
+        w->bytes = bytes;
+        w->oversubscribed = cores > 0 && size > cores;
+        here[1] = allocate(w, &w->win) == MPI_SUCCESS;
+    } else {
+        MPI_Win lost = MPI_WIN_NULL; /* left to the library: freeing it is collective */
+        allocate(&(ct_shm_win){.comm = comm, .bytes = bytes}, &lost);
+    }
+    here[0] = here[1] && map_parts(w) == MPI_SUCCESS && !injected_failure(rank);
+    CT_CALL(PMPI_Allreduce(here, everywhere, 2, MPI_INT, MPI_MIN, comm));
+    if (everywhere[0]) {
+        *out = w;
+        return MPI_SUCCESS;
+    }
+    if (rank == 0)
+        ct_log_once("%s: the shared window (MPI_Win_allocate_shared, %zu bytes per rank) could not "
+                    "be set up on every rank; the calls on this communicator that choose it are "
+                    "served another way (see coltune(7), SHARED MEMORY)",
+                    who, FLAG_BYTES + bytes);
+    if (w != NULL && !everywhere[1]) /* some rank holds none: this one's stays */
+        w->win = MPI_WIN_NULL;
+out:
+    if (w != NULL && *out == NULL) {
+        if (w->locked)
+            PMPI_Win_unlock_all(w->win);
+        w->locked = 0;
+        if (rc == MPI_SUCCESS && w->win != MPI_WIN_NULL)
+            PMPI_Win_free(&w->win);
+        free(w->part);
+        free(w);
+    }
+    return rc;
+}
