@@ -188,6 +188,8 @@ typedef int (*ct_sdde_fn)(struct ct_sdde *x, struct ct_ctx *ctx, const long *par
 #define CT_R_NODE_CONSECUTIVE 0x01u /* ranks of a node are consecutive */
 #define CT_R_NODE_UNIFORM 0x02u     /* every node holds Q ranks */
 #define CT_R_SHARED_MEMORY 0x04u    /* all ranks share memory (one real node) */
+#define CT_R_NODE_SHARED_MEMORY 0x08u /* each node's ranks share memory: real nodes, or
+                                         emulated ones (COLTUNE_PPN) inside one */
 
 /* Restrictions that depend on rank-local call arguments: the decision
  * combines them over all ranks in the one small allreduce (decide.c). */
@@ -250,6 +252,7 @@ int ct_alltoallv_tuna_hier_coalesced(const ct_alltoallv_args *a, struct ct_ctx *
 int ct_alltoallv_tuna_hier_staggered(const ct_alltoallv_args *a, struct ct_ctx *ctx,
                                      const long *params);
 int ct_alltoallv_shm(const ct_alltoallv_args *a, struct ct_ctx *ctx, const long *params);
+int ct_alltoallv_node_aware(const ct_alltoallv_args *a, struct ct_ctx *ctx, const long *params);
 
 int ct_allgather_inter_pmpi(const ct_allgather_args *a, struct ct_ctx *ctx, const long *params);
 int ct_allgatherv_inter_pmpi(const ct_allgatherv_args *a, struct ct_ctx *ctx,

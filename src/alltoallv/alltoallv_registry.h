@@ -119,3 +119,15 @@
         .restrictions = CT_R_SHARED_MEMORY,
         .run.alltoallv = ct_alltoallv_shm,
     },
+    {
+        .name = "node_aware",
+        .coll = CT_A2A_COLL,
+        .summary = "each node gathers its blocks per destination through its shared-memory "
+                   "window, then one message per node pair (the inter-node phase of paper "
+                   "001 IV-B, Alg. 3)",
+        .nparams = 1,
+        .params = {{"block_count", K(1), EXPR(N, 0), EXPR(N, 0),
+                    "node pairs per batch (values above N-1 act as N-1)"}},
+        .restrictions = CT_A_BYTES | CT_R_INT_OFFSETS | CT_R_NODE_SHARED_MEMORY,
+        .run.alltoallv = ct_alltoallv_node_aware,
+    },

@@ -135,7 +135,7 @@ int ct_alltoallv_shm(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params
         local_rc = recv_side(&x, want, &staged);
     if (local_rc == MPI_SUCCESS)
         local_rc = ct_a2av_self_copy(&x);
-    CT_CALL(ct_shm_stream_run(s, out, local_rc, want, P - 1, ctx));
+    CT_CALL(ct_shm_stream_run(s, out, local_rc, want, P - 1));
     if (staged > 0)
         CT_CALL(unstage(&x, want));
 out:

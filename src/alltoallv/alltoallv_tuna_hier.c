@@ -136,37 +136,50 @@ static void hier_tables(ct_tuna_hier *H, int P)
     memset(H->gsz, 0, (size_t)H->nd * H->Qn * sizeof(int));
 }
 
+int ct_tuna_hier_begin(ct_tuna_hier *H, const ct_alltoallv_args *a, ct_ctx *ctx, size_t *own)
+{
+    int rc;
+    *H = (ct_tuna_hier){.a = a, .ctx = ctx};
+    *own = 0;
+    CT_CALL(max_block(a, ctx, &H->M));
+    if (H->M == 0) /* every block is empty, as every rank knows */
+        return MPI_SUCCESS;
+    H->N = ctx->topo.N;
+    H->n = ctx->topo.node;
+    H->h = ctx->topo.local_rank;
+    H->Q = ctx->topo.Q;
+    H->node_size = ctx->topo.node_size;
+    H->Qn = H->node_size[H->n];
+    *own = hier_layout(H, NULL, ctx->size);
+out:
+    return rc;
+}
+
+void ct_tuna_hier_tables(ct_tuna_hier *H, char *scratch)
+{
+    hier_layout(H, scratch, H->ctx->size);
+    hier_tables(H, H->ctx->size);
+}
+
 int ct_tuna_hier_run(const ct_alltoallv_args *a, ct_ctx *ctx, int radix, int block_count,
                      ct_tuna_inter_fn inter)
 {
     int rc;
-    const int P = ctx->size;
-    ct_tuna_hier H = {.a = a, .ctx = ctx};
-    ct_tuna_group grp = {.arg = &H, .source = hier_source, .target = hier_target,
-                         .known = hier_known};
+    ct_tuna_hier H;
     size_t own, bytes;
     char *scratch;
-    CT_CALL(max_block(a, ctx, &H.M));
-    if (H.M == 0) /* every block is empty, as every rank knows */
+    CT_CALL(ct_tuna_hier_begin(&H, a, ctx, &own));
+    if (H.M == 0)
         return MPI_SUCCESS;
-    H.N = ctx->topo.N;
-    H.n = ctx->topo.node;
-    H.h = ctx->topo.local_rank;
-    H.Q = ctx->topo.Q;
-    H.node_size = ctx->topo.node_size;
-    H.Qn = H.node_size[H.n];
-    own = hier_layout(&H, NULL, P);
     /* The intra-node group: this node's ranks in local order (IV-A a). */
-    grp.size = H.Qn;
-    grp.index = H.h;
-    grp.C = H.C;
+    ct_tuna_group grp = {.arg = &H, .source = hier_source, .target = hier_target,
+                         .known = hier_known, .size = H.Qn, .index = H.h, .C = H.C};
     bytes = own + ct_tuna_scratch_bytes(&grp, radix);
     scratch = ct_ctx_scratch(ctx, bytes);
     if (scratch == NULL)
         CT_CALL(MPI_ERR_NO_MEM);
     ctx->call_extra += bytes;
-    hier_layout(&H, scratch, P);
-    hier_tables(&H, P);
+    ct_tuna_hier_tables(&H, scratch);
     grp.rank_of = H.rank_at + H.node_start[H.n];
     grp.known_c = H.known_c;
     CT_CALL(ct_tuna_exchange(&grp, ctx, radix, scratch + own));

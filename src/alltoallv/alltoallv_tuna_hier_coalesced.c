@@ -87,7 +87,7 @@ static void coalesced_compact(ct_tuna_hier *H)
     }
 }
 
-static int coalesced_inter(ct_tuna_hier *H, int block_count)
+int ct_tuna_hier_coalesced_inter(ct_tuna_hier *H, int block_count)
 {
     int rc = MPI_SUCCESS;
     const int N = H->N, n = H->n, steps = N - 1;
@@ -119,5 +119,6 @@ out:
 int ct_alltoallv_tuna_hier_coalesced(const ct_alltoallv_args *a, ct_ctx *ctx,
                                      const long *params)
 {
-    return ct_tuna_hier_run(a, ctx, (int)params[0], (int)params[1], coalesced_inter);
+    return ct_tuna_hier_run(a, ctx, (int)params[0], (int)params[1],
+                            ct_tuna_hier_coalesced_inter);
 }

@@ -20,7 +20,7 @@ typedef struct stream_head {
 
 static size_t head_bytes(int nblocks)
 {
-    return CT_ALIGN_UP(sizeof(stream_head) + (size_t)nblocks * sizeof(((stream_head *)0)->block[0]));
+    return CT_ALIGN_UP(sizeof(stream_head) + (size_t)nblocks * 2 * sizeof(uint64_t));
 }
 
 size_t ct_shm_stream_bytes(int nblocks)
@@ -136,10 +136,10 @@ static void write_head(stream_head *h, const ct_shm_out *out, int nblocks, size_
 }
 
 /* Round 0's headers, read by every member alike: the number of rounds, or
- * an error when some member has nothing to publish. loc[w] receives where
- * wanted block w lies in its member's stream (cut to its destination). */
-static int read_heads(const ct_shm_stream *s, unsigned long seq, const ct_shm_want *want,
-                      int nwant, size_t (*loc)[2], size_t *rounds, int *truncated)
+ * an error when some member has nothing to publish; and where each wanted
+ * block lies in its member's stream (cut to its destination). */
+static int read_heads(const ct_shm_stream *s, unsigned long seq, ct_shm_want *want, int nwant,
+                      size_t *rounds, int *truncated)
 {
     size_t longest = 0;
     int error = 0;
@@ -153,10 +153,10 @@ static int read_heads(const ct_shm_stream *s, unsigned long seq, const ct_shm_wa
     *rounds = longest == 0 ? 1 : (longest + s->W - 1) / s->W;
     for (int w = 0; w < nwant; w++) {
         const stream_head *h = (const stream_head *)half_of(s, want[w].member, seq);
-        loc[w][0] = (size_t)h->block[want[w].block].off;
-        loc[w][1] = (size_t)h->block[want[w].block].bytes;
-        if (loc[w][1] > want[w].cap) {
-            loc[w][1] = want[w].cap;
+        want[w].off = (size_t)h->block[want[w].block].off;
+        want[w].bytes = (size_t)h->block[want[w].block].bytes;
+        if (want[w].bytes > want[w].cap) {
+            want[w].bytes = want[w].cap;
             *truncated = 1;
         }
     }
@@ -165,28 +165,24 @@ static int read_heads(const ct_shm_stream *s, unsigned long seq, const ct_shm_wa
 
 /* Copies the parts of the wanted blocks that lie in stream bytes [lo, hi). */
 static void copy_out(const ct_shm_stream *s, unsigned long seq, const ct_shm_want *want,
-                     int nwant, size_t (*loc)[2], size_t lo, size_t hi)
+                     int nwant, size_t lo, size_t hi)
 {
     for (int w = 0; w < nwant; w++) {
-        const size_t from = max_size(lo, loc[w][0]), to = min_size(hi, loc[w][0] + loc[w][1]);
+        const size_t from = max_size(lo, want[w].off);
+        const size_t to = min_size(hi, want[w].off + want[w].bytes);
         if (to > from)
-            memcpy(want[w].dst + (from - loc[w][0]),
+            memcpy(want[w].dst + (from - want[w].off),
                    half_of(s, want[w].member, seq) + s->hdr + (from - lo), to - from);
     }
 }
 
-int ct_shm_stream_run(ct_shm_stream *s, const ct_shm_out *out, int local_rc,
-                      const ct_shm_want *want, int nwant, ct_ctx *ctx)
+int ct_shm_stream_run(ct_shm_stream *s, const ct_shm_out *out, int local_rc, ct_shm_want *want,
+                      int nwant)
 {
     ct_shm_win *w = s->w;
     size_t total = 0, rounds = 1;
     int truncated = 0;
     cursor c = {0, 0};
-    size_t(*loc)[2] = NULL;
-    if (local_rc == MPI_SUCCESS) {
-        loc = ct_ctx_buffer(ctx, CT_BUF_SHM_LOC, (size_t)nwant * sizeof *loc + 1);
-        local_rc = loc == NULL ? MPI_ERR_NO_MEM : MPI_SUCCESS;
-    }
     for (int k = 0; k < s->nblocks && local_rc == MPI_SUCCESS; k++)
         total += out[k].bytes;
     for (size_t r = 0; r < rounds; r++) {
@@ -200,7 +196,7 @@ int ct_shm_stream_run(ct_shm_stream *s, const ct_shm_out *out, int local_rc,
         ct_shm_publish(w);
         ct_shm_wait_all(w);
         if (r == 0) {
-            const int rc = read_heads(s, seq, want, nwant, loc, &rounds, &truncated);
+            const int rc = read_heads(s, seq, want, nwant, &rounds, &truncated);
             if (rc != MPI_SUCCESS || local_rc != MPI_SUCCESS) {
                 if (local_rc == MPI_SUCCESS)
                     ct_log_once("shm: another rank could not prepare its buffers; the call "
@@ -208,7 +204,7 @@ int ct_shm_stream_run(ct_shm_stream *s, const ct_shm_out *out, int local_rc,
                 return local_rc != MPI_SUCCESS ? local_rc : rc;
             }
         }
-        copy_out(s, seq, want, nwant, loc, lo, hi);
+        copy_out(s, seq, want, nwant, lo, hi);
     }
     if (truncated)
         ct_log_once("shm: a block is longer than its receive buffer; the call returns "

@@ -36,12 +36,14 @@ typedef struct ct_shm_out {
     size_t bytes;
 } ct_shm_out;
 
-/* A block this rank reads: block `block` of member `member`'s stream, into
- * dst, which holds cap bytes (a longer block is an MPI_ERR_TRUNCATE). */
+/* A block this rank reads: block `block` of member `member`'s stream (this
+ * rank's own too), into dst, which holds cap bytes (a longer block is an
+ * MPI_ERR_TRUNCATE). The exchange sets off and bytes. */
 typedef struct ct_shm_want {
     int member, block;
     char *dst;
     size_t cap;
+    size_t off, bytes; /* where the block lies in the member's stream, its length */
 } ct_shm_want;
 
 /* A window for streams of nblocks blocks, created by the first call that
@@ -56,7 +58,7 @@ typedef struct ct_shm_stream {
 } ct_shm_stream;
 
 /* Buffers of ct_ctx_buffer() the shared-memory algorithms use. */
-enum { CT_BUF_SHM_SEND, CT_BUF_SHM_RECV, CT_BUF_SHM_PLAN, CT_BUF_SHM_LOC };
+enum { CT_BUF_SHM_SEND, CT_BUF_SHM_RECV, CT_BUF_SHM_PLAN };
 
 /* Window bytes per member for streams of nblocks blocks (the configured W). */
 size_t ct_shm_stream_bytes(int nblocks);
@@ -80,7 +82,7 @@ int ct_shm_stream_get(ct_ctx *ctx, ct_ext_id id, MPI_Comm comm, int owns_comm, i
  * than its destination is cut and the call returns MPI_ERR_TRUNCATE on the
  * reader, after the rounds (the others are not kept waiting).
  */
-int ct_shm_stream_run(ct_shm_stream *s, const ct_shm_out *out, int local_rc,
-                      const ct_shm_want *want, int nwant, ct_ctx *ctx);
+int ct_shm_stream_run(ct_shm_stream *s, const ct_shm_out *out, int local_rc, ct_shm_want *want,
+                      int nwant);
 
 #endif

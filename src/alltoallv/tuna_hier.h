@@ -58,4 +58,14 @@ typedef int (*ct_tuna_inter_fn)(ct_tuna_hier *H, int block_count);
 int ct_tuna_hier_run(const ct_alltoallv_args *a, ct_ctx *ctx, int radix, int block_count,
                      ct_tuna_inter_fn inter);
 
+/* The parts of ct_tuna_hier_run an intra-node phase of its own needs:
+ * begin() finds M (H->M == 0: every block is empty, nothing to do) and the
+ * bytes of the tables and G (*own); tables() lays them out at the start of
+ * scratch (own bytes) and fills them. */
+int ct_tuna_hier_begin(ct_tuna_hier *H, const ct_alltoallv_args *a, ct_ctx *ctx, size_t *own);
+void ct_tuna_hier_tables(ct_tuna_hier *H, char *scratch);
+
+/* The inter-node phase of coalesced TuNA_l^g (Algorithm 3), for G filled. */
+int ct_tuna_hier_coalesced_inter(ct_tuna_hier *H, int block_count);
+
 #endif

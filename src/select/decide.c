@@ -76,6 +76,12 @@ static int check_candidate(ct_ctx *ctx, ct_call *call, const ct_spec *spec, long
         *why = "the ranks do not all share memory (more than one node)";
         return MPI_SUCCESS;
     }
+    if ((alg->restrictions & CT_R_NODE_SHARED_MEMORY) && ctx->topo.emulated &&
+        !ctx->topo.shared) {
+        *why = "emulated nodes (COLTUNE_PPN) span real nodes: a node's ranks may not share "
+               "memory";
+        return MPI_SUCCESS;
+    }
     if (alg->restrictions & CT_R_LOCAL_MASK) {
         int rc = ensure_facts(ctx, call);
         if (rc != MPI_SUCCESS)
