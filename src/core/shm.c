@@ -13,6 +13,7 @@
 
 #include <sched.h>
 #include <stdlib.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 /* The flag line that starts each rank's part. */
@@ -122,17 +123,64 @@ static int allocate(ct_shm_win *w, MPI_Win *win)
     return rc;
 }
 
+/*
+ * Where the MPI library keeps shared windows: Open MPI's osc/sm in a file
+ * under osc_sm_backing_directory (default /dev/shm; mpirun --mca passes it
+ * in the environment), MPICH in /dev/shm.
+ */
+static const char *backing_dir(void)
+{
+#ifdef OPEN_MPI
+    const char *dir = getenv("OMPI_MCA_osc_sm_backing_directory");
+    if (dir != NULL && *dir != '\0')
+        return dir;
+#endif
+    return "/dev/shm";
+}
+
+/*
+ * Is there room for the window on this node? A failed MPI_Win_allocate_shared
+ * is not always survivable: Open MPI 4.1's osc/sm returns the error on the
+ * rank that creates the backing file while the others wait for it in a
+ * broadcast, for ever. Nor is an overfull one: a file on a full tmpfs is
+ * created sparse and its first touch past the end kills the process with
+ * SIGBUS. So the ranks first check the space (a container's /dev/shm is 64
+ * MiB by default) and skip the window together when it is short. The check
+ * leaves room for the library's own segments; it cannot see another job
+ * filling the directory between the check and the allocation.
+ */
+static int room_for(size_t node_bytes)
+{
+    struct statvfs fs;
+    const char *dir = backing_dir();
+    if (statvfs(dir, &fs) != 0)
+        return 1; /* no way to tell: let the library try */
+    const double avail = (double)fs.f_bavail * (double)fs.f_frsize;
+    if (avail >= 2.0 * (double)node_bytes + (4 << 20))
+        return 1;
+    ct_log_once("shm: %s has too little free space for a shared window of %zu KiB per node "
+                "(twice that is asked for, to leave room for the MPI library)",
+                dir, node_bytes >> 10);
+    return 0;
+}
+
 /* Every rank reaches the same collectives (MPI_Win_allocate_shared, then one
  * allreduce) whatever fails on it locally, so all agree on whether the
  * window is usable; if it is not, all free it when all hold one, and
  * otherwise the ranks that hold one leave it (freeing it is collective). */
 int ct_shm_win_create(MPI_Comm comm, size_t bytes, const char *who, ct_shm_win **out)
 {
-    int rc, size, rank, here[2] = {0, 0}, everywhere[2]; /* {can use it, holds it} */
+    int rc, size, rank, here[2] = {0, 0}, everywhere[2] = {0, 0}; /* {can use, holds} */
     ct_shm_win *w = NULL;
     *out = NULL;
     CT_CALL(PMPI_Comm_size(comm, &size));
     CT_CALL(PMPI_Comm_rank(comm, &rank));
+    const long page = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
+    const size_t part = (FLAG_BYTES + bytes + (size_t)page - 1) / (size_t)page * (size_t)page;
+    here[0] = rank != 0 || room_for((size_t)size * part);
+    CT_CALL(PMPI_Allreduce(here, everywhere, 1, MPI_INT, MPI_MIN, comm));
+    if (!everywhere[0])
+        goto fail;
     w = calloc(1, sizeof *w); /* NULL: this rank still takes part */
     if (w != NULL) {
         const long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -153,10 +201,11 @@ int ct_shm_win_create(MPI_Comm comm, size_t bytes, const char *who, ct_shm_win *
         *out = w;
         return MPI_SUCCESS;
     }
+fail:
     if (rank == 0)
-        ct_log_once("%s: the shared window (MPI_Win_allocate_shared, %zu bytes per rank) could not "
-                    "be set up on every rank; the calls on this communicator that choose it are "
-                    "served another way (see coltune(7), SHARED MEMORY)",
+        ct_log_once("%s: the shared window (MPI_Win_allocate_shared, %zu bytes per rank) "
+                    "could not be set up on every rank; the calls on this communicator that "
+                    "choose it are served another way (see coltune(7), SHARED MEMORY)",
                     who, FLAG_BYTES + bytes);
     if (w != NULL && !everywhere[1]) /* some rank holds none: this one's stays */
         w->win = MPI_WIN_NULL;

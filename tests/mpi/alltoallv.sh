@@ -18,7 +18,7 @@ done
 # Emulated nodes for the hierarchical algorithms: ppn in {1, 2, 3, 4, P},
 # P not divisible by ppn (a short last node), and ranks dealt round-robin
 # over the nodes (non-consecutive placement, nodes of unequal size).
-hier=tuna,tuna_hier_coalesced,tuna_hier_staggered
+hier=tuna,tuna_hier_coalesced,tuna_hier_staggered,node_aware
 for P in ${CT_TEST_NP_NODES:-7 13 16}; do
     for ppn in 1 2 3 4 "$P" 4:cyclic 3:cyclic; do
         check_run "alltoallv P=$P COLTUNE_PPN=$ppn ($hier)" \

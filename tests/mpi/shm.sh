@@ -1,0 +1,107 @@
+#!/bin/sh
+# The shared-memory algorithms beyond the Alltoallv matrix (alltoallv.sh runs
+# shm and node_aware at their default window at every P):
+#   - a tiny window (64 bytes per rank per half: many rounds), P up to 33,
+#     emulated nodes too, every datatype case and MPI_IN_PLACE;
+#   - a window that cannot be set up: injected on one rank
+#     (COLTUNE_TEST_SHM_FAIL), and (root, Open MPI) a real 256 KiB tmpfs as
+#     the library's backing directory in a private mount namespace: every
+#     rank falls back together and the results are still right;
+#   - communicator churn (test_shm_churn.c): thousands of communicators,
+#     /dev/shm and resident memory flat, and nothing lost under valgrind;
+#   - several threads on distinct communicators (test_shm_threads.c).
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/mpi/common.sh"
+prog="$top_builddir/tests/mpi/test_alltoallv"
+algs=shm,node_aware
+
+for P in ${CT_TEST_NP_TINY:-1 2 3 5 8 13 16 31 33}; do
+    check_run "shm P=$P COLTUNE_SHM_WINDOW=64 ($algs)" \
+        with_env COLTUNE_SHM_WINDOW=64 COLTUNE_FALLBACK=error TEST_ALGS="$algs" -- \
+        run_mpi "$P" "$prog"
+done
+for ppn in 4 3:cyclic; do
+    check_run "node_aware P=13 COLTUNE_PPN=$ppn COLTUNE_SHM_WINDOW=64" \
+        with_env COLTUNE_SHM_WINDOW=64 COLTUNE_PPN="$ppn" COLTUNE_FALLBACK=error \
+        TEST_ALGS=node_aware -- run_mpi 13 "$prog"
+done
+
+# No window on one rank: shm forwards, node_aware runs tuna_hier_coalesced.
+for case in "4 4" "7 3"; do
+    set -- $case
+    check_run "shm P=$1 COLTUNE_PPN=$2 window fails on rank 1" \
+        with_env COLTUNE_TEST_SHM_FAIL=1 COLTUNE_PPN="$2" COLTUNE_FALLBACK=error \
+        TEST_ALGS="$algs" -- run_mpi "$1" "$prog"
+done
+
+# A real small /dev/shm: a 256 KiB tmpfs as Open MPI's backing directory for
+# shared windows, mounted in a private mount namespace (gone with it).
+tiny_shm() {
+    d=$(mktemp -d /tmp/coltune-tinyshm.XXXXXX) || return 1
+    export top_srcdir top_builddir MPIEXEC MPI_IMPL
+    unshare -m sh -c '
+        mount -t tmpfs -o size=256k coltune-tinyshm "$1" || exit 1
+        export OMPI_MCA_osc_sm_backing_directory="$1"
+        . "$top_srcdir/tests/mpi/common.sh"
+        run_mpi "$2" "$3"' sh "$d" "$@"
+    rc=$?
+    rmdir "$d"
+    return $rc
+}
+if [ "$MPI_IMPL" = openmpi ] && [ "$(id -u)" = 0 ] && command -v unshare > /dev/null &&
+    unshare -m true 2> /dev/null; then
+    check_run "shm P=4 in a 256 KiB /dev/shm" \
+        with_env COLTUNE_FALLBACK=error TEST_ALGS="$algs" -- tiny_shm 4 "$prog"
+else
+    echo "# skipped: a small /dev/shm needs Open MPI, root and unshare -m"
+fi
+
+# Churn: the windows live and die with their communicators.
+churn="$top_builddir/tests/mpi/test_shm_churn"
+check_run "churn P=4: 2000 communicators with shm" \
+    with_env COLTUNE_ALLTOALLV=shm COLTUNE_ALLTOALL=shm COLTUNE_ALLGATHER_INTER=shm \
+    COLTUNE_FALLBACK=error -- run_mpi 4 "$churn" 2000
+check_run "churn P=6 COLTUNE_PPN=2: 600 communicators with node_aware" \
+    with_env COLTUNE_ALLTOALLV=node_aware COLTUNE_ALLTOALL=node_aware COLTUNE_PPN=2 \
+    COLTUNE_ALLGATHER_INTER=shm COLTUNE_FALLBACK=error -- run_mpi 6 "$churn" 600
+
+# Under valgrind: no block definitely lost whose allocation passes through
+# coltune (the MPI library's own losses are not ours to judge).
+supp=/usr/share/openmpi/openmpi-valgrind.supp
+if [ -n "${VALGRIND:-}" ] && [ "$MPI_IMPL" = openmpi ] && [ -r "$supp" ]; then
+    logs=$(mktemp -d)
+    no_coltune_leak() {
+        with_env COLTUNE_ALLTOALLV=shm COLTUNE_ALLTOALL=node_aware COLTUNE_PPN=2 \
+            COLTUNE_ALLGATHER_INTER=shm COLTUNE_FALLBACK=error -- \
+            run_mpi 3 "$top_builddir/libtool" --mode=execute "$VALGRIND" --quiet \
+            --leak-check=full --show-leak-kinds=definite --suppressions="$supp" \
+            --suppressions="$top_srcdir/tests/mpi/pmix-valgrind.supp" \
+            --log-file="$logs/vg.%p" "$churn" 30 || return 1
+        # Each loss record runs from "definitely lost" to the next blank
+        # line; coltune's are those with a coltune frame, except the MPI
+        # library's own losses inside its MPI_Init and MPI_Finalize, which
+        # the shim calls.
+        if awk '/definitely lost in loss record/ {r = 1; t = ""}
+                r {t = t $0 "\n"}
+                r && /^==[0-9]+== *$/ {
+                    r = 0
+                    if (t ~ /ct_[a-z_]+ \(/ && t !~ /ompi_mpi_init|ompi_mpi_finalize/) {printf "%s", t; bad = 1}
+                }
+                END {exit bad}' "$logs"/vg.*; then
+            return 0
+        fi
+        echo "coltune leaks memory (above)" >&2
+        return 1
+    }
+    check_run "churn P=3 under valgrind: nothing lost by coltune" no_coltune_leak
+    rm -rf "$logs"
+fi
+
+threads="$top_builddir/tests/mpi/test_shm_threads"
+# At P = 1 some algorithms have no parameter value (tuna's radix): pmpi serves.
+check_run "threads P=1: 3 threads, every algorithm, MPI_THREAD_MULTIPLE" \
+    with_env COLTUNE_FALLBACK=silent -- run_mpi 1 "$threads" 3 3
+check_run "threads P=5: 3 threads, every algorithm, MPI_THREAD_MULTIPLE" \
+    with_env COLTUNE_FALLBACK=error -- run_mpi 5 "$threads" 3 3
+check_run "threads P=5 COLTUNE_PPN=2: 3 threads, every algorithm, MPI_THREAD_MULTIPLE" \
+    with_env COLTUNE_FALLBACK=error COLTUNE_PPN=2 -- run_mpi 5 "$threads" 3 3
+finish
