@@ -34,6 +34,7 @@ static void stream_free(void *p)
     if (s == NULL)
         return;
     ct_shm_win_free(s->w); /* collective over s->comm, before it goes */
+    free(s->want_first);
     if (s->owns_comm && s->comm != MPI_COMM_NULL)
         PMPI_Comm_free(&s->comm);
     free(s);
@@ -47,12 +48,15 @@ static const ct_shm_stream no_window = {.w = NULL};
 static int stream_create(ct_ctx *ctx, MPI_Comm comm, int owns_comm, int nblocks,
                          const char *who, ct_shm_stream **out)
 {
-    int rc = MPI_SUCCESS, here, everywhere;
+    int rc, size, here, everywhere;
     ct_shm_stream *s = calloc(1, sizeof *s);
     ct_shm_win *w = NULL;
     *out = NULL;
+    CT_CALL(PMPI_Comm_size(comm, &size));
+    if (s != NULL) /* want_first, want_count, seen: [size] each */
+        s->want_first = malloc((size_t)size * (2 * sizeof(int) + 1));
     rc = ct_shm_win_create(comm, ct_shm_stream_bytes(nblocks), who, &w);
-    here = rc == MPI_SUCCESS && w != NULL && s != NULL;
+    here = rc == MPI_SUCCESS && w != NULL && s != NULL && s->want_first != NULL;
     CT_CALL(PMPI_Allreduce(&here, &everywhere, 1, MPI_INT, MPI_MIN, ctx->comm));
     if (!everywhere) {
         if (w != NULL) /* the group's window is whole: freed by all its ranks */
@@ -62,6 +66,8 @@ static int stream_create(ct_ctx *ctx, MPI_Comm comm, int owns_comm, int nblocks,
                         "this communicator that choose it are served another way", who);
         goto out;
     }
+    s->want_count = s->want_first + size;
+    s->seen = (unsigned char *)(s->want_count + size);
     s->w = w;
     s->comm = comm;
     s->owns_comm = owns_comm;
@@ -71,6 +77,8 @@ static int stream_create(ct_ctx *ctx, MPI_Comm comm, int owns_comm, int nblocks,
     *out = s;
     s = NULL;
 out:
+    if (s != NULL)
+        free(s->want_first);
     free(s);
     return rc;
 }
@@ -135,45 +143,96 @@ static void write_head(stream_head *h, const ct_shm_out *out, int nblocks, size_
     }
 }
 
-/* Round 0's headers, read by every member alike: the number of rounds, or
- * an error when some member has nothing to publish; and where each wanted
- * block lies in its member's stream (cut to its destination). */
-static int read_heads(const ct_shm_stream *s, unsigned long seq, ct_shm_want *want, int nwant,
-                      size_t *rounds, int *truncated)
+/* A round as this rank reads it: which members it has seen publish, and
+ * (round 0) what their headers said. */
+typedef struct round_state {
+    unsigned long seq; /* the round's half, on every member */
+    size_t lo, hi;     /* the stream bytes it carries */
+    int first;         /* round 0: headers to read */
+    size_t longest;    /* the longest stream seen (round 0) */
+    int error, truncated;
+} round_state;
+
+/* Round 0: member i's header, and where its blocks this rank wants lie in
+ * its stream (cut to their destinations). */
+static void read_head(const ct_shm_stream *s, round_state *rs, int i, ct_shm_want *want, int n)
 {
-    size_t longest = 0;
-    int error = 0;
-    for (int i = 0; i < s->w->size; i++) {
-        const stream_head *h = (const stream_head *)half_of(s, i, seq);
-        longest = max_size(longest, (size_t)h->total);
-        error |= h->error != 0;
+    const stream_head *h = (const stream_head *)half_of(s, i, rs->seq);
+    rs->longest = max_size(rs->longest, (size_t)h->total);
+    if (h->error) {
+        rs->error = 1;
+        return;
     }
-    if (error)
-        return MPI_ERR_OTHER;
-    *rounds = longest == 0 ? 1 : (longest + s->W - 1) / s->W;
-    for (int w = 0; w < nwant; w++) {
-        const stream_head *h = (const stream_head *)half_of(s, want[w].member, seq);
+    for (int w = 0; w < n; w++) {
         want[w].off = (size_t)h->block[want[w].block].off;
         want[w].bytes = (size_t)h->block[want[w].block].bytes;
         if (want[w].bytes > want[w].cap) {
             want[w].bytes = want[w].cap;
-            *truncated = 1;
+            rs->truncated = 1;
         }
     }
-    return MPI_SUCCESS;
 }
 
-/* Copies the parts of the wanted blocks that lie in stream bytes [lo, hi). */
-static void copy_out(const ct_shm_stream *s, unsigned long seq, const ct_shm_want *want,
-                     int nwant, size_t lo, size_t hi)
+/* Copies the parts of member i's wanted blocks that the round carries. */
+static void copy_out(const ct_shm_stream *s, const round_state *rs, int i,
+                     const ct_shm_want *want, int n)
 {
-    for (int w = 0; w < nwant; w++) {
-        const size_t from = max_size(lo, want[w].off);
-        const size_t to = min_size(hi, want[w].off + want[w].bytes);
+    const char *data = half_of(s, i, rs->seq) + s->hdr;
+    for (int w = 0; w < n; w++) {
+        const size_t from = max_size(rs->lo, want[w].off);
+        const size_t to = min_size(rs->hi, want[w].off + want[w].bytes);
         if (to > from)
-            memcpy(want[w].dst + (from - want[w].off),
-                   half_of(s, want[w].member, seq) + s->hdr + (from - lo), to - from);
+            memcpy(want[w].dst + (from - want[w].off), data + (from - rs->lo), to - from);
     }
+}
+
+/*
+ * Reads a round: every member's part as soon as that member has published
+ * it, so a rank copies while the others are still writing (and, with more
+ * ranks than cores, gets the copies done in the time slice it has). It
+ * returns once it has seen every member publish: only then may its next
+ * round overwrite the other half (see shm_stream.h).
+ */
+static void read_round(ct_shm_stream *s, round_state *rs, ct_shm_want *want)
+{
+    ct_shm_win *w = s->w;
+    unsigned spins = 0;
+    int left = w->size;
+    memset(s->seen, 0, (size_t)w->size);
+    while (left > 0) {
+        int progress = 0;
+        for (int t = 0; t < w->size; t++) {
+            const int i = (w->rank + t) % w->size; /* itself first: it is there */
+            if (s->seen[i] || !ct_shm_arrived(w, i))
+                continue;
+            s->seen[i] = 1;
+            left--;
+            progress = 1;
+            ct_shm_want *mine = want + s->want_first[i];
+            if (rs->first)
+                read_head(s, rs, i, mine, s->want_count[i]);
+            if (!rs->error)
+                copy_out(s, rs, i, mine, s->want_count[i]);
+        }
+        if (!progress)
+            ct_shm_pause(w, &spins);
+    }
+}
+
+/* Where each member's wants are: the caller groups them by member. */
+static int index_wants(ct_shm_stream *s, const ct_shm_want *want, int nwant)
+{
+    for (int i = 0; i < s->w->size; i++)
+        s->want_count[i] = 0;
+    for (int w = 0; w < nwant; w++) {
+        const int i = want[w].member;
+        if (s->want_count[i] == 0)
+            s->want_first[i] = w;
+        else if (s->want_first[i] + s->want_count[i] != w)
+            return MPI_ERR_INTERN; /* not grouped: a caller's bug */
+        s->want_count[i]++;
+    }
+    return MPI_SUCCESS;
 }
 
 int ct_shm_stream_run(ct_shm_stream *s, const ct_shm_out *out, int local_rc, ct_shm_want *want,
@@ -181,33 +240,39 @@ int ct_shm_stream_run(ct_shm_stream *s, const ct_shm_out *out, int local_rc, ct_
 {
     ct_shm_win *w = s->w;
     size_t total = 0, rounds = 1;
-    int truncated = 0;
+    round_state rs = {0};
     cursor c = {0, 0};
+    if (local_rc == MPI_SUCCESS)
+        local_rc = index_wants(s, want, nwant);
+    if (local_rc != MPI_SUCCESS)
+        for (int i = 0; i < w->size; i++)
+            s->want_count[i] = 0;
     for (int k = 0; k < s->nblocks && local_rc == MPI_SUCCESS; k++)
         total += out[k].bytes;
     for (size_t r = 0; r < rounds; r++) {
-        const size_t lo = r * s->W, hi = lo + s->W;
-        char *mine = half_of(s, w->rank, w->seq);
+        rs.lo = r * s->W;
+        rs.hi = rs.lo + s->W;
+        rs.first = r == 0;
+        rs.seq = w->seq; /* the half this round writes, on every member */
+        char *mine = half_of(s, w->rank, rs.seq);
         if (r == 0)
             write_head((stream_head *)mine, out, s->nblocks, total, local_rc != MPI_SUCCESS);
         if (local_rc == MPI_SUCCESS)
-            copy_in(mine + s->hdr, out, s->nblocks, lo, hi, &c);
-        const unsigned long seq = w->seq; /* the half just written, on every member */
+            copy_in(mine + s->hdr, out, s->nblocks, rs.lo, rs.hi, &c);
         ct_shm_publish(w);
-        ct_shm_wait_all(w);
+        read_round(s, &rs, want);
         if (r == 0) {
-            const int rc = read_heads(s, seq, want, nwant, &rounds, &truncated);
-            if (rc != MPI_SUCCESS || local_rc != MPI_SUCCESS) {
+            if (rs.error || local_rc != MPI_SUCCESS) {
                 if (local_rc == MPI_SUCCESS)
                     ct_log_once("shm: another rank could not prepare its buffers; the call "
                                 "returns MPI_ERR_OTHER");
-                return local_rc != MPI_SUCCESS ? local_rc : rc;
+                return local_rc != MPI_SUCCESS ? local_rc : MPI_ERR_OTHER;
             }
+            rounds = rs.longest == 0 ? 1 : (rs.longest + s->W - 1) / s->W;
         }
-        copy_out(s, seq, want, nwant, lo, hi);
     }
-    if (truncated)
+    if (rs.truncated)
         ct_log_once("shm: a block is longer than its receive buffer; the call returns "
                     "MPI_ERR_TRUNCATE");
-    return truncated ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+    return rs.truncated ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
 }

@@ -14,12 +14,14 @@
  *   1. copy the round's part of this rank's stream into half (seq mod 2),
  *      in round 0 with the header: stream length, an error flag and the
  *      offset and size of every block;
- *   2. publish count seq + 1 and wait until every member has (shm.h);
- *   3. copy the wanted blocks' parts of the round out of the members' halves.
+ *   2. publish count seq + 1 (shm.h);
+ *   3. for every member, as soon as it has published seq + 1, copy the
+ *      wanted blocks' parts of the round out of its half; the round ends
+ *      when this rank has seen every member publish.
  * A member publishes round r + 1 only after it has read round r, so when a
- * writer sees every member reach round r + 1 all have finished reading round
- * r - 1 from the half it is about to overwrite: one synchronisation per
- * round, and no fast writer can overwrite what a slow reader still needs
+ * writer has seen every member publish round r all have finished reading
+ * round r - 1 from the half it is about to overwrite: one synchronisation
+ * per round, and no fast writer can overwrite what a slow reader still needs
  * (with a single half it could, and ranks would disagree on the rounds).
  * The number of rounds is ceil(longest stream / W), read from the headers of
  * round 0 by every member alike.
@@ -55,6 +57,10 @@ typedef struct ct_shm_stream {
     int nblocks;
     size_t W;   /* data bytes per half */
     size_t hdr; /* header bytes per half */
+    /* Per member, for a call: its wants (want_first .. + want_count) and
+     * whether this rank has seen it publish the round. */
+    int *want_first, *want_count;
+    unsigned char *seen;
 } ct_shm_stream;
 
 /* Buffers of ct_ctx_buffer() the shared-memory algorithms use. */
@@ -76,7 +82,8 @@ int ct_shm_stream_get(ct_ctx *ctx, ct_ext_id id, MPI_Comm comm, int owns_comm, i
 
 /*
  * One exchange. out[0 .. nblocks-1] is this rank's stream (a block of 0
- * bytes takes no space); want[0 .. nwant-1] the blocks it reads. local_rc
+ * bytes takes no space); want[0 .. nwant-1] the blocks it reads, grouped
+ * by member (each member's wants next to each other). local_rc
  * is this rank's readiness (MPI_SUCCESS, or why it has nothing to publish):
  * round 0 tells every member, and then all return an error. A block longer
  * than its destination is cut and the call returns MPI_ERR_TRUNCATE on the

@@ -33,7 +33,7 @@ void ct_shm_publish(ct_shm_win *w)
 
 /* Spinning pays only when every waiter has a core of its own; otherwise the
  * rank it waits for may be the one it keeps from running. */
-static void pause_once(const ct_shm_win *w, unsigned *spins)
+void ct_shm_pause(const ct_shm_win *w, unsigned *spins)
 {
     if (w->oversubscribed || ++*spins > 2000) {
         sched_yield();
@@ -44,19 +44,9 @@ static void pause_once(const ct_shm_win *w, unsigned *spins)
 #endif
 }
 
-void ct_shm_wait_all(ct_shm_win *w)
+int ct_shm_arrived(const ct_shm_win *w, int r)
 {
-    unsigned spins = 0;
-    /* Ranks are checked in turn, each until it is there: a rank seen to
-     * have arrived is never read again. Starting after this rank spreads
-     * the readers over the lines. */
-    for (int t = 1; t < w->size; t++) {
-        const int r = (w->rank + t) % w->size;
-        while (__atomic_load_n(flag_of(w, r), __ATOMIC_ACQUIRE) < w->seq)
-            pause_once(w, &spins);
-    }
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    PMPI_Win_sync(w->win);
+    return __atomic_load_n(flag_of(w, r), __ATOMIC_ACQUIRE) >= w->seq;
 }
 
 void ct_shm_win_free(ct_shm_win *w)

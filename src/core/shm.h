@@ -50,9 +50,13 @@ void ct_shm_win_free(ct_shm_win *w);
  */
 void ct_shm_publish(ct_shm_win *w);
 
-/* Waits until every rank has published count w->seq (its latest, which the
- * caller's ranks reach in step). After it, the others' stores before that
- * count are visible to this rank. */
-void ct_shm_wait_all(ct_shm_win *w);
+/* Has rank r published count w->seq (this rank's latest; the ranks reach
+ * each count in step)? If so, r's stores before it are visible to this
+ * rank. */
+int ct_shm_arrived(const ct_shm_win *w, int r);
+
+/* Between two looks at the flags: gives the core away when the ranks
+ * outnumber the cores (or after a while of spinning). spins starts at 0. */
+void ct_shm_pause(const ct_shm_win *w, unsigned *spins);
 
 #endif
