@@ -53,8 +53,8 @@ static int stream_create(ct_ctx *ctx, MPI_Comm comm, int owns_comm, int nblocks,
     ct_shm_win *w = NULL;
     *out = NULL;
     CT_CALL(PMPI_Comm_size(comm, &size));
-    if (s != NULL) /* want_first, want_count, seen: [size] each */
-        s->want_first = malloc((size_t)size * (2 * sizeof(int) + 1));
+    if (s != NULL) /* want_first, want_count: [size] each */
+        s->want_first = malloc((size_t)size * 2 * sizeof(int));
     rc = ct_shm_win_create(comm, ct_shm_stream_bytes(nblocks), who, &w);
     here = rc == MPI_SUCCESS && w != NULL && s != NULL && s->want_first != NULL;
     CT_CALL(PMPI_Allreduce(&here, &everywhere, 1, MPI_INT, MPI_MIN, ctx->comm));
@@ -67,7 +67,6 @@ static int stream_create(ct_ctx *ctx, MPI_Comm comm, int owns_comm, int nblocks,
         goto out;
     }
     s->want_count = s->want_first + size;
-    s->seen = (unsigned char *)(s->want_count + size);
     s->w = w;
     s->comm = comm;
     s->owns_comm = owns_comm;
@@ -143,8 +142,7 @@ static void write_head(stream_head *h, const ct_shm_out *out, int nblocks, size_
     }
 }
 
-/* A round as this rank reads it: which members it has seen publish, and
- * (round 0) what their headers said. */
+/* A round as this rank reads it, and (round 0) what the headers said. */
 typedef struct round_state {
     unsigned long seq; /* the round's half, on every member */
     size_t lo, hi;     /* the stream bytes it carries */
@@ -187,35 +185,25 @@ static void copy_out(const ct_shm_stream *s, const round_state *rs, int i,
 }
 
 /*
- * Reads a round: every member's part as soon as that member has published
- * it, so a rank copies while the others are still writing (and, with more
- * ranks than cores, gets the copies done in the time slice it has). It
- * returns once it has seen every member publish: only then may its next
- * round overwrite the other half (see shm_stream.h).
+ * Reads a round: the members in turn from this rank on (the readers start at
+ * different parts), each as soon as it has published, so a rank copies
+ * while later members are still writing. It returns once it has seen every
+ * member publish: only then may its next round overwrite the other half
+ * (see shm_stream.h).
  */
 static void read_round(ct_shm_stream *s, round_state *rs, ct_shm_want *want)
 {
     ct_shm_win *w = s->w;
     unsigned spins = 0;
-    int left = w->size;
-    memset(s->seen, 0, (size_t)w->size);
-    while (left > 0) {
-        int progress = 0;
-        for (int t = 0; t < w->size; t++) {
-            const int i = (w->rank + t) % w->size; /* itself first: it is there */
-            if (s->seen[i] || !ct_shm_arrived(w, i))
-                continue;
-            s->seen[i] = 1;
-            left--;
-            progress = 1;
-            ct_shm_want *mine = want + s->want_first[i];
-            if (rs->first)
-                read_head(s, rs, i, mine, s->want_count[i]);
-            if (!rs->error)
-                copy_out(s, rs, i, mine, s->want_count[i]);
-        }
-        if (!progress)
+    for (int t = 0; t < w->size; t++) {
+        const int i = (w->rank + t) % w->size;
+        while (!ct_shm_arrived(w, i))
             ct_shm_pause(w, &spins);
+        ct_shm_want *mine = want + s->want_first[i];
+        if (rs->first)
+            read_head(s, rs, i, mine, s->want_count[i]);
+        if (!rs->error)
+            copy_out(s, rs, i, mine, s->want_count[i]);
     }
 }
 

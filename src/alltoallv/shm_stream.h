@@ -15,9 +15,9 @@
  *      in round 0 with the header: stream length, an error flag and the
  *      offset and size of every block;
  *   2. publish count seq + 1 (shm.h);
- *   3. for every member, as soon as it has published seq + 1, copy the
- *      wanted blocks' parts of the round out of its half; the round ends
- *      when this rank has seen every member publish.
+ *   3. for every member in turn, as soon as it has published seq + 1, copy
+ *      the wanted blocks' parts of the round out of its half; the round
+ *      ends when this rank has seen every member publish.
  * A member publishes round r + 1 only after it has read round r, so when a
  * writer has seen every member publish round r all have finished reading
  * round r - 1 from the half it is about to overwrite: one synchronisation
@@ -57,10 +57,8 @@ typedef struct ct_shm_stream {
     int nblocks;
     size_t W;   /* data bytes per half */
     size_t hdr; /* header bytes per half */
-    /* Per member, for a call: its wants (want_first .. + want_count) and
-     * whether this rank has seen it publish the round. */
+    /* Per member, for a call: its wants, want_first .. + want_count. */
     int *want_first, *want_count;
-    unsigned char *seen;
 } ct_shm_stream;
 
 /* Buffers of ct_ctx_buffer() the shared-memory algorithms use. */

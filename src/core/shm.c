@@ -195,7 +195,7 @@ fail:
     if (rank == 0)
         ct_log_once("%s: the shared window (MPI_Win_allocate_shared, %zu bytes per rank) "
                     "could not be set up on every rank; the calls on this communicator that "
-                    "choose it are served another way (see coltune(7), SHARED MEMORY)",
+                    "choose it are served another way (see coltune(7), Shared memory)",
                     who, FLAG_BYTES + bytes);
     if (w != NULL && !everywhere[1]) /* some rank holds none: this one's stays */
         w->win = MPI_WIN_NULL;
