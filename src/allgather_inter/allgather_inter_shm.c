@@ -43,6 +43,7 @@
 #include "allgather_inter/allgather_inter.h"
 #include "core/datatype.h"
 #include "core/log.h"
+#include "core/shm.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -54,12 +55,9 @@
 #define SHM_CHUNK ((size_t)1 << 20)
 
 typedef struct shm_state {
-    MPI_Win win;
-    char *mine;          /* this rank's part: two halves of SHM_CHUNK bytes */
+    ct_shm_win *w;       /* over union_comm: two halves of SHM_CHUNK bytes per rank */
     char **remote;       /* [remote_size] each remote rank's part */
     unsigned long round; /* rounds run on this communicator; parity picks the half */
-    int locked;          /* in the window's passive epoch (MPI_Win_lock_all) */
-    int broken;          /* no window: calls go to the direct exchange */
 } shm_state;
 
 static void state_free(void *p)
@@ -67,17 +65,13 @@ static void state_free(void *p)
     shm_state *st = p;
     if (st == NULL)
         return;
-    if (st->locked)
-        PMPI_Win_unlock_all(st->win);
-    if (st->win != MPI_WIN_NULL) /* collective, like the context's release */
-        PMPI_Win_free(&st->win);
+    ct_shm_win_free(st->w); /* collective, like the context's release */
     free(st->remote);
     free(st);
 }
 
-/* The state of a communicator whose window could not be set up on every
- * rank and whose rank could not even allocate its state: read-only. */
-static const shm_state no_window = {.broken = 1};
+/* The state of a communicator without a usable window: read-only. */
+static const shm_state no_window = {.w = NULL};
 
 /* Where remote rank j's part is: union_comm's rank of each remote rank,
  * from the groups (local, no communication). */
@@ -101,68 +95,54 @@ out:
     return rc;
 }
 
-/* This rank's part of the setup after the window exists: all local. */
-static int map_window(const ct_ctx *ctx, shm_state *st)
+/* This rank's part of the setup: the remote ranks' parts (local). */
+static int map_remote(const ct_ctx *ctx, shm_state *st)
 {
     int rc = MPI_SUCCESS;
     int *union_rank = NULL;
     CT_ALLOC(union_rank, (size_t)ctx->remote_size * sizeof(int));
     CT_ALLOC(st->remote, (size_t)ctx->remote_size * sizeof(char *));
     CT_CALL(remote_union_ranks(ctx, union_rank));
-    CT_CALL(PMPI_Win_set_errhandler(st->win, MPI_ERRORS_RETURN));
-    for (int j = 0; j < ctx->remote_size; j++) {
-        MPI_Aint bytes;
-        int disp_unit;
-        CT_CALL(PMPI_Win_shared_query(st->win, union_rank[j], &bytes, &disp_unit,
-                                      &st->remote[j]));
-    }
-    /* one passive epoch for the window's life: Win_sync orders the copies */
-    CT_CALL(PMPI_Win_lock_all(MPI_MODE_NOCHECK, st->win));
-    st->locked = 1;
+    for (int j = 0; j < ctx->remote_size; j++)
+        st->remote[j] = st->w->part[union_rank[j]];
 out:
     free(union_rank);
     return rc;
 }
 
-/* Creates the window, collectively over both groups. Every rank reaches
- * the same two collectives (MPI_Win_allocate_shared, then one allreduce)
- * whatever fails on it locally, so all agree on whether the window is
- * usable; if it is not, all free it when all hold one, and otherwise the
- * ranks that hold one leave it (freeing it is collective). */
-static int state_create(ct_ctx *ctx, shm_state *st)
+/* Creates the window over both groups (core/shm.h: every rank learns
+ * together whether it worked), then maps the remote parts; one allreduce
+ * tells every rank whether every rank could. */
+static int state_create(ct_ctx *ctx, shm_state **out)
 {
-    int rc, here[2], everywhere[2]; /* {can use the window, holds it} */
-    MPI_Info info = MPI_INFO_NULL;
-    char *base = NULL;
-    /* a hint only: each part in its own pages, no false sharing */
-    if (PMPI_Info_create(&info) == MPI_SUCCESS &&
-        PMPI_Info_set(info, "alloc_shared_noncontig", "true") != MPI_SUCCESS)
-        PMPI_Info_free(&info);
-    rc = PMPI_Win_allocate_shared((MPI_Aint)(2 * SHM_CHUNK), 1, info, ctx->union_comm, &base,
-                                  st ? &st->win : &(MPI_Win){MPI_WIN_NULL});
-    if (info != MPI_INFO_NULL)
-        PMPI_Info_free(&info);
-    here[1] = st != NULL && rc == MPI_SUCCESS;
-    if (here[1])
-        st->mine = base;
-    here[0] = here[1] && map_window(ctx, st) == MPI_SUCCESS;
-    CT_CALL(PMPI_Allreduce(here, everywhere, 2, MPI_INT, MPI_MIN, ctx->union_comm));
-    if (everywhere[0])
+    int rc, here, everywhere;
+    shm_state *st = calloc(1, sizeof *st);
+    ct_shm_win *w = NULL;
+    *out = NULL;
+    CT_CALL(ct_shm_win_create(ctx->union_comm, 2 * SHM_CHUNK, "shm", &w));
+    if (w == NULL) /* the same on every rank */
+        goto out;
+    if (st != NULL) {
+        st->w = w;
+        here = map_remote(ctx, st) == MPI_SUCCESS;
+    } else {
+        here = 0;
+    }
+    CT_CALL(PMPI_Allreduce(&here, &everywhere, 1, MPI_INT, MPI_MIN, ctx->union_comm));
+    if (everywhere) {
+        *out = st;
         return MPI_SUCCESS;
-    ct_log_once("shm: the shared window (MPI_Win_allocate_shared, %zu bytes per rank) could "
-                "not be set up on every rank; Allgather(v) calls on this communicator that "
-                "choose shm run the direct exchange",
-                2 * SHM_CHUNK);
-    if (st == NULL)
-        return MPI_SUCCESS;
-    st->broken = 1;
-    if (st->locked)
-        PMPI_Win_unlock_all(st->win);
-    st->locked = 0;
-    if (everywhere[1])
-        PMPI_Win_free(&st->win);
-    st->win = MPI_WIN_NULL;
+    }
+    ct_log_once("shm: the remote parts of the shared window could not be mapped on every "
+                "rank; Allgather(v) calls on this communicator that choose shm run the "
+                "direct exchange");
+    ct_shm_win_free(w); /* every rank holds it */
+    if (st != NULL)
+        st->w = NULL;
 out:
+    if (st != NULL)
+        free(st->remote);
+    free(st);
     return rc;
 }
 
@@ -171,19 +151,14 @@ out:
 static int state_get(ct_ctx *ctx, shm_state **out)
 {
     int rc = MPI_SUCCESS;
-    void *p = ctx->ext[CT_EXT_AG_SHM].p;
-    if (p == NULL) {
-        shm_state *st = calloc(1, sizeof *st); /* NULL: this rank still takes part */
-        if (st != NULL)
-            st->win = MPI_WIN_NULL;
-        rc = state_create(ctx, st);
-        if (st != NULL && rc != MPI_SUCCESS)
-            st->broken = 1;
-        p = st != NULL ? (void *)st : (void *)&no_window;
-        ctx->ext[CT_EXT_AG_SHM].p = p;
+    if (ctx->ext[CT_EXT_AG_SHM].p == NULL) {
+        shm_state *st;
+        rc = state_create(ctx, &st);
+        ctx->ext[CT_EXT_AG_SHM].p = st != NULL ? (void *)st : (void *)&no_window;
         ctx->ext[CT_EXT_AG_SHM].release = st != NULL ? state_free : NULL;
     }
-    *out = p == (const void *)&no_window || ((shm_state *)p)->broken ? NULL : p;
+    *out = ctx->ext[CT_EXT_AG_SHM].p == (const void *)&no_window ? NULL
+                                                                 : ctx->ext[CT_EXT_AG_SHM].p;
     return rc;
 }
 
@@ -276,8 +251,8 @@ static int rounds(ct_ctx *ctx, shm_state *st, int prep_rc, const char *send, siz
     for (size_t off = 0;; off += SHM_CHUNK) {
         const size_t half = (st->round++ & 1) * SHM_CHUNK;
         if (prep_rc == MPI_SUCCESS && off < sbytes)
-            memcpy(st->mine + half, send + off, min_size(SHM_CHUNK, sbytes - off));
-        CT_CALL(PMPI_Win_sync(st->win));
+            memcpy(st->w->part[st->w->rank] + half, send + off, min_size(SHM_CHUNK, sbytes - off));
+        CT_CALL(PMPI_Win_sync(st->w->win));
         if (off == 0) {
             unsigned long long in[2] = {sbytes, prep_rc != MPI_SUCCESS}, res[2];
             CT_CALL(PMPI_Allreduce(in, res, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
@@ -291,7 +266,7 @@ static int rounds(ct_ctx *ctx, shm_state *st, int prep_rc, const char *send, siz
         } else {
             CT_CALL(PMPI_Barrier(ctx->union_comm));
         }
-        CT_CALL(PMPI_Win_sync(st->win));
+        CT_CALL(PMPI_Win_sync(st->w->win));
         /* rank i of a group starts at remote rank i: the readers spread out */
         for (int t = 0; t < nremote; t++) {
             const int j = (ctx->rank + t) % nremote;
