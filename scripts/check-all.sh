@@ -3,7 +3,8 @@
 #   1. Open MPI (the default mpicc), -Werror: every test (unit tests under
 #      valgrind, MPI tests at P = 1..16, 31, 32, 33, valgrind, preload).
 #   2. MPICH (mpicc.mpich), -Werror: a smoke run of the MPI tests at 4 ranks
-#      (with the large-count tests, which only MPICH has), and the Fortran tests.
+#      (with the large-count tests, which only MPICH has), the Fortran tests,
+#      and the shared-memory tests at up to 7 ranks.
 #   3. AddressSanitizer (Open MPI): unit tests and the MPI tests at small P.
 # Ends with one line "N passed, N failed" and exits non-zero on any failure.
 # Run from the source tree; builds go to build/, build-mpich/, build-asan/.
@@ -70,7 +71,9 @@ fi
 if step "build: MPICH" build build-mpich MPICC=mpicc.mpich; then
     check build-mpich TESTS="tests/unit/test_rules tests/mpi/alltoallv.sh \
         tests/mpi/isolation.sh tests/mpi/preload.sh tests/mpi/sdde.sh \
-        tests/mpi/allgather_inter.sh tests/fortran/fortran.sh" CT_TEST_NP=4 CT_TEST_QUICK=1
+        tests/mpi/allgather_inter.sh tests/fortran/fortran.sh tests/mpi/shm.sh" \
+        CT_TEST_NP=4 CT_TEST_QUICK=1 CT_TEST_NP_TINY="1 3 4 7" \
+        CT_TEST_NP_NODES_TINY=7
     tally build-mpich
 fi
 
@@ -84,8 +87,10 @@ if step "build: AddressSanitizer" build build-asan --enable-asan; then
     mv build-asan/check.out build-asan/check-unit.out
     ASAN_OPTIONS=detect_leaks=0 check build-asan \
         TESTS="tests/mpi/alltoallv.sh tests/mpi/isolation.sh tests/mpi/sdde.sh \
-        tests/mpi/allgather_inter.sh" \
-        CT_TEST_NP="1 3 4 7" CT_TEST_QUICK=1 VALGRIND=
+        tests/mpi/allgather_inter.sh tests/mpi/shm.sh" \
+        CT_TEST_NP="1 3 4 7" CT_TEST_NP_TINY="1 3 7" CT_TEST_NP_NODES_TINY=7 \
+        CT_TEST_CHURN=300 CT_TEST_QUICK=1 \
+        VALGRIND=
     tally build-asan
 fi
 

@@ -19,10 +19,11 @@ for P in ${CT_TEST_NP_TINY:-1 2 3 5 8 13 16 31 33}; do
         with_env COLTUNE_SHM_WINDOW=64 COLTUNE_FALLBACK=error TEST_ALGS="$algs" -- \
         run_mpi "$P" "$prog"
 done
+P=${CT_TEST_NP_NODES_TINY:-13}
 for ppn in 4 3:cyclic; do
-    check_run "node_aware P=13 COLTUNE_PPN=$ppn COLTUNE_SHM_WINDOW=64" \
+    check_run "node_aware P=$P COLTUNE_PPN=$ppn COLTUNE_SHM_WINDOW=64" \
         with_env COLTUNE_SHM_WINDOW=64 COLTUNE_PPN="$ppn" COLTUNE_FALLBACK=error \
-        TEST_ALGS=node_aware -- run_mpi 13 "$prog"
+        TEST_ALGS=node_aware -- run_mpi "$P" "$prog"
 done
 
 # No window on one rank: shm forwards, node_aware runs tuna_hier_coalesced.
@@ -51,18 +52,25 @@ if [ "$MPI_IMPL" = openmpi ] && [ "$(id -u)" = 0 ] && command -v unshare > /dev/
     unshare -m true 2> /dev/null; then
     check_run "shm P=4 in a 256 KiB /dev/shm" \
         with_env COLTUNE_FALLBACK=error TEST_ALGS="$algs" -- tiny_shm 4 "$prog"
+    check_run "Allgather(v) shm P=8 in a 256 KiB /dev/shm" \
+        with_env COLTUNE_ALLGATHER_INTER=shm COLTUNE_ALLGATHERV_INTER=shm \
+        TEST_FILTER='*intercepted' -- tiny_shm 8 "$top_builddir/tests/mpi/test_allgather_inter"
 else
     echo "# skipped: a small /dev/shm needs Open MPI, root and unshare -m"
 fi
 
-# Churn: the windows live and die with their communicators.
+# Churn: the windows live and die with their communicators. MPICH creates
+# communicators slowly when its ranks outnumber the cores (about 0.1 s each
+# here, with or without coltune): fewer of them there.
 churn="$top_builddir/tests/mpi/test_shm_churn"
-check_run "churn P=4: 2000 communicators with shm" \
+n=${CT_TEST_CHURN:-2000}
+[ "$MPI_IMPL" = openmpi ] || n=${CT_TEST_CHURN:-100}
+check_run "churn P=4: $n communicators with shm" \
     with_env COLTUNE_ALLTOALLV=shm COLTUNE_ALLTOALL=shm COLTUNE_ALLGATHER_INTER=shm \
-    COLTUNE_FALLBACK=error -- run_mpi 4 "$churn" 2000
-check_run "churn P=6 COLTUNE_PPN=2: 600 communicators with node_aware" \
+    COLTUNE_FALLBACK=error -- run_mpi 4 "$churn" "$n"
+check_run "churn P=6 COLTUNE_PPN=2: $((n * 3 / 10)) communicators with node_aware" \
     with_env COLTUNE_ALLTOALLV=node_aware COLTUNE_ALLTOALL=node_aware COLTUNE_PPN=2 \
-    COLTUNE_ALLGATHER_INTER=shm COLTUNE_FALLBACK=error -- run_mpi 6 "$churn" 600
+    COLTUNE_ALLGATHER_INTER=shm COLTUNE_FALLBACK=error -- run_mpi 6 "$churn" $((n * 3 / 10))
 
 # Under valgrind: no block definitely lost whose allocation passes through
 # coltune (the MPI library's own losses are not ours to judge).
