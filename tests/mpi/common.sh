@@ -15,10 +15,16 @@ fi
 # The library under test: the shim must not pick up an installed rules file.
 export COLTUNE_RULES="${COLTUNE_RULES-}"
 
+# CT_CLUSTER_HOSTS=h0:4,h1:4,...: run on the emulated hosts of
+# scripts/coltune-cluster (which must be up), with CT_CLUSTER_MAP as mpirun's
+# --map-by (e.g. node: ranks dealt round-robin over the hosts).
 run_mpi() {
     np=$1
     shift
-    if [ "$MPI_IMPL" = openmpi ]; then
+    if [ -n "${CT_CLUSTER_HOSTS:-}" ]; then
+        timeout "$CT_TEST_TIMEOUT" "$top_srcdir/scripts/coltune-cluster" mpirun \
+            -H "$CT_CLUSTER_HOSTS" ${CT_CLUSTER_MAP:+--map-by "$CT_CLUSTER_MAP"} -np "$np" "$@"
+    elif [ "$MPI_IMPL" = openmpi ]; then
         timeout "$CT_TEST_TIMEOUT" "$MPIEXEC" --oversubscribe --mca mpi_yield_when_idle 1 \
             --mca btl self,vader -np "$np" "$@"
     else

@@ -17,7 +17,51 @@
 static struct {
     int rank, size;
     uint64_t seed;
+    int Q, N;     /* coltune's view of MPI_COMM_WORLD */
+    int *node_of; /* [size] */
 } th;
+
+/* The node of every rank, numbered by lowest rank as coltune numbers them:
+ * COLTUNE_PPN's emulation when set, else the host each rank runs on. */
+static void nodes_init(void)
+{
+    const char *ppn = getenv("COLTUNE_PPN");
+    const int P = th.size, n = ppn ? atoi(ppn) : 0;
+    char me[MPI_MAX_PROCESSOR_NAME] = {0};
+    int len, nodes = 0;
+    char *names = calloc((size_t)P, MPI_MAX_PROCESSOR_NAME);
+    th.node_of = calloc((size_t)P, sizeof(int));
+    assert_non_null(names);
+    assert_non_null(th.node_of);
+    MPI_Get_processor_name(me, &len);
+    MPI_Allgather(me, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names, MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
+                  MPI_COMM_WORLD);
+    for (int r = 0; r < P; r++) {
+        if (n > 0) {
+            th.node_of[r] = strstr(ppn, "cyclic") ? r % ((P + n - 1) / n) : r / n;
+            continue;
+        }
+        th.node_of[r] = nodes;
+        for (int q = 0; q < r; q++)
+            if (strcmp(names + (size_t)r * MPI_MAX_PROCESSOR_NAME,
+                       names + (size_t)q * MPI_MAX_PROCESSOR_NAME) == 0) {
+                th.node_of[r] = th.node_of[q];
+                break;
+            }
+        nodes += th.node_of[r] == nodes;
+    }
+    free(names);
+    int P_;
+    coltune_comm_topology(MPI_COMM_WORLD, &P_, &th.Q, &th.N);
+}
+
+int th_node_of(int r) { return th.node_of[r]; }
+
+void th_topology(int *Q, int *N)
+{
+    *Q = th.Q;
+    *N = th.N;
+}
 
 void th_init(int *argc, char ***argv)
 {
@@ -34,6 +78,7 @@ void th_init(int *argc, char ***argv)
     }
     MPI_Bcast(&seed, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
     th.seed = seed;
+    nodes_init();
     /* One summary per run: rank 0 speaks for all (outcomes are agreed). */
     if (th.rank != 0 && freopen("/dev/null", "w", stdout) == NULL)
         perror("freopen");

@@ -20,6 +20,10 @@ void th_init(int *argc, char ***argv);
 int th_rank(void);
 int th_size(void);
 uint64_t th_seed(void);
+/* MPI_COMM_WORLD's nodes as coltune sees them (coltune_comm_topology: the
+ * hosts, or COLTUNE_PPN's emulation), and the node of each rank. */
+void th_topology(int *Q, int *N);
+int th_node_of(int r);
 
 /* Small deterministic generator (splitmix64): same seed, same numbers. */
 typedef struct th_rng {

@@ -8,7 +8,8 @@
 #     the library's backing directory in a private mount namespace: every
 #     rank falls back together and the results are still right;
 #   - communicator churn (test_shm_churn.c): thousands of communicators,
-#     /dev/shm and resident memory flat, and nothing lost under valgrind;
+#     shared mappings, the window files and resident memory flat, and
+#     nothing lost under valgrind;
 #   - several threads on distinct communicators (test_shm_threads.c).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/mpi/common.sh"
 prog="$top_builddir/tests/mpi/test_alltoallv"
@@ -62,15 +63,23 @@ fi
 # Churn: the windows live and die with their communicators. MPICH creates
 # communicators slowly when its ranks outnumber the cores (about 0.1 s each
 # here, with or without coltune): fewer of them there.
+# Open MPI's windows go to a directory of this job's own, whose files the
+# program counts (/dev/shm itself holds other jobs' files too).
 churn="$top_builddir/tests/mpi/test_shm_churn"
 n=${CT_TEST_CHURN:-2000}
 [ "$MPI_IMPL" = openmpi ] || n=${CT_TEST_CHURN:-100}
+shmdir=$(mktemp -d /dev/shm/coltune-churn.XXXXXX) || shmdir=$(mktemp -d)
+trap 'rm -rf "$shmdir"' EXIT
+dir=
+[ "$MPI_IMPL" = openmpi ] && dir=$shmdir
 check_run "churn P=4: $n communicators with shm" \
     with_env COLTUNE_ALLTOALLV=shm COLTUNE_ALLTOALL=shm COLTUNE_ALLGATHER_INTER=shm \
-    COLTUNE_FALLBACK=error -- run_mpi 4 "$churn" "$n"
+    OMPI_MCA_osc_sm_backing_directory="$shmdir" COLTUNE_FALLBACK=error -- \
+    run_mpi 4 "$churn" "$n" $dir
 check_run "churn P=6 COLTUNE_PPN=2: $((n * 3 / 10)) communicators with node_aware" \
     with_env COLTUNE_ALLTOALLV=node_aware COLTUNE_ALLTOALL=node_aware COLTUNE_PPN=2 \
-    COLTUNE_ALLGATHER_INTER=shm COLTUNE_FALLBACK=error -- run_mpi 6 "$churn" $((n * 3 / 10))
+    OMPI_MCA_osc_sm_backing_directory="$shmdir" COLTUNE_ALLGATHER_INTER=shm \
+    COLTUNE_FALLBACK=error -- run_mpi 6 "$churn" $((n * 3 / 10)) $dir
 
 # Under valgrind: no block definitely lost whose allocation passes through
 # coltune (the MPI library's own losses are not ours to judge).

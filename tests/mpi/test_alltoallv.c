@@ -417,18 +417,6 @@ static int run_case_alltoall(const case_params *c)
 /* Topology as the library sees it (COLTUNE_PPN, else one node)        */
 /* ------------------------------------------------------------------ */
 
-static void test_topology(int P, int *Q, int *N)
-{
-    const char *ppn = getenv("COLTUNE_PPN");
-    int n = ppn ? atoi(ppn) : 0;
-    if (n <= 0) {
-        *Q = P;
-        *N = 1;
-        return;
-    }
-    *N = (P + n - 1) / n;
-    *Q = strstr(ppn, "cyclic") ? (P + *N - 1) / *N : (n < P ? n : P);
-}
 
 /* ------------------------------------------------------------------ */
 /* Tests                                                               */
@@ -440,7 +428,7 @@ static void every_algorithm(const char *collective, int (*run)(const case_params
 {
     int P = th_size(), Q, N, nspecs, failures = 0;
     char **specs;
-    test_topology(P, &Q, &N);
+    th_topology(&Q, &N);
     nspecs = th_algorithm_specs(collective, P, Q, N, &specs);
     assert_true(nspecs > 0);
     uint64_t stream = 1;

@@ -553,16 +553,6 @@ static void patterns_init(void)
     patterns[i++] = (pattern_case){"zero-payload", PAT_RANDOM, -1, 0, 1, &t_vec};
 }
 
-/* The node of rank r as coltune's COLTUNE_PPN emulation places it (one node
- * without COLTUNE_PPN: the tests run on one machine). */
-static int node_of(int r, int P)
-{
-    const char *ppn = getenv("COLTUNE_PPN");
-    int n = ppn ? atoi(ppn) : 0;
-    if (n <= 0)
-        return 0;
-    return strstr(ppn, "cyclic") ? r % ((P + n - 1) / n) : r / n;
-}
 
 /* Messages to other nodes the last call should have sent: one per
  * destination on another node, or (locality-aware) one per other node. */
@@ -574,8 +564,8 @@ static int internode_ok(const char *spec, const sends *s, const char *what)
     char *seen = calloc((size_t)P, 1);
     assert_non_null(seen);
     for (int i = 0; i < s->nnz; i++) {
-        int m = node_of(s->dest[i], P);
-        if (m != node_of(me, P) && !(locality && seen[m]))
+        int m = th_node_of(s->dest[i]);
+        if (m != th_node_of(me) && !(locality && seen[m]))
             want++;
         seen[m] = 1;
     }
@@ -587,25 +577,13 @@ static int internode_ok(const char *spec, const sends *s, const char *what)
     return got == want;
 }
 
-static void test_topology(int P, int *Q, int *N)
-{
-    const char *ppn = getenv("COLTUNE_PPN");
-    int n = ppn ? atoi(ppn) : 0;
-    if (n <= 0) {
-        *Q = P;
-        *N = 1;
-        return;
-    }
-    *N = (P + n - 1) / n;
-    *Q = strstr(ppn, "cyclic") ? (P + *N - 1) / *N : (n < P ? n : P);
-}
 
 /* Every algorithm of collective, every pattern, both ways of allocating. */
 static void every_algorithm(const char *collective, int variable)
 {
     int P = th_size(), Q, N, failures = 0;
     char **specs;
-    test_topology(P, &Q, &N);
+    th_topology(&Q, &N);
     int nspecs = th_algorithm_specs(collective, P, Q, N, &specs);
     assert_true(nspecs > 0);
     uint64_t stream = variable ? 500000 : 1;
@@ -859,7 +837,7 @@ static void test_misuse(void **state)
     const int P = th_size();
     int failures = 0, Q, N;
     uint64_t stream = 900000;
-    test_topology(P, &Q, &N);
+    th_topology(&Q, &N);
     for (int variable = 0; variable <= 1; variable++) {
         char **specs;
         int nspecs = th_algorithm_specs(variable ? "alltoallv_crs" : "alltoall_crs", P, Q, N,

@@ -4,13 +4,17 @@
  * MPI_Comm_split and intercommunicators), each used by the intercepted
  * MPI_Alltoallv, MPI_Alltoall and (intercommunicators) MPI_Allgather, whose
  * results are checked. The shared windows live and die with their
- * communicators: after a warm-up, the files in the shared-memory directory
- * and the resident memory must stay flat.
+ * communicators: after a warm-up, this process's shared mappings, the files
+ * in the job's shared-memory directory and the resident memory must stay
+ * flat.
  *
  * Run by tests/mpi/shm.sh with COLTUNE_ALLTOALLV, COLTUNE_ALLTOALL and
  * COLTUNE_ALLGATHER_INTER forcing the algorithms. Arguments: iterations
- * (default 2000), and the directory whose files are counted (default
- * /dev/shm). Exits 0 on success, 1 on a wrong result or growth.
+ * (default 2000), and the directory whose files are counted (default none:
+ * a directory only this job uses, such as Open MPI's
+ * osc_sm_backing_directory pointed at a fresh one; other jobs' files would
+ * make a shared one useless). Exits 0 on success, 1 on a wrong result or
+ * growth.
  */
 #include <dirent.h>
 #include <mpi.h>
@@ -21,13 +25,27 @@
 
 static int files_in(const char *dir)
 {
-    DIR *d = opendir(dir);
+    DIR *d = dir != NULL ? opendir(dir) : NULL;
     int n = 0;
     if (d == NULL)
         return -1;
     for (struct dirent *e; (e = readdir(d)) != NULL;)
         n += e->d_name[0] != '.';
     closedir(d);
+    return n;
+}
+
+/* Shared mappings of this process: every window maps one (or several). */
+static int shared_mappings(void)
+{
+    char line[512], perms[8];
+    int n = 0;
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (f == NULL)
+        return -1;
+    while (fgets(line, sizeof line, f) != NULL)
+        n += sscanf(line, "%*s %7s", perms) == 1 && perms[3] == 's';
+    fclose(f);
     return n;
 }
 
@@ -133,27 +151,34 @@ int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     const int iterations = argc > 1 ? atoi(argv[1]) : 2000;
-    const char *dir = argc > 2 ? argv[2] : "/dev/shm";
+    const char *dir = argc > 2 ? argv[2] : NULL;
     const int warmup = iterations / 10;
-    int me, bad = 0, files0 = 0, files1 = 0, ok = 1, all_ok;
+    int me, bad = 0, files0 = 0, files1 = 0, maps0 = 0, maps1 = 0, ok = 1, all_ok;
     long rss0 = 0, rss1 = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     for (int it = 0; it < iterations; it++) {
         if (it == warmup) {
             MPI_Barrier(MPI_COMM_WORLD);
             files0 = files_in(dir);
+            maps0 = shared_mappings();
             rss0 = resident_kib();
         }
         bad += one_iteration(it);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     files1 = files_in(dir);
+    maps1 = shared_mappings();
     rss1 = resident_kib();
     /* Resident memory may wobble (allocator, library caches) but not grow
      * with the communicators: 0.9 * iterations windows of hundreds of KiB
      * each would be hundreds of MiB. */
     if (bad != 0) {
         fprintf(stderr, "rank %d: %d wrong elements\n", me, bad);
+        ok = 0;
+    }
+    if (maps1 != maps0) {
+        fprintf(stderr, "rank %d: %d shared mappings after the warm-up, %d at the end\n", me,
+                maps0, maps1);
         ok = 0;
     }
     if (files1 != files0) {
@@ -167,8 +192,10 @@ int main(int argc, char **argv)
     }
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (me == 0)
-        printf("# %d communicators: %s files %d -> %d, rank 0 resident %ld -> %ld KiB: %s\n",
-               iterations, dir, files0, files1, rss0, rss1, all_ok ? "ok" : "FAILED");
+        printf("# %d communicators, rank 0: shared mappings %d -> %d, files in %s %d -> %d, "
+               "resident %ld -> %ld KiB: %s\n",
+               iterations, maps0, maps1, dir ? dir : "(none)", files0, files1, rss0, rss1,
+               all_ok ? "ok" : "FAILED");
     MPI_Finalize();
     return all_ok ? 0 : 1;
 }

@@ -1,0 +1,87 @@
+/*
+ * test_topology.c - coltune_comm_topology against the hosts the ranks really
+ * run on: N is the number of distinct host names of MPI_COMM_WORLD's ranks
+ * and Q the most ranks on one host, for MPI_COMM_WORLD and for a split of it
+ * (every other rank). Run by tests/mpi/cluster.sh on emulated hosts
+ * (coltune-cluster), without COLTUNE_PPN, with any placement. Prints
+ * "# topology P=.. Q=.. N=.." for the script; exits 1 on a mismatch.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coltune.h"
+
+/* Distinct host names among comm's ranks, and the most ranks on one. */
+static void hosts_of(MPI_Comm comm, int *Q, int *N)
+{
+    int P, len;
+    char me[MPI_MAX_PROCESSOR_NAME] = {0};
+    MPI_Comm_size(comm, &P);
+    MPI_Get_processor_name(me, &len);
+    char *all = calloc((size_t)P, MPI_MAX_PROCESSOR_NAME);
+    MPI_Allgather(me, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
+                  comm);
+    *Q = 0;
+    *N = 0;
+    for (int i = 0; i < P; i++) {
+        const char *h = all + (size_t)i * MPI_MAX_PROCESSOR_NAME;
+        int first = 1, on_h = 0;
+        for (int j = 0; j < P; j++) {
+            const int same = strcmp(h, all + (size_t)j * MPI_MAX_PROCESSOR_NAME) == 0;
+            on_h += same;
+            first &= !(same && j < i);
+        }
+        *N += first;
+        *Q = on_h > *Q ? on_h : *Q;
+    }
+    free(all);
+}
+
+static int check(MPI_Comm comm, const char *what)
+{
+    int P, Q, N, wantQ, wantN, rank;
+    MPI_Comm_rank(comm, &rank);
+    hosts_of(comm, &wantQ, &wantN);
+    if (coltune_comm_topology(comm, &P, &Q, &N) != MPI_SUCCESS) {
+        fprintf(stderr, "%s: coltune_comm_topology failed\n", what);
+        return 0;
+    }
+    if (Q != wantQ || N != wantN) {
+        fprintf(stderr, "%s rank %d: coltune_comm_topology says Q=%d N=%d, the hosts Q=%d N=%d\n",
+                what, rank, Q, N, wantQ, wantN);
+        return 0;
+    }
+    if (rank == 0)
+        printf("# topology %s P=%d Q=%d N=%d\n", what, P, Q, N);
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    int rank, ok, all_ok;
+    MPI_Comm half;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    ok = check(MPI_COMM_WORLD, "world");
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+    ok &= check(half, rank % 2 ? "odd" : "even");
+    MPI_Comm_free(&half);
+    /* One intercepted call, for the decision log the script reads. */
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int *buf = calloc(4 * (size_t)size, sizeof(int)), *cnt = buf + 2 * size, *dsp = cnt + size;
+    for (int j = 0; j < size; j++) {
+        cnt[j] = 1;
+        dsp[j] = j;
+        buf[j] = rank;
+    }
+    MPI_Alltoallv(buf, cnt, dsp, MPI_INT, buf + size, cnt, dsp, MPI_INT, MPI_COMM_WORLD);
+    for (int j = 0; j < size; j++)
+        ok &= buf[size + j] == j;
+    free(buf);
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return all_ok ? 0 : 1;
+}
