@@ -26,7 +26,12 @@ static unsigned long *flag_of(const ct_shm_win *w, int r)
 
 void ct_shm_publish(ct_shm_win *w)
 {
-    PMPI_Win_sync(w->win);
+    /* The standard's ordering, and a full fence whatever it amounts to: a
+     * failed MPI_Win_sync is reported, and the fence still orders the
+     * copies (the others are waiting for this count: it must come). */
+    const int rc = PMPI_Win_sync(w->win);
+    if (rc != MPI_SUCCESS)
+        ct_log_mpi_error(rc, "MPI_Win_sync", __FILE__, __LINE__);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     __atomic_store_n(flag_of(w, w->rank), ++w->seq, __ATOMIC_RELEASE);
 }
