@@ -199,7 +199,7 @@ static void read_round(ct_shm_stream *s, round_state *rs, ct_shm_want *want)
         const int i = (w->rank + t) % w->size;
         while (!ct_shm_arrived(w, i))
             ct_shm_pause(w, &spins);
-        ct_shm_want *mine = want + s->want_first[i];
+        ct_shm_want *mine = s->want_count[i] > 0 ? want + s->want_first[i] : NULL;
         if (rs->first)
             read_head(s, rs, i, mine, s->want_count[i]);
         if (!rs->error)
