@@ -11,25 +11,31 @@
 #     shared mappings, the window files and resident memory flat, and
 #     nothing lost under valgrind;
 #   - several threads on distinct communicators (test_shm_threads.c).
+#   CT_TEST_MAXNP   the most ranks of any run here (MPICH, which spins when
+#                   oversubscribed, runs with 4: a larger run is made smaller)
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/mpi/common.sh"
 prog="$top_builddir/tests/mpi/test_alltoallv"
+maxnp=${CT_TEST_MAXNP:-64}
+capped() { [ "$1" -le "$maxnp" ] && echo "$1" || echo "$maxnp"; }
 algs=shm,node_aware
 
 for P in ${CT_TEST_NP_TINY:-1 2 3 5 8 13 16 31 33}; do
+    [ "$P" -le "$maxnp" ] || continue
     check_run "shm P=$P COLTUNE_SHM_WINDOW=64 ($algs)" \
         with_env COLTUNE_SHM_WINDOW=64 COLTUNE_FALLBACK=error TEST_ALGS="$algs" -- \
         run_mpi "$P" "$prog"
 done
-P=${CT_TEST_NP_NODES_TINY:-13}
+P=$(capped "${CT_TEST_NP_NODES_TINY:-13}")
 for ppn in 4 3:cyclic; do
-    check_run "node_aware P=$P COLTUNE_PPN=$ppn COLTUNE_SHM_WINDOW=64" \
+    check_run "shm P=$P COLTUNE_PPN=$ppn COLTUNE_SHM_WINDOW=64 ($algs)" \
         with_env COLTUNE_SHM_WINDOW=64 COLTUNE_PPN="$ppn" COLTUNE_FALLBACK=error \
-        TEST_ALGS=node_aware -- run_mpi "$P" "$prog"
+        TEST_ALGS="$algs" -- run_mpi "$P" "$prog"
 done
 
 # No window on one rank: shm forwards, node_aware runs tuna_hier_coalesced.
 for case in "4 4" "7 3"; do
     set -- $case
+    set -- "$(capped "$1")" "$2"
     check_run "shm P=$1 COLTUNE_PPN=$2 window fails on rank 1" \
         with_env COLTUNE_TEST_SHM_FAIL=1 COLTUNE_PPN="$2" COLTUNE_FALLBACK=error \
         TEST_ALGS="$algs" -- run_mpi "$1" "$prog"
@@ -76,10 +82,11 @@ check_run "churn P=4: $n communicators with shm" \
     with_env COLTUNE_ALLTOALLV=shm COLTUNE_ALLTOALL=shm COLTUNE_ALLGATHER_INTER=shm \
     OMPI_MCA_osc_sm_backing_directory="$shmdir" COLTUNE_FALLBACK=error -- \
     run_mpi 4 "$churn" "$n" $dir
-check_run "churn P=6 COLTUNE_PPN=2: $((n * 3 / 10)) communicators with node_aware" \
+P=$(capped 6)
+check_run "churn P=$P COLTUNE_PPN=2: $((n * 3 / 10)) communicators with node_aware" \
     with_env COLTUNE_ALLTOALLV=node_aware COLTUNE_ALLTOALL=node_aware COLTUNE_PPN=2 \
     OMPI_MCA_osc_sm_backing_directory="$shmdir" COLTUNE_ALLGATHER_INTER=shm \
-    COLTUNE_FALLBACK=error -- run_mpi 6 "$churn" $((n * 3 / 10)) $dir
+    COLTUNE_FALLBACK=error -- run_mpi "$P" "$churn" $((n * 3 / 10)) $dir
 
 # Under valgrind: no block definitely lost whose allocation passes through
 # coltune (the MPI library's own losses are not ours to judge).
@@ -117,8 +124,9 @@ threads="$top_builddir/tests/mpi/test_shm_threads"
 # At P = 1 some algorithms have no parameter value (tuna's radix): pmpi serves.
 check_run "threads P=1: 3 threads, every algorithm, MPI_THREAD_MULTIPLE" \
     with_env COLTUNE_FALLBACK=silent -- run_mpi 1 "$threads" 3 3
-check_run "threads P=5: 3 threads, every algorithm, MPI_THREAD_MULTIPLE" \
-    with_env COLTUNE_FALLBACK=error -- run_mpi 5 "$threads" 3 3
-check_run "threads P=5 COLTUNE_PPN=2: 3 threads, every algorithm, MPI_THREAD_MULTIPLE" \
-    with_env COLTUNE_FALLBACK=error COLTUNE_PPN=2 -- run_mpi 5 "$threads" 3 3
+P=$(capped 5)
+check_run "threads P=$P: 3 threads, every algorithm, MPI_THREAD_MULTIPLE" \
+    with_env COLTUNE_FALLBACK=error -- run_mpi "$P" "$threads" 3 3
+check_run "threads P=$P COLTUNE_PPN=2: 3 threads, every algorithm, MPI_THREAD_MULTIPLE" \
+    with_env COLTUNE_FALLBACK=error COLTUNE_PPN=2 -- run_mpi "$P" "$threads" 3 3
 finish
