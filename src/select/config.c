@@ -109,29 +109,21 @@ static void read_ppn(ct_config *cfg, const char *(*get)(const char *))
     cfg->ppn_cyclic = cyclic;
 }
 
-/* COLTUNE_SHM_WINDOW=bytes, with an optional k, m or g suffix (KiB, MiB, GiB) */
+/* COLTUNE_SHM_WINDOW=bytes, with an optional k, m or g suffix (as rules sizes) */
 static void read_shm_window(ct_config *cfg, const char *(*get)(const char *))
 {
     const char *v = get("COLTUNE_SHM_WINDOW");
-    char *end;
+    long n;
     if (v == NULL)
         return;
-    unsigned long long n = *v >= '0' && *v <= '9' ? strtoull(v, &end, 10) : 0;
-    int shift = 0;
-    if (n > 0 && *end != '\0' && end[1] == '\0') {
-        const char *units = "kmg";
-        const char *u = strchr(units, *end | 0x20);
-        shift = u != NULL ? 10 * (int)(u - units + 1) : -1;
-        end += u != NULL;
-    }
-    if (n == 0 || *end != '\0' || shift < 0 || n > (CT_SHM_WINDOW_MAX >> shift) ||
-        (n << shift) < CT_SHM_WINDOW_MIN) {
+    if (ct_size_parse(v, strlen(v), &n) != 0 || (size_t)n < CT_SHM_WINDOW_MIN ||
+        (size_t)n > CT_SHM_WINDOW_MAX) {
         add_error(cfg, "COLTUNE_SHM_WINDOW='%s': expected a size from %zu bytes to 1g "
                        "(bytes, or with a k, m or g suffix); variable ignored",
                   v, CT_SHM_WINDOW_MIN);
         return;
     }
-    cfg->shm_window = (size_t)(n << shift);
+    cfg->shm_window = (size_t)n;
 }
 
 static void read_forced(ct_config *cfg, const char *(*get)(const char *))
