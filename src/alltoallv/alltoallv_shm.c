@@ -31,21 +31,19 @@
 
 /* This rank's stream: out[j] is its block for rank j (none for itself),
  * packed into a context buffer when the send type is not contiguous. */
-static int send_side(const ct_a2av *x, ct_shm_out *out)
+static int send_side(const ct_a2av *x, const ct_typeinfo *t, ct_shm_out *out)
 {
     int rc = MPI_SUCCESS;
     const int P = x->ctx->size, me = x->ctx->rank;
     const ct_alltoallv_args *a = x->a;
-    ct_typeinfo t;
     size_t packed_bytes = 0;
     char *packed = NULL;
-    CT_CALL(ct_type_info(a->sendtype, &t));
     for (int j = 0; j < P; j++) {
-        out[j].bytes = j == me ? 0 : (size_t)ct_a2av_scount(x, j) * (size_t)t.size;
-        out[j].src = ct_a2av_sendblock(x, j) + t.true_lb;
+        out[j].bytes = j == me ? 0 : (size_t)ct_a2av_scount(x, j) * (size_t)t->size;
+        out[j].src = ct_a2av_sendblock(x, j) + t->true_lb;
         packed_bytes += out[j].bytes;
     }
-    if (t.contig || packed_bytes == 0)
+    if (t->contig || packed_bytes == 0)
         return MPI_SUCCESS;
     packed = ct_ctx_buffer(x->ctx, CT_BUF_SHM_SEND, packed_bytes);
     if (packed == NULL)
@@ -53,7 +51,7 @@ static int send_side(const ct_a2av *x, ct_shm_out *out)
     x->ctx->call_extra += packed_bytes;
     for (int j = 0; j < P; j++) {
         if (out[j].bytes > 0)
-            CT_CALL(ct_pack_elems(ct_a2av_sendblock(x, j), ct_a2av_scount(x, j), a->sendtype, &t,
+            CT_CALL(ct_pack_elems(ct_a2av_sendblock(x, j), ct_a2av_scount(x, j), a->sendtype, t,
                                   packed, 0, x->ctx->comm));
         out[j].src = packed;
         packed += out[j].bytes;
@@ -65,23 +63,21 @@ out:
 /* The blocks this rank reads: rank i's block for it, from i = me + 1 on (the
  * readers start at different parts). Staged in a context buffer when the
  * receive type is not contiguous (*staged: its bytes, 0 when not). */
-static int recv_side(const ct_a2av *x, ct_shm_want *want, size_t *staged)
+static int recv_side(const ct_a2av *x, const ct_typeinfo *t, ct_shm_want *want,
+                     size_t *staged)
 {
-    int rc = MPI_SUCCESS;
     const int P = x->ctx->size, me = x->ctx->rank;
-    ct_typeinfo t;
     char *stage;
     *staged = 0;
-    CT_CALL(ct_type_info(x->a->recvtype, &t));
     for (int w = 0; w < P - 1; w++) {
         const int i = (me + 1 + w) % P;
         want[w].member = i;
         want[w].block = me;
-        want[w].cap = (size_t)ct_a2av_rcount(x, i) * (size_t)t.size;
-        want[w].dst = ct_a2av_recvblock(x, i) + t.true_lb;
+        want[w].cap = (size_t)ct_a2av_rcount(x, i) * (size_t)t->size;
+        want[w].dst = ct_a2av_recvblock(x, i) + t->true_lb;
         *staged += want[w].cap;
     }
-    if (t.contig || *staged == 0) {
+    if (t->contig || *staged == 0) {
         *staged = 0;
         return MPI_SUCCESS;
     }
@@ -93,20 +89,17 @@ static int recv_side(const ct_a2av *x, ct_shm_want *want, size_t *staged)
         want[w].dst = stage;
         stage += want[w].cap;
     }
-out:
-    return rc;
+    return MPI_SUCCESS;
 }
 
 /* A non-contiguous receive side: the staged blocks into the user's buffer. */
-static int unstage(const ct_a2av *x, const ct_shm_want *want)
+static int unstage(const ct_a2av *x, const ct_typeinfo *t, const ct_shm_want *want)
 {
     int rc = MPI_SUCCESS;
-    ct_typeinfo t;
-    CT_CALL(ct_type_info(x->a->recvtype, &t));
     for (int w = 0; w < x->ctx->size - 1; w++)
         if (want[w].cap > 0)
             CT_CALL(ct_pack_elems(ct_a2av_recvblock(x, want[w].member),
-                                  ct_a2av_rcount(x, want[w].member), x->a->recvtype, &t,
+                                  ct_a2av_rcount(x, want[w].member), x->a->recvtype, t,
                                   want[w].dst, 1, x->ctx->comm));
 out:
     return rc;
@@ -117,10 +110,13 @@ int ct_alltoallv_shm(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params
     int rc;
     const int P = ctx->size;
     ct_a2av x;
+    ct_typeinfo st, rt; /* each side's type, asked once per call */
     ct_shm_stream *s;
     size_t staged = 0;
     (void)params;
     CT_CALL(ct_a2av_prepare(&x, a, ctx));
+    CT_CALL(ct_type_info(a->sendtype, &st));
+    CT_CALL(ct_type_info(a->recvtype, &rt));
     if (P == 1)
         return ct_a2av_self_copy(&x);
     CT_CALL(ct_shm_stream_get(ctx, CT_EXT_A2A_SHM, ctx->comm, 0, P, "shm", &s));
@@ -130,14 +126,14 @@ int ct_alltoallv_shm(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params
     ct_shm_out *out = ct_ctx_buffer(ctx, CT_BUF_SHM_PLAN,
                                     (size_t)P * (sizeof(ct_shm_out) + sizeof(ct_shm_want)));
     ct_shm_want *want = out != NULL ? (ct_shm_want *)(out + P) : NULL;
-    int local_rc = out == NULL ? MPI_ERR_NO_MEM : send_side(&x, out);
+    int local_rc = out == NULL ? MPI_ERR_NO_MEM : send_side(&x, &st, out);
     if (local_rc == MPI_SUCCESS)
-        local_rc = recv_side(&x, want, &staged);
+        local_rc = recv_side(&x, &rt, want, &staged);
     if (local_rc == MPI_SUCCESS)
         local_rc = ct_a2av_self_copy(&x);
     CT_CALL(ct_shm_stream_run(s, out, local_rc, want, P - 1));
     if (staged > 0)
-        CT_CALL(unstage(&x, want));
+        CT_CALL(unstage(&x, &rt, want));
 out:
     return rc;
 }
