@@ -205,6 +205,17 @@ typedef int (*ct_sdde_fn)(struct ct_sdde *x, struct ct_ctx *ctx, const long *par
                              allgather(v)_inter collectives the received blocks are
                              also back to back in rank order (allgather_inter.h) */
 
+/* The restriction and adapter bits, one at a time, for listings (coltune-info):
+ * the i-th bit's short name ("shared_memory") and what it means; NULL past
+ * the last. */
+typedef struct ct_restriction_desc {
+    unsigned bit;
+    const char *name;
+    const char *meaning;
+} ct_restriction_desc;
+
+const ct_restriction_desc *ct_restriction_at(int i);
+
 typedef struct ct_algorithm {
     const char *name;
     ct_coll coll;

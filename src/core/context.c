@@ -76,6 +76,20 @@ static void emulated_keys(int P, int ppn, int cyclic, int *key)
         key[r] = cyclic ? r % nodes : r / ppn;
 }
 
+int ct_topo_emulate(int P, int ppn, int cyclic, ct_topo *topo)
+{
+    int rc = MPI_SUCCESS;
+    int *key = NULL;
+    memset(topo, 0, sizeof *topo);
+    CT_ALLOC(key, (size_t)P * sizeof(int));
+    emulated_keys(P, ppn, cyclic, key);
+    CT_CALL(ct_topo_from_map(P, 0, key, topo));
+    topo->emulated = 1;
+out:
+    free(key);
+    return rc;
+}
+
 int ct_topo_compute(MPI_Comm comm, int ppn, int cyclic, ct_topo *topo)
 {
     int rc = MPI_SUCCESS, P, rank, shm_size;

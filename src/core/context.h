@@ -114,6 +114,9 @@ MPI_Request *ct_ctx_requests(ct_ctx *ctx, int n);
 int ct_topo_compute(MPI_Comm comm, int ppn, int cyclic, ct_topo *topo);
 /* Fills topo from a node_of map (exposed for the unit tests). */
 int ct_topo_from_map(int P, int rank, const int *node_key, ct_topo *topo);
+/* The topology COLTUNE_PPN=ppn[:cyclic] gives P ranks, as seen by rank 0, with
+ * no communication (coltune-info --check; shared is left 0). */
+int ct_topo_emulate(int P, int ppn, int cyclic, ct_topo *topo);
 void ct_topo_free(ct_topo *topo);
 
 /* Frees the attribute keyval (at MPI_Finalize). */

@@ -29,12 +29,31 @@ static const char *const forced_env[CT_COLL_COUNT] = {
 
 const char *ct_config_env_name(ct_coll coll) { return forced_env[coll]; }
 
-static void add_error(ct_config *cfg, const char *fmt, ...) CT_PRINTF(2, 3);
-static void add_error(ct_config *cfg, const char *fmt, ...)
+/* The variables coltune reads besides the forced ones. */
+static const char *const plain_vars[] = {
+    "COLTUNE_RULES", "COLTUNE_DISABLE",    "COLTUNE_VERBOSE",      "COLTUNE_STATS",
+    "COLTUNE_FALLBACK", "COLTUNE_PPN", "COLTUNE_SHM_WINDOW", "COLTUNE_TEST_SHM_FAIL",
+};
+
+int ct_config_known_variable(const char *name)
+{
+    for (size_t i = 0; i < sizeof plain_vars / sizeof plain_vars[0]; i++)
+        if (strcmp(name, plain_vars[i]) == 0)
+            return 1;
+    for (int c = 0; c < CT_COLL_COUNT; c++)
+        if (strcmp(name, forced_env[c]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Records a message about variable about ("" for the rules file). */
+static void add_error(ct_config *cfg, const char *about, const char *fmt, ...) CT_PRINTF(3, 4);
+static void add_error(ct_config *cfg, const char *about, const char *fmt, ...)
 {
     va_list ap;
     if (cfg->nerrors >= (int)(sizeof cfg->errors / sizeof cfg->errors[0]))
         return;
+    snprintf(cfg->error_about[cfg->nerrors], sizeof cfg->error_about[0], "%s", about);
     va_start(ap, fmt);
     vsnprintf(cfg->errors[cfg->nerrors++], sizeof cfg->errors[0], fmt, ap);
     va_end(ap);
@@ -63,7 +82,7 @@ static void read_int(ct_config *cfg, const char *(*get)(const char *), const cha
     if (parse_int(v, lo, hi, &x) == 0)
         *out = (int)x;
     else
-        add_error(cfg, "%s='%s': expected %s; variable ignored", name, v, expected);
+        add_error(cfg, name, "%s='%s': expected %s; variable ignored", name, v, expected);
 }
 
 static void read_fallback(ct_config *cfg, const char *(*get)(const char *))
@@ -78,7 +97,7 @@ static void read_fallback(ct_config *cfg, const char *(*get)(const char *))
     else if (strcmp(v, "error") == 0)
         cfg->fallback = CT_FALLBACK_ERROR;
     else
-        add_error(cfg, "COLTUNE_FALLBACK='%s': expected print, silent or error; "
+        add_error(cfg, "COLTUNE_FALLBACK", "COLTUNE_FALLBACK='%s': expected print, silent or error; "
                        "variable ignored", v);
 }
 
@@ -94,14 +113,14 @@ static void read_ppn(ct_config *cfg, const char *(*get)(const char *))
     size_t len = colon ? (size_t)(colon - v) : strlen(v);
     int cyclic = colon != NULL && strcmp(colon + 1, "cyclic") == 0;
     if (len >= sizeof num || (colon != NULL && !cyclic)) {
-        add_error(cfg, "COLTUNE_PPN='%s': expected a rank count n >= 1, optionally "
+        add_error(cfg, "COLTUNE_PPN", "COLTUNE_PPN='%s': expected a rank count n >= 1, optionally "
                        "followed by :cyclic; variable ignored", v);
         return;
     }
     memcpy(num, v, len);
     num[len] = '\0';
     if (parse_int(num, 1, 1L << 30, &n) != 0) {
-        add_error(cfg, "COLTUNE_PPN='%s': expected a rank count n >= 1, optionally "
+        add_error(cfg, "COLTUNE_PPN", "COLTUNE_PPN='%s': expected a rank count n >= 1, optionally "
                        "followed by :cyclic; variable ignored", v);
         return;
     }
@@ -118,7 +137,7 @@ static void read_shm_window(ct_config *cfg, const char *(*get)(const char *))
         return;
     if (ct_size_parse(v, strlen(v), &n) != 0 || (size_t)n < CT_SHM_WINDOW_MIN ||
         (size_t)n > CT_SHM_WINDOW_MAX) {
-        add_error(cfg, "COLTUNE_SHM_WINDOW='%s': expected a size from %zu bytes to 1g "
+        add_error(cfg, "COLTUNE_SHM_WINDOW", "COLTUNE_SHM_WINDOW='%s': expected a size from %zu bytes to 1g "
                        "(bytes, or with a k, m or g suffix); variable ignored",
                   v, CT_SHM_WINDOW_MIN);
         return;
@@ -137,15 +156,31 @@ static void read_forced(ct_config *cfg, const char *(*get)(const char *))
             cfg->forced_set[c] = 1;
             continue;
         }
-        add_error(cfg, "%s='%s': column %d: %s; variable ignored", forced_env[c], v,
+        add_error(cfg, forced_env[c], "%s='%s': column %d: %s; variable ignored", forced_env[c], v,
                   err.column + 1, err.message);
     }
+}
+
+/* A broken rules file: each bad line is reported (the first few), and the
+ * last message says the file is ignored. */
+#define RULES_ERRORS_SHOWN 5
+
+typedef struct rules_errors {
+    ct_config *cfg;
+    int count;
+} rules_errors;
+
+static void add_rules_error(void *arg, const char *msg)
+{
+    rules_errors *re = arg;
+    if (re->count++ < RULES_ERRORS_SHOWN)
+        add_error(re->cfg, "", "%s", msg);
 }
 
 static void read_rules(ct_config *cfg, const char *(*get)(const char *))
 {
     const char *path = get("COLTUNE_RULES");
-    char msg[480];
+    rules_errors re = {cfg, 0};
     cfg->rules_origin = "COLTUNE_RULES";
     if (path == NULL) {
         path = CT_DEFAULT_RULES;
@@ -155,8 +190,16 @@ static void read_rules(ct_config *cfg, const char *(*get)(const char *))
     }
     if (*path == '\0')
         return; /* COLTUNE_RULES= (empty) turns the rules off */
-    if (ct_rules_load(path, &cfg->rules, msg, sizeof msg) != 0)
-        add_error(cfg, "%s; rules file ignored, every call uses pmpi", msg);
+    cfg->rules_path = path;
+    if (ct_rules_load_report(path, &cfg->rules, add_rules_error, &re) == 0)
+        return;
+    if (re.count > RULES_ERRORS_SHOWN)
+        add_error(cfg, "", "%s: %d more errors (coltune-info --check %s lists them all)", path,
+                  re.count - RULES_ERRORS_SHOWN, path);
+    char *last = cfg->errors[cfg->nerrors - 1];
+    size_t used = strlen(last);
+    snprintf(last + used, sizeof cfg->errors[0] - used,
+             "; rules file ignored, every call uses pmpi");
 }
 
 static const char *plain_getenv(const char *name) { return getenv(name); }

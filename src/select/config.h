@@ -26,17 +26,22 @@ typedef struct ct_config {
                           cannot use a shared window (tests only); -1 none */
     ct_ruleset rules;
     const char *rules_origin; /* "COLTUNE_RULES" or "default", for messages */
+    const char *rules_path;   /* the file read (NULL: none), for coltune-info */
     int forced_set[CT_COLL_COUNT];
     ct_spec forced[CT_COLL_COUNT];
     /* Messages about bad input, reported once by one rank (ct_config_report). */
     int nerrors;
-    char errors[8][1024];
+    char errors[24][1024]; /* enough for every variable and a few bad rules lines */
+    char error_about[24][32]; /* the variable each message is about, "" for the rules file */
 } ct_config;
 
 /* Default of COLTUNE_SHM_WINDOW, and its bounds. */
 #define CT_SHM_WINDOW_DEFAULT ((size_t)256 << 10)
 #define CT_SHM_WINDOW_MIN ((size_t)64)
 #define CT_SHM_WINDOW_MAX ((size_t)1 << 30)
+
+/* True when name is a variable coltune reads. */
+int ct_config_known_variable(const char *name);
 
 /* The environment variable that forces an algorithm for coll. */
 const char *ct_config_env_name(ct_coll coll);

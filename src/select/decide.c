@@ -53,45 +53,64 @@ out:
     return rc;
 }
 
+/* One decision in progress: the configuration it follows, what it sees of
+ * the communicator, and the call. ctx is NULL when the decision is made
+ * without MPI (ct_decide_offline): the call's facts are given then. */
+typedef struct decision {
+    const ct_config *cfg;
+    ct_ctx *ctx;
+    const ct_env *env;
+    const ct_topo *topo;
+    ct_call *call;
+    const ct_decide_trace *trace; /* NULL in jobs */
+} decision;
+
+static int facts(decision *d)
+{
+    if (d->call->have_facts)
+        return MPI_SUCCESS;
+    if (d->ctx == NULL)
+        return MPI_ERR_INTERN; /* offline decisions are given their facts */
+    return ensure_facts(d->ctx, d->call);
+}
+
+/* The restrictions that depend only on the communicator: why alg cannot
+ * serve it, or NULL. */
+static const char *comm_restriction(const ct_algorithm *alg, const ct_topo *topo)
+{
+    if ((alg->restrictions & CT_R_NODE_CONSECUTIVE) && !topo->consecutive)
+        return "ranks of a node are not consecutive";
+    if ((alg->restrictions & CT_R_NODE_UNIFORM) && !topo->uniform)
+        return "nodes hold different numbers of ranks";
+    if ((alg->restrictions & CT_R_SHARED_MEMORY) && !topo->shared)
+        return "the ranks do not all share memory (more than one node)";
+    if ((alg->restrictions & CT_R_NODE_SHARED_MEMORY) && topo->emulated && !topo->shared)
+        return "emulated nodes (COLTUNE_PPN) span real nodes: a node's ranks may not share "
+               "memory";
+    return NULL;
+}
+
 /*
  * Can spec serve this call? Returns MPI_SUCCESS and sets *why to NULL when it
- * can (params filled), or a reason in why. May run ensure_facts().
+ * can (params filled), or a reason in why. May compute the call's facts.
  */
-static int check_candidate(ct_ctx *ctx, ct_call *call, const ct_spec *spec, long *params,
-                           const char **why, char *buf, size_t len)
+static int check_candidate(decision *d, const ct_spec *spec, long *params, const char **why,
+                           char *buf, size_t len)
 {
     const ct_algorithm *alg = spec->alg;
-    *why = ct_spec_resolve(spec, &ctx->env, params, buf, len);
-    if (*why != NULL)
+    *why = ct_spec_resolve(spec, d->env, params, buf, len);
+    if (*why == NULL)
+        *why = comm_restriction(alg, d->topo);
+    if (*why != NULL || !(alg->restrictions & CT_R_LOCAL_MASK))
         return MPI_SUCCESS;
-    if ((alg->restrictions & CT_R_NODE_CONSECUTIVE) && !ctx->topo.consecutive) {
-        *why = "ranks of a node are not consecutive";
-        return MPI_SUCCESS;
-    }
-    if ((alg->restrictions & CT_R_NODE_UNIFORM) && !ctx->topo.uniform) {
-        *why = "nodes hold different numbers of ranks";
-        return MPI_SUCCESS;
-    }
-    if ((alg->restrictions & CT_R_SHARED_MEMORY) && !ctx->topo.shared) {
-        *why = "the ranks do not all share memory (more than one node)";
-        return MPI_SUCCESS;
-    }
-    if ((alg->restrictions & CT_R_NODE_SHARED_MEMORY) && ctx->topo.emulated &&
-        !ctx->topo.shared) {
-        *why = "emulated nodes (COLTUNE_PPN) span real nodes: a node's ranks may not share "
-               "memory";
-        return MPI_SUCCESS;
-    }
-    if (alg->restrictions & CT_R_LOCAL_MASK) {
-        int rc = ensure_facts(ctx, call);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        for (int i = 0; i < NLOCAL; i++)
-            if (alg->restrictions & call->facts.violations & local_restrictions[i].bit) {
-                *why = local_restrictions[i].why;
-                break;
-            }
-    }
+    int rc = facts(d);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    for (int i = 0; i < NLOCAL; i++)
+        if (alg->restrictions & d->call->facts.violations & local_restrictions[i].bit) {
+            *why = local_restrictions[i].why;
+            break;
+        }
     return MPI_SUCCESS;
 }
 
@@ -108,33 +127,34 @@ static void set_choice(ct_choice *out, const ct_algorithm *alg, const long *para
 
 /* The call's global msg_size: from this rank's own arguments when the driver
  * says they determine it, else through the decision's allreduce. */
-static int call_msg_size(ct_ctx *ctx, ct_call *call, long *msg_size)
+static int call_msg_size(decision *d, long *msg_size)
 {
+    ct_call *call = d->call;
     call->used_msg_size = 1;
     if (call->msg_size_is_global && !call->have_facts) {
         ct_call_facts local;
-        int rc = call->local_facts(call->args, ctx, &local);
+        int rc = call->local_facts(call->args, d->ctx, &local);
         if (rc == MPI_SUCCESS) {
             *msg_size = local.msg_size;
             return MPI_SUCCESS;
         }
         /* a local failure must be agreed on: fall through to the allreduce */
     }
-    int rc = ensure_facts(ctx, call);
+    int rc = facts(d);
     *msg_size = call->facts.msg_size;
     return rc;
 }
 
 /* Does rule r's condition hold? Fetches msg_size only when r needs it. */
-static int rule_matches(ct_ctx *ctx, ct_call *call, const ct_rule *r, int *match)
+static int rule_matches(decision *d, const ct_rule *r, int *match)
 {
     const long values[CT_KEY_COUNT] = {
-        [CT_KEY_COMM_SIZE] = ctx->env.P,
-        [CT_KEY_NODES] = ctx->topo.N,
-        [CT_KEY_PPN] = ctx->topo.Q,
+        [CT_KEY_COMM_SIZE] = d->env->P,
+        [CT_KEY_NODES] = d->topo->N,
+        [CT_KEY_PPN] = d->topo->Q,
     };
     *match = 0;
-    if (r->coll != call->coll)
+    if (r->coll != d->call->coll)
         return MPI_SUCCESS;
     for (int k = 0; k < CT_KEY_COUNT; k++) {
         if (!(r->key_mask & (1u << k)) || k == CT_KEY_MSG_SIZE)
@@ -144,7 +164,7 @@ static int rule_matches(ct_ctx *ctx, ct_call *call, const ct_rule *r, int *match
     }
     if (r->key_mask & (1u << CT_KEY_MSG_SIZE)) {
         long msg_size;
-        int rc = call_msg_size(ctx, call, &msg_size);
+        int rc = call_msg_size(d, &msg_size);
         if (rc != MPI_SUCCESS)
             return rc;
         if (!ct_range_contains(r->range[CT_KEY_MSG_SIZE], msg_size))
@@ -154,57 +174,66 @@ static int rule_matches(ct_ctx *ctx, ct_call *call, const ct_rule *r, int *match
     return MPI_SUCCESS;
 }
 
-static void log_skip(const ct_ctx *ctx, const ct_call *call, const char *source, int line,
-                     const ct_spec *spec, const char *why)
+/* A candidate that cannot serve the call: traced, or logged in verbose jobs. */
+static void skipped(const decision *d, const char *source, int line, const ct_spec *spec,
+                    const char *why)
 {
-    if (ct_cfg()->verbose && ctx->decide_rank == 0)
-        ct_log_once("%s on %s#%d: %s:%d: %s skipped: %s", ct_coll_name(call->coll), ctx->name,
-                    ctx->serial, source, line, spec->alg->name, why);
+    const ct_ctx *ctx = d->ctx;
+    if (d->trace != NULL)
+        d->trace->skipped(d->trace->arg, source, line, spec, why);
+    else if (d->cfg->verbose && ctx != NULL && ctx->decide_rank == 0)
+        ct_log_once("%s on %s#%d: %s:%d: %s skipped: %s", ct_coll_name(d->call->coll),
+                    ctx->name, ctx->serial, source, line, spec->alg->name, why);
 }
 
 /* First matching rule whose algorithm can serve the call, else pmpi. */
-static int decide_by_rules(ct_ctx *ctx, ct_call *call, ct_choice *out)
+static int decide_by_rules(decision *d, ct_choice *out)
 {
-    const ct_ruleset *rs = &ct_cfg()->rules;
+    const ct_ruleset *rs = &d->cfg->rules;
     long params[CT_MAX_PARAMS];
     char buf[160];
     for (int i = 0; i < rs->count; i++) {
         const ct_rule *r = &rs->rules[i];
         int match, rc;
         const char *why;
-        if ((rc = rule_matches(ctx, call, r, &match)) != MPI_SUCCESS)
+        if ((rc = rule_matches(d, r, &match)) != MPI_SUCCESS)
             return rc;
         if (!match)
             continue;
-        rc = check_candidate(ctx, call, &r->spec, params, &why, buf, sizeof buf);
+        rc = check_candidate(d, &r->spec, params, &why, buf, sizeof buf);
         if (rc != MPI_SUCCESS)
             return rc;
         if (why == NULL) {
             set_choice(out, r->spec.alg, params, r->line, 0);
             return MPI_SUCCESS;
         }
-        log_skip(ctx, call, rs->name, r->line, &r->spec, why);
+        skipped(d, rs->name, r->line, &r->spec, why);
     }
-    set_choice(out, ct_algorithm_fallback(call->coll), NULL, 0, 0);
+    set_choice(out, ct_algorithm_fallback(d->call->coll), NULL, 0, 0);
     return MPI_SUCCESS;
 }
 
 /* A forced algorithm that cannot serve the call: COLTUNE_FALLBACK decides. */
-static int forced_fallback(const ct_ctx *ctx, const ct_call *call, const ct_spec *spec,
-                           const char *why, ct_choice *out)
+static int forced_fallback(const decision *d, const ct_spec *spec, const char *why,
+                           ct_choice *out)
 {
-    const ct_config *cfg = ct_cfg();
-    if (cfg->fallback == CT_FALLBACK_PRINT && ctx->decide_rank == 0)
+    const ct_config *cfg = d->cfg;
+    const ct_ctx *ctx = d->ctx;
+    const char *coll = ct_coll_name(d->call->coll);
+    int report = d->trace == NULL && ctx != NULL && ctx->decide_rank == 0;
+    if (d->trace != NULL)
+        d->trace->skipped(d->trace->arg, ct_config_env_name(d->call->coll), 0, spec, why);
+    if (cfg->fallback == CT_FALLBACK_PRINT && report)
         ct_log_once("%s: forced algorithm '%s' cannot serve this call on %s (%s); using pmpi",
-                    ct_coll_name(call->coll), spec->alg->name, ctx->name, why);
+                    coll, spec->alg->name, ctx->name, why);
     if (cfg->fallback == CT_FALLBACK_ERROR) {
-        if (ctx->decide_rank == 0)
+        if (report)
             ct_log_once("%s: forced algorithm '%s' cannot serve this call on %s (%s);"
                         " returning an error (COLTUNE_FALLBACK=error)",
-                        ct_coll_name(call->coll), spec->alg->name, ctx->name, why);
+                        coll, spec->alg->name, ctx->name, why);
         return MPI_ERR_ARG;
     }
-    set_choice(out, ct_algorithm_fallback(call->coll), NULL, 0, 1);
+    set_choice(out, ct_algorithm_fallback(d->call->coll), NULL, 0, 1);
     return MPI_SUCCESS;
 }
 
@@ -235,35 +264,60 @@ static void log_decision(ct_ctx *ctx, const ct_call *call, const ct_choice *c)
            where);
 }
 
+/* The decision itself: a forced spec (direct API, then the collective's
+ * variable), else the rules. */
+static int decide(decision *d, const ct_spec *forced, ct_choice *out)
+{
+    const ct_config *cfg = d->cfg;
+    const ct_coll coll = d->call->coll;
+    if (forced == NULL && cfg->forced_set[coll])
+        forced = &cfg->forced[coll];
+    if (forced == NULL)
+        return decide_by_rules(d, out);
+    long params[CT_MAX_PARAMS];
+    char buf[160];
+    const char *why;
+    int rc = check_candidate(d, forced, params, &why, buf, sizeof buf);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (why != NULL)
+        return forced_fallback(d, forced, why, out);
+    set_choice(out, forced->alg, params, 0, 1);
+    return MPI_SUCCESS;
+}
+
 int ct_decide(ct_ctx *ctx, ct_call *call, const ct_spec *forced, ct_choice *out)
 {
     const ct_config *cfg = ct_cfg();
-    int rc = MPI_SUCCESS;
-    if (forced == NULL && cfg->forced_set[call->coll])
-        forced = &cfg->forced[call->coll];
-    if (forced == NULL && ctx->cached[call->coll].valid) {
+    decision d = {cfg, ctx, &ctx->env, &ctx->topo, call, NULL};
+    const int cacheable = forced == NULL && !cfg->forced_set[call->coll];
+    int rc;
+    if (cacheable && ctx->cached[call->coll].valid) {
         *out = ctx->cached[call->coll].choice;
-    } else if (forced != NULL) {
-        long params[CT_MAX_PARAMS];
-        char buf[160];
-        const char *why;
-        rc = check_candidate(ctx, call, forced, params, &why, buf, sizeof buf);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        if (why != NULL)
-            rc = forced_fallback(ctx, call, forced, why, out);
-        else
-            set_choice(out, forced->alg, params, 0, 1);
+        rc = MPI_SUCCESS;
     } else {
-        rc = decide_by_rules(ctx, call, out);
-        /* A decision that needed no per-call facts holds for every call. */
-        if (rc == MPI_SUCCESS && !call->have_facts && !call->used_msg_size) {
+        rc = decide(&d, forced, out);
+        /* A decision by the rules that needed no per-call facts holds for
+         * every call. */
+        if (cacheable && rc == MPI_SUCCESS && !call->have_facts && !call->used_msg_size) {
             ctx->cached[call->coll].valid = 1;
             ctx->cached[call->coll].choice = *out;
         }
     }
     if (rc == MPI_SUCCESS)
         log_decision(ctx, call, out);
+    return rc;
+}
+
+int ct_decide_offline(const ct_config *cfg, ct_coll coll, const ct_env *env,
+                      const ct_topo *topo, const ct_call_facts *given,
+                      const ct_decide_trace *trace, ct_choice *out, int *used_msg_size)
+{
+    ct_call call = {.coll = coll, .have_facts = 1, .facts = *given};
+    decision d = {cfg, NULL, env, topo, &call, trace};
+    int rc = decide(&d, NULL, out);
+    if (used_msg_size != NULL)
+        *used_msg_size = call.used_msg_size;
     return rc;
 }
 

@@ -13,6 +13,7 @@
 #define CT_DECIDE_H
 
 #include "core/context.h"
+#include "select/config.h"
 #include "select/spec.h"
 
 /* Facts about one call that rules and restrictions may depend on. */
@@ -46,6 +47,28 @@ typedef struct ct_call {
  * algorithm cannot serve the call and COLTUNE_FALLBACK=error.
  */
 int ct_decide(ct_ctx *ctx, ct_call *call, const ct_spec *forced, ct_choice *out);
+
+/* Observes a decision (coltune-info --check --np): each candidate that cannot
+ * serve the call, with where it came from (the rules file and line, or the
+ * collective's variable and line 0) and why. */
+typedef struct ct_decide_trace {
+    void (*skipped)(void *arg, const char *source, int line, const ct_spec *spec,
+                    const char *why);
+    void *arg;
+} ct_decide_trace;
+
+/*
+ * The same decision without MPI, for a communicator known only by env (P, Q,
+ * N) and topo's flags (N, Q, consecutive, uniform, shared, emulated; its maps
+ * are not read) and a call whose global facts are given: cfg's forced
+ * variable of coll, then cfg's rules, then the fallback, through the same
+ * functions ct_decide() uses. *used_msg_size (may be NULL) tells whether the
+ * decision looked at msg_size. Returns MPI_SUCCESS, or MPI_ERR_ARG where a
+ * job's call would return an error (COLTUNE_FALLBACK=error).
+ */
+int ct_decide_offline(const ct_config *cfg, ct_coll coll, const ct_env *env,
+                      const ct_topo *topo, const ct_call_facts *given,
+                      const ct_decide_trace *trace, ct_choice *out, int *used_msg_size);
 
 /*
  * What every collective driver does first: finds (or creates) the context of

@@ -5,9 +5,9 @@
  *   alltoallv     comm_size=2-64  msg_size=0-511  ppn=*       scattered:block_count=8
  *
  * Unlike Open MPI's positional dynamic-rules file, every condition is named,
- * comments are allowed anywhere, and the first error rejects the whole file
- * with "<name>:<line>:<column>: <what>: '<offending text>'" instead of a silent
- * fallback.
+ * comments are allowed anywhere, and an error rejects the whole file with
+ * "<name>:<line>:<column>: <what>: '<offending text>'" for each bad line instead
+ * of a silent fallback.
  */
 /* fileno() and fstat() are POSIX; ask for them even under -std=c11. */
 #if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE)
@@ -55,11 +55,12 @@ typedef struct token {
     size_t col;
 } token;
 
-/* Where parse errors are written, and the file label that prefixes them. */
+/* Where parse errors go, the file label that prefixes them, and how many. */
 typedef struct reporter {
     const char *name;
-    char *msg;
-    size_t msglen;
+    ct_rules_error_fn on_error;
+    void *arg;
+    int count;
 } reporter;
 
 static int is_blank(char c) { return c == ' ' || c == '\t'; }
@@ -89,21 +90,22 @@ static int more_tokens(const line *ln, size_t pos)
 }
 
 /* Reports "<name>:<line>:<col+1>: <what>: '<text>'" and returns -1. */
-static int report(const reporter *rp, const line *ln, size_t col, const char *text, size_t len,
+static int report(reporter *rp, const line *ln, size_t col, const char *text, size_t len,
                   const char *fmt, ...) CT_PRINTF(6, 7);
 
-static int report(const reporter *rp, const line *ln, size_t col, const char *text, size_t len,
+static int report(reporter *rp, const line *ln, size_t col, const char *text, size_t len,
                   const char *fmt, ...)
 {
-    if (rp->msg == NULL || rp->msglen == 0)
-        return -1;
-    char what[320];
+    char what[320], msg[CT_RULES_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    snprintf(rp->msg, rp->msglen, "%s:%d:%zu: %s: '%.*s'", rp->name, ln->number, col + 1, what,
+    snprintf(msg, sizeof msg, "%s:%d:%zu: %s: '%.*s'", rp->name, ln->number, col + 1, what,
              (int)len, text);
+    rp->count++;
+    if (rp->on_error != NULL)
+        rp->on_error(rp->arg, msg);
     return -1;
 }
 
@@ -120,7 +122,7 @@ static int find_key(const char *text, size_t len)
 }
 
 /* Parses one bound of a range; the token is only used for the report. */
-static int parse_bound(const reporter *rp, const line *ln, const char *text, size_t len,
+static int parse_bound(reporter *rp, const line *ln, const char *text, size_t len,
                        long *out)
 {
     if (ct_size_parse(text, len, out) == 0)
@@ -130,7 +132,7 @@ static int parse_bound(const reporter *rp, const line *ln, const char *text, siz
 }
 
 /* Parses "*", "a", "a-b", "a-" or "-b" at text[0..len). */
-static int parse_range(const reporter *rp, const line *ln, const char *text, size_t len,
+static int parse_range(reporter *rp, const line *ln, const char *text, size_t len,
                        ct_range *r)
 {
     const size_t col = (size_t)(text - ln->text);
@@ -160,7 +162,7 @@ static int parse_range(const reporter *rp, const line *ln, const char *text, siz
 /* Parses one middle token "key=range" into rule. given tracks the keys seen
  * on the line; key_mask only gets the keys whose range excludes something,
  * so "msg_size=*" costs decide.c no message-size computation. */
-static int parse_condition(const reporter *rp, const line *ln, const token *t, ct_rule *rule,
+static int parse_condition(reporter *rp, const line *ln, const token *t, ct_rule *rule,
                            unsigned *given)
 {
     const char *eq = memchr(t->text, '=', t->len);
@@ -198,7 +200,7 @@ static int parse_condition(const reporter *rp, const line *ln, const token *t, c
 /* Rules                                                               */
 /* ------------------------------------------------------------------ */
 
-static int parse_collective(const reporter *rp, const line *ln, const token *t, ct_coll *out)
+static int parse_collective(reporter *rp, const line *ln, const token *t, ct_coll *out)
 {
     if (ct_coll_from_name(t->text, t->len, out) == 0)
         return 0;
@@ -220,7 +222,7 @@ static int looks_like_condition(const token *t)
     return eq != NULL && (colon == NULL || eq < colon);
 }
 
-static int parse_spec_token(const reporter *rp, const line *ln, const token *t, ct_rule *rule)
+static int parse_spec_token(reporter *rp, const line *ln, const token *t, ct_rule *rule)
 {
     if (looks_like_condition(t))
         return report(rp, ln, t->col, t->text, t->len, "missing algorithm spec");
@@ -231,7 +233,7 @@ static int parse_spec_token(const reporter *rp, const line *ln, const token *t, 
 }
 
 /* Parses a non-blank line into rule. */
-static int parse_rule(const reporter *rp, const line *ln, ct_rule *rule)
+static int parse_rule(reporter *rp, const line *ln, ct_rule *rule)
 {
     size_t pos = 0;
     unsigned given = 0;
@@ -291,17 +293,20 @@ static char *dup_string(const char *s)
     return d ? memcpy(d, s, n) : NULL;
 }
 
-static int out_of_memory(const reporter *rp)
+static int out_of_memory(reporter *rp)
 {
-    if (rp->msg != NULL && rp->msglen > 0)
-        snprintf(rp->msg, rp->msglen, "%s: out of memory while reading rules", rp->name);
+    char msg[CT_RULES_MSG_MAX];
+    snprintf(msg, sizeof msg, "%s: out of memory while reading rules", rp->name);
+    rp->count++;
+    if (rp->on_error != NULL)
+        rp->on_error(rp->arg, msg);
     return -1;
 }
 
-int ct_rules_parse(const char *text, const char *name, ct_ruleset *out, char *msg,
-                   size_t msglen)
+int ct_rules_parse_report(const char *text, const char *name, ct_ruleset *out,
+                          ct_rules_error_fn on_error, void *arg)
 {
-    reporter rp = {name ? name : "(rules)", msg, msglen};
+    reporter rp = {name ? name : "(rules)", on_error, arg, 0};
     ct_ruleset rs = {0};
     int cap = 0;
     line ln = {NULL, 0, 0};
@@ -309,6 +314,7 @@ int ct_rules_parse(const char *text, const char *name, ct_ruleset *out, char *ms
     memset(out, 0, sizeof *out);
     if (text == NULL)
         text = "";
+    /* Every line is parsed, so one pass reports every bad line. */
     while (*text != '\0') {
         take_line(&text, &ln);
         size_t pos = 0;
@@ -317,22 +323,41 @@ int ct_rules_parse(const char *text, const char *name, ct_ruleset *out, char *ms
             continue; /* blank or comment only */
         ct_rule rule;
         if (parse_rule(&rp, &ln, &rule) != 0)
-            goto fail;
+            continue;
         if (append_rule(&rs, &cap, &rule) != 0) {
             out_of_memory(&rp);
-            goto fail;
+            break;
         }
     }
-    rs.name = dup_string(rp.name);
-    if (rs.name == NULL) {
+    if (rp.count == 0 && (rs.name = dup_string(rp.name)) == NULL)
         out_of_memory(&rp);
-        goto fail;
+    if (rp.count > 0) {
+        ct_rules_free(&rs);
+        return rp.count;
     }
     *out = rs;
     return 0;
-fail:
-    ct_rules_free(&rs);
-    return -1;
+}
+
+/* Keeps the first message only (ct_rules_parse, ct_rules_load). */
+typedef struct first_error {
+    char *msg;
+    size_t msglen;
+    int seen;
+} first_error;
+
+static void keep_first(void *arg, const char *msg)
+{
+    first_error *fe = arg;
+    if (!fe->seen++ && fe->msg != NULL && fe->msglen > 0)
+        snprintf(fe->msg, fe->msglen, "%s", msg);
+}
+
+int ct_rules_parse(const char *text, const char *name, ct_ruleset *out, char *msg,
+                   size_t msglen)
+{
+    first_error fe = {msg, msglen, 0};
+    return ct_rules_parse_report(text, name, out, keep_first, &fe) == 0 ? 0 : -1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -373,39 +398,43 @@ static char *read_all(FILE *f, size_t *len)
     return NULL;
 }
 
-static void set_msg(char *msg, size_t msglen, const char *path, const char *what, int err)
+/* Reports "<path>: <what>: <reason>" as the file's one error; returns 1. */
+static int file_error(ct_rules_error_fn on_error, void *arg, const char *path, const char *what,
+                      const char *reason)
 {
-    if (msg != NULL && msglen > 0)
-        snprintf(msg, msglen, "%s: %s: %s", path, what, strerror(err));
+    char msg[CT_RULES_MSG_MAX];
+    snprintf(msg, sizeof msg, "%s: %s: %s", path, what, reason);
+    if (on_error != NULL)
+        on_error(arg, msg);
+    return 1;
 }
 
-int ct_rules_load(const char *path, ct_ruleset *out, char *msg, size_t msglen)
+int ct_rules_load_report(const char *path, ct_ruleset *out, ct_rules_error_fn on_error,
+                         void *arg)
 {
     memset(out, 0, sizeof *out);
     FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        set_msg(msg, msglen, path, "cannot open rules file", errno);
-        return -1;
-    }
+    if (f == NULL)
+        return file_error(on_error, arg, path, "cannot open rules file", strerror(errno));
     size_t len = 0;
     char *text = read_all(f, &len);
     int saved = errno;
     fclose(f);
-    if (text == NULL) {
-        set_msg(msg, msglen, path, "cannot read rules file", saved);
-        return -1;
-    }
-    int rc;
-    if (memchr(text, '\0', len) != NULL) {
-        /* A NUL would silently end the text early: refuse binary files. */
-        if (msg != NULL && msglen > 0)
-            snprintf(msg, msglen, "%s: cannot read rules file: contains a NUL byte", path);
-        rc = -1;
-    } else {
-        rc = ct_rules_parse(text, path, out, msg, msglen);
-    }
+    if (text == NULL)
+        return file_error(on_error, arg, path, "cannot read rules file", strerror(saved));
+    int n;
+    if (memchr(text, '\0', len) != NULL) /* a NUL would silently end the text early */
+        n = file_error(on_error, arg, path, "cannot read rules file", "contains a NUL byte");
+    else
+        n = ct_rules_parse_report(text, path, out, on_error, arg);
     free(text);
-    return rc;
+    return n;
+}
+
+int ct_rules_load(const char *path, ct_ruleset *out, char *msg, size_t msglen)
+{
+    first_error fe = {msg, msglen, 0};
+    return ct_rules_load_report(path, out, keep_first, &fe) == 0 ? 0 : -1;
 }
 
 void ct_rules_free(ct_ruleset *rs)

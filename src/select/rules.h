@@ -44,18 +44,31 @@ typedef struct ct_ruleset {
     int count;
 } ct_ruleset;
 
+/* Longest message the parser writes. */
+#define CT_RULES_MSG_MAX 480
+
+/* Receives each error message (arg is the caller's). */
+typedef void (*ct_rules_error_fn)(void *arg, const char *message);
+
 /*
- * Parses a whole rules text. On success returns 0 and fills *out (free with
- * ct_rules_free). On the first error returns -1, leaves *out empty and writes
- * one message to msg:
+ * Parses a whole rules text, every line of it. On success returns 0 and fills
+ * *out (free with ct_rules_free). Otherwise leaves *out empty (the whole file
+ * is rejected), passes one message per bad line to on_error (may be NULL):
  *   "<name>:<line>:<column>: <what>: '<offending text>'"
- * (column 1-based). The whole file is rejected on any error.
+ * (column 1-based), and returns how many there were.
  */
+int ct_rules_parse_report(const char *text, const char *name, ct_ruleset *out,
+                          ct_rules_error_fn on_error, void *arg);
+
+/* Reads and parses a file, as ct_rules_parse_report; missing or unreadable
+ * files are one error with its own message:
+ *   "<path>: cannot open rules file: <strerror>" */
+int ct_rules_load_report(const char *path, ct_ruleset *out, ct_rules_error_fn on_error,
+                         void *arg);
+
+/* The same, keeping only the first message (in msg); return 0 or -1. */
 int ct_rules_parse(const char *text, const char *name, ct_ruleset *out, char *msg,
                    size_t msglen);
-
-/* Reads and parses a file; missing or unreadable files get their own messages:
- *   "<path>: cannot open rules file: <strerror>" */
 int ct_rules_load(const char *path, ct_ruleset *out, char *msg, size_t msglen);
 
 void ct_rules_free(ct_ruleset *rs);

@@ -196,7 +196,25 @@ static void test_errors_are_independent(void **state)
     assert_int_equal(cfg.nerrors, 2);
     assert_int_equal(cfg.stats, 1);
     assert_int_equal(cfg.forced_set[CT_COLL_ALLTOALLV], 1);
+    /* Each message says which variable it is about (coltune-info sorts them). */
+    assert_string_equal(cfg.error_about[0], "COLTUNE_VERBOSE");
+    assert_string_equal(cfg.error_about[1], "COLTUNE_PPN");
     ct_config_free(&cfg);
+}
+
+static void test_known_variables(void **state)
+{
+    (void)state;
+    static const char *const known[] = {
+        "COLTUNE_RULES", "COLTUNE_DISABLE", "COLTUNE_VERBOSE", "COLTUNE_STATS",
+        "COLTUNE_FALLBACK", "COLTUNE_PPN", "COLTUNE_SHM_WINDOW", "COLTUNE_TEST_SHM_FAIL",
+        "COLTUNE_ALLTOALLV", "COLTUNE_ALLTOALL", "COLTUNE_ALLGATHER_INTER",
+        "COLTUNE_ALLGATHERV_INTER", "COLTUNE_ALLTOALL_CRS", "COLTUNE_ALLTOALLV_CRS"};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        assert_true(ct_config_known_variable(known[i]));
+    assert_false(ct_config_known_variable("COLTUNE_VERBSE"));
+    assert_false(ct_config_known_variable("COLTUNE_"));
+    assert_false(ct_config_known_variable("coltune_verbose"));
 }
 
 static void test_rules_file(void **state)
@@ -231,6 +249,38 @@ static void test_rules_file(void **state)
     assert_string_equal(cfg.errors[0], want);
     ct_config_free(&cfg);
 
+    /* Every bad line is reported; the last message says the file is ignored. */
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("alltoallv nodes=3-1 pmpi\nalltoallv pairwise\nfoo pmpi\n", f);
+    fclose(f);
+    read_env(&cfg, env);
+    assert_int_equal(cfg.nerrors, 2);
+    assert_int_equal(cfg.rules.count, 0);
+    snprintf(want, sizeof want, "%s:1:17: empty range (3 > 1): '3-1'", path);
+    assert_string_equal(cfg.errors[0], want);
+    assert_string_equal(cfg.error_about[0], "");
+    snprintf(want, sizeof want,
+             "%s:3:1: unknown collective (known: alltoallv, alltoall, allgather_inter, "
+             "allgatherv_inter, alltoall_crs, alltoallv_crs): 'foo'; rules file ignored, every "
+             "call uses pmpi", path);
+    assert_string_equal(cfg.errors[1], want);
+    ct_config_free(&cfg);
+
+    /* Beyond five, the rest are counted and coltune-info named. */
+    f = fopen(path, "w");
+    assert_non_null(f);
+    for (int i = 0; i < 9; i++)
+        fputs("alltoallv bogus\n", f);
+    fclose(f);
+    read_env(&cfg, env);
+    assert_int_equal(cfg.nerrors, 6);
+    snprintf(want, sizeof want,
+             "%s: 4 more errors (coltune-info --check %s lists them all); rules file ignored, "
+             "every call uses pmpi", path, path);
+    assert_string_equal(cfg.errors[5], want);
+    ct_config_free(&cfg);
+
     /* A missing file named by COLTUNE_RULES is an error too. */
     unlink(path);
     read_env(&cfg, env);
@@ -248,6 +298,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_good_values),
+        cmocka_unit_test(test_known_variables),
         cmocka_unit_test(test_shm_window),
         cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_errors_are_independent),

@@ -294,13 +294,14 @@ static void expect_error(const char *text, const char *want)
         fail_msg("input: '%s'\n  got  %s\n  want %s", text, msg, want);
 }
 
-static void test_malformed_conditions(void **state)
-{
-    (void)state;
-    static const struct {
-        const char *text;
-        const char *msg;
-    } cases[] = {
+/* Malformed one-line files and the exact message (file name "t.rules"); also
+ * written out by --write-cases for the coltune-info and job tests. */
+typedef struct malformed {
+    const char *text;
+    const char *msg;
+} malformed;
+
+static const malformed bad_conditions[] = {
         {"alltogether pmpi",
          "t.rules:1:1: unknown collective (known: " KNOWN_COLLS "): 'alltogether'"},
         {"Alltoallv pmpi", "t.rules:1:1: unknown collective (known: " KNOWN_COLLS "): 'Alltoallv'"},
@@ -364,9 +365,13 @@ static void test_malformed_conditions(void **state)
          "t.rules:1:21: bad range (expected *, a, a-b, a- or -b): '-'"},
         {"alltoallv\tcomm_size=2\t\tfoo=1 pmpi",
          "t.rules:1:24: unknown key (known: comm_size, msg_size, nodes, ppn): 'foo'"},
-    };
-    for (size_t i = 0; i < ARRAY_LEN(cases); i++)
-        expect_error(cases[i].text, cases[i].msg);
+};
+
+static void test_malformed_conditions(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < ARRAY_LEN(bad_conditions); i++)
+        expect_error(bad_conditions[i].text, bad_conditions[i].msg);
 }
 
 /* The message for an unknown algorithm lists the whole registry, which
@@ -383,13 +388,7 @@ static void expect_spec_error(const char *text, const char *spec, int line, int 
     expect_error(text, want);
 }
 
-static void test_malformed_specs(void **state)
-{
-    (void)state;
-    static const struct {
-        const char *text;
-        const char *msg;
-    } cases[] = {
+static const malformed bad_specs[] = {
         {"alltoallv pmpi:x=1",
          "t.rules:1:16: unknown parameter 'x' for algorithm 'pmpi' (takes no parameters): "
          "'pmpi:x=1'"},
@@ -414,9 +413,13 @@ static void test_malformed_specs(void **state)
         {"alltoallv multipair_blocking:stride=sqrtq\r\n",
          "t.rules:1:37: bad value 'sqrtq' for parameter 'stride' (expected an integer or P, Q, "
          "N, sqrt, sqrtQ[+-k]): 'multipair_blocking:stride=sqrtq'"},
-    };
-    for (size_t i = 0; i < ARRAY_LEN(cases); i++)
-        expect_error(cases[i].text, cases[i].msg);
+};
+
+static void test_malformed_specs(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < ARRAY_LEN(bad_specs); i++)
+        expect_error(bad_specs[i].text, bad_specs[i].msg);
 
     expect_spec_error("alltoallv bogus", "bogus", 1, 11);
     expect_spec_error("alltoallv ppn=2-8 scatterd:block_count=4", "scatterd:block_count=4", 1, 19);
@@ -453,6 +456,52 @@ static void test_malformed_later_line(void **state)
     strcat(text, "   alltoallv comm_size=3 linear extra\n");
     expect_error(text, "t.rules:21:26: expected key=range (the algorithm spec comes last): "
                        "'linear'");
+}
+
+/* Every bad line is reported, in order, and nothing is kept. */
+typedef struct collected {
+    int count;
+    char msgs[4][CT_RULES_MSG_MAX];
+} collected;
+
+static void collect(void *arg, const char *msg)
+{
+    collected *c = arg;
+    if (c->count < 4)
+        snprintf(c->msgs[c->count], sizeof c->msgs[0], "%s", msg);
+    c->count++;
+}
+
+static void test_every_error_reported(void **state)
+{
+    (void)state;
+    ct_ruleset rs;
+    collected c = {0};
+    const char *text = "alltoallv comm_size=4-2 pmpi\n"
+                       "alltoallv pairwise\n"
+                       "# fine\n"
+                       "alltoallv bogus=1 pmpi\n"
+                       "alltoallv linear\n"
+                       "alltoallv\n";
+    assert_int_equal(ct_rules_parse_report(text, "t.rules", &rs, collect, &c), 3);
+    assert_int_equal(c.count, 3);
+    assert_string_equal(c.msgs[0], "t.rules:1:21: empty range (4 > 2): '4-2'");
+    assert_string_equal(c.msgs[1], "t.rules:4:11: unknown key (known: comm_size, msg_size, "
+                                   "nodes, ppn): 'bogus'");
+    assert_string_equal(c.msgs[2], "t.rules:6:1: missing algorithm spec: 'alltoallv'");
+    assert_int_equal(rs.count, 0);
+    assert_null(rs.rules);
+    assert_null(rs.name);
+    /* Without a callback the count is still right; a good text gives 0. */
+    assert_int_equal(ct_rules_parse_report(text, "t.rules", &rs, NULL, NULL), 3);
+    assert_int_equal(ct_rules_parse_report("alltoallv pmpi\n", "t.rules", &rs, NULL, NULL), 0);
+    assert_int_equal(rs.count, 1);
+    ct_rules_free(&rs);
+    /* A missing file is one error through the same callback. */
+    c.count = 0;
+    assert_int_equal(ct_rules_load_report("/nonexistent/x.rules", &rs, collect, &c), 1);
+    assert_string_equal(c.msgs[0], "/nonexistent/x.rules: cannot open rules file: No such file "
+                                   "or directory");
 }
 
 static void test_message_buffer(void **state)
@@ -621,8 +670,36 @@ static void test_load_directory(void **state)
     assert_int_equal(rmdir(dir), 0);
 }
 
-int main(void)
+/* Writes every malformed case as DIR/NN.rules with DIR/NN.msg, its message
+ * with the file named by its path (tests/mpi/info.sh). */
+static int write_cases(const char *dir)
 {
+    const malformed *tables[] = {bad_conditions, bad_specs};
+    const size_t sizes[] = {ARRAY_LEN(bad_conditions), ARRAY_LEN(bad_specs)};
+    int n = 0;
+    for (size_t t = 0; t < 2; t++) {
+        for (size_t i = 0; i < sizes[t]; i++, n++) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%02d.rules", dir, n);
+            FILE *f = fopen(path, "w");
+            if (f == NULL || fputs(tables[t][i].text, f) == EOF || fclose(f) != 0)
+                return perror(path), 1;
+            const char *msg = tables[t][i].msg;
+            snprintf(path, sizeof path, "%s/%02d.msg", dir, n);
+            f = fopen(path, "w");
+            /* every message starts with "t.rules:" */
+            if (f == NULL || fprintf(f, "%s/%02d.rules%s\n", dir, n, msg + 7) < 0 ||
+                fclose(f) != 0)
+                return perror(path), 1;
+        }
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "--write-cases") == 0)
+        return write_cases(argv[2]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_multiple_rules),
         cmocka_unit_test(test_parse_range_forms),
@@ -635,6 +712,7 @@ int main(void)
         cmocka_unit_test(test_malformed_conditions),
         cmocka_unit_test(test_malformed_specs),
         cmocka_unit_test(test_malformed_later_line),
+        cmocka_unit_test(test_every_error_reported),
         cmocka_unit_test(test_message_buffer),
         cmocka_unit_test(test_free_and_key_names),
         cmocka_unit_test(test_load_file),

@@ -1,0 +1,193 @@
+/*
+ * test_decide.c - the decision without MPI (ct_decide_offline, which
+ * coltune-info --check --np uses): rule order, conditions, msg_size,
+ * communicator and local restrictions, parameter ranges, forced variables
+ * and COLTUNE_FALLBACK, each candidate passed over reported with its reason.
+ * tests/mpi/info.sh compares the same decisions with real jobs' logs.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "select/decide.h"
+
+static const char rules_text[] =
+    "alltoallv nodes=1 comm_size=3- msg_size=0-32k shm\n"        /* line 1 */
+    "alltoallv nodes=2- node_aware\n"                            /* line 2 */
+    "alltoallv msg_size=0-1k tuna_hier_coalesced:block_count=N\n" /* line 3 */
+    "alltoallv comm_size=8- tuna:radix=Q+9\n"                    /* line 4 */
+    "alltoallv pairwise\n"                                       /* line 5 */
+    "alltoall comm_size=4 linear\n";                             /* line 6 */
+
+typedef struct trace_log {
+    int count;
+    char lines[8][256];
+} trace_log;
+
+static void record(void *arg, const char *source, int line, const ct_spec *spec, const char *why)
+{
+    trace_log *t = arg;
+    if (t->count < 8)
+        snprintf(t->lines[t->count], sizeof t->lines[0], "%s:%d: %s: %s", source, line,
+                 spec->alg->name, why);
+    t->count++;
+}
+
+typedef struct fixture {
+    ct_config cfg;
+    ct_topo topo;
+    ct_env env;
+    trace_log log;
+    ct_choice choice;
+    int used_msg_size;
+} fixture;
+
+static int setup(void **state)
+{
+    static fixture f;
+    char msg[512];
+    memset(&f, 0, sizeof f);
+    if (ct_rules_parse(rules_text, "t.rules", &f.cfg.rules, msg, sizeof msg) != 0)
+        fail_msg("%s", msg);
+    *state = &f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    ct_rules_free(&f->cfg.rules);
+    ct_topo_free(&f->topo);
+    return 0;
+}
+
+/* P ranks on nodes of ppn (blocks); shared when one node or emulated. */
+static void place(fixture *f, int P, int ppn, int emulated)
+{
+    ct_topo_free(&f->topo);
+    assert_int_equal(ct_topo_emulate(P, ppn, 0, &f->topo), MPI_SUCCESS);
+    f->topo.emulated = emulated;
+    f->topo.shared = emulated || f->topo.N == 1;
+    f->env = (ct_env){P, f->topo.Q, f->topo.N};
+}
+
+static int decide(fixture *f, ct_coll coll, long msg_size, unsigned violations)
+{
+    const ct_call_facts facts = {msg_size, violations};
+    const ct_decide_trace trace = {record, &f->log};
+    memset(&f->log, 0, sizeof f->log);
+    return ct_decide_offline(&f->cfg, coll, &f->env, &f->topo, &facts, &trace, &f->choice,
+                             &f->used_msg_size);
+}
+
+static void assert_choice(const fixture *f, const char *name, int line)
+{
+    assert_string_equal(f->choice.alg->name, name);
+    assert_int_equal(f->choice.rule_line, line);
+}
+
+static void test_first_match_one_node(void **state)
+{
+    fixture *f = *state;
+    place(f, 8, 8, 0);
+    assert_int_equal(decide(f, CT_COLL_ALLTOALLV, 100, 0), MPI_SUCCESS);
+    assert_choice(f, "shm", 1);
+    assert_true(f->used_msg_size);
+    assert_int_equal(f->log.count, 0);
+    /* Beyond 32k on one node: node_aware's nodes=2- fails, tuna_hier's
+     * msg_size fails, tuna's radix Q+9 = 17 is beyond P = 8. */
+    assert_int_equal(decide(f, CT_COLL_ALLTOALLV, 32 * 1024 + 1, 0), MPI_SUCCESS);
+    assert_choice(f, "pairwise", 5);
+    assert_int_equal(f->log.count, 1);
+    assert_string_equal(f->log.lines[0], "t.rules:4: tuna: radix=17 out of range 2..8 at P=8");
+    /* Two ranks: shm's comm_size=3- fails; no msg_size rule is reached
+     * before tuna_hier's, which matches at 100 bytes. */
+    place(f, 2, 2, 0);
+    assert_int_equal(decide(f, CT_COLL_ALLTOALLV, 100, 0), MPI_SUCCESS);
+    assert_choice(f, "tuna_hier_coalesced", 3);
+}
+
+static void test_nodes_and_restrictions(void **state)
+{
+    fixture *f = *state;
+    /* Real nodes: node_aware serves. */
+    place(f, 8, 2, 0);
+    assert_int_equal(decide(f, CT_COLL_ALLTOALLV, 100, 0), MPI_SUCCESS);
+    assert_choice(f, "node_aware", 2);
+    assert_int_equal(f->choice.params[0], 4); /* block_count defaults to N */
+    assert_false(f->used_msg_size);           /* nodes=1 failed before msg_size was needed */
+    /* Emulated nodes that span real ones cannot share memory. */
+    f->topo.emulated = 1;
+    f->topo.shared = 0;
+    assert_int_equal(decide(f, CT_COLL_ALLTOALLV, 100, 0), MPI_SUCCESS);
+    assert_choice(f, "tuna_hier_coalesced", 3);
+    assert_int_equal(f->choice.params[1], 4); /* block_count=N */
+    assert_int_equal(f->log.count, 1);
+    assert_non_null(strstr(f->log.lines[0], "t.rules:2: node_aware: emulated nodes"));
+    /* A rank whose offsets overflow int rules out the byte algorithms. */
+    place(f, 8, 2, 0);
+    assert_int_equal(decide(f, CT_COLL_ALLTOALLV, 100, CT_R_INT_OFFSETS), MPI_SUCCESS);
+    assert_choice(f, "pairwise", 5);
+    assert_int_equal(f->log.count, 3);
+    assert_string_equal(f->log.lines[1],
+                        "t.rules:3: tuna_hier_coalesced: byte offsets overflow int");
+}
+
+static void test_other_collective_and_default(void **state)
+{
+    fixture *f = *state;
+    place(f, 4, 4, 0);
+    assert_int_equal(decide(f, CT_COLL_ALLTOALL, 0, 0), MPI_SUCCESS);
+    assert_choice(f, "linear", 6);
+    place(f, 5, 5, 0);
+    assert_int_equal(decide(f, CT_COLL_ALLTOALL, 0, 0), MPI_SUCCESS);
+    assert_choice(f, "pmpi", 0); /* no rule: the default */
+    assert_false(f->choice.forced);
+    /* The sparse exchanges fall back to their reference algorithm. */
+    assert_int_equal(decide(f, CT_COLL_ALLTOALLV_CRS, 0, 0), MPI_SUCCESS);
+    assert_choice(f, "personalized", 0);
+}
+
+static void test_forced(void **state)
+{
+    fixture *f = *state;
+    ct_parse_error err;
+    place(f, 8, 8, 0);
+    const char good[] = "tuna:radix=4", bad[] = "tuna:radix=P+1";
+    assert_int_equal(ct_spec_parse(good, strlen(good), CT_COLL_ALLTOALLV,
+                                   &f->cfg.forced[CT_COLL_ALLTOALLV], &err), 0);
+    f->cfg.forced_set[CT_COLL_ALLTOALLV] = 1;
+    assert_int_equal(decide(f, CT_COLL_ALLTOALLV, 100, 0), MPI_SUCCESS);
+    assert_choice(f, "tuna", 0);
+    assert_true(f->choice.forced);
+    assert_int_equal(f->choice.params[0], 4);
+    /* Out of range at this P: pmpi (forced), or an error with COLTUNE_FALLBACK=error. */
+    assert_int_equal(ct_spec_parse(bad, strlen(bad), CT_COLL_ALLTOALLV,
+                                   &f->cfg.forced[CT_COLL_ALLTOALLV], &err), 0);
+    assert_int_equal(decide(f, CT_COLL_ALLTOALLV, 100, 0), MPI_SUCCESS);
+    assert_choice(f, "pmpi", 0);
+    assert_true(f->choice.forced);
+    assert_int_equal(f->log.count, 1);
+    assert_string_equal(f->log.lines[0],
+                        "COLTUNE_ALLTOALLV:0: tuna: radix=9 out of range 2..8 at P=8");
+    f->cfg.fallback = CT_FALLBACK_ERROR;
+    assert_int_equal(decide(f, CT_COLL_ALLTOALLV, 100, 0), MPI_ERR_ARG);
+    f->cfg.fallback = CT_FALLBACK_PRINT;
+    f->cfg.forced_set[CT_COLL_ALLTOALLV] = 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_first_match_one_node),
+        cmocka_unit_test(test_nodes_and_restrictions),
+        cmocka_unit_test(test_other_collective_and_default),
+        cmocka_unit_test(test_forced),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
