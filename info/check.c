@@ -169,7 +169,8 @@ static void print_outcome(const info_out *o, ct_coll coll, const char *range,
     char spec[160], where[96];
     format_choice(out, spec, sizeof spec, where, sizeof where);
     if (o->parsable) {
-        info_kv(o, "decision", "%s:%s:%s:%s", ct_coll_name(coll), range, spec, where);
+        /* the spec last: it may hold ':' */
+        info_kv(o, "decision", "%s:%s:%s:%s", ct_coll_name(coll), range, where, spec);
         for (int i = 0; i < out->nskips; i++)
             info_kv(o, "skipped", "%s:%s:%s", ct_coll_name(coll), range, out->skips[i]);
         return;

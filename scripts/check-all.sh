@@ -4,6 +4,7 @@
 #      valgrind, MPI tests at P = 1..16, 31, 32, 33, valgrind, preload).
 #   2. MPICH (mpicc.mpich), -Werror: a smoke run of the MPI tests at 4 ranks
 #      (with the large-count tests, which only MPICH has), the Fortran tests,
+#      coltune-info and the installed tree (pkg-config, man pages),
 #      and the shared-memory tests at up to 4 ranks (make check runs two
 #      scripts at once, and MPICH spins when its ranks outnumber the cores).
 #   3. AddressSanitizer (Open MPI): unit tests and the MPI tests at small P.
@@ -72,7 +73,8 @@ fi
 if step "build: MPICH" build build-mpich MPICC=mpicc.mpich; then
     check build-mpich TESTS="tests/unit/test_rules tests/mpi/alltoallv.sh \
         tests/mpi/isolation.sh tests/mpi/preload.sh tests/mpi/sdde.sh \
-        tests/mpi/allgather_inter.sh tests/fortran/fortran.sh tests/mpi/shm.sh" \
+        tests/mpi/allgather_inter.sh tests/fortran/fortran.sh tests/mpi/shm.sh \
+        tests/mpi/info.sh tests/mpi/install.sh" \
         CT_TEST_NP=4 CT_TEST_QUICK=1 CT_TEST_NP_TINY="1 3 4" CT_TEST_MAXNP=4 \
         CT_TEST_CHURN=50
     tally build-mpich
@@ -83,7 +85,7 @@ fi
 if step "build: AddressSanitizer" build build-asan --enable-asan; then
     ASAN_OPTIONS=detect_leaks=1 check build-asan TESTS="tests/unit/test_spec \
         tests/unit/test_rules tests/unit/test_registry tests/unit/test_config \
-        tests/unit/test_tuna tests/unit/test_segments"
+        tests/unit/test_tuna tests/unit/test_segments tests/unit/test_decide"
     tally build-asan
     mv build-asan/check.out build-asan/check-unit.out
     ASAN_OPTIONS=detect_leaks=0 check build-asan \

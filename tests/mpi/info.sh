@@ -1,0 +1,194 @@
+#!/bin/sh
+# coltune-info: the report (runs without mpirun; every registered algorithm;
+# the entry points the library defines), the environment and rules checks
+# against what a job prints for the same input (every malformed file of the
+# parser's test set), and the what-would-run answers of --check --np against
+# the decisions real jobs log for the same communicator and message size.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/mpi/common.sh"
+info="$top_builddir/info/coltune-info"
+lib="$top_builddir/src/.libs/libcoltune.so"
+app="$top_builddir/tests/mpi/plain_alltoallv"
+bench="$top_builddir/bench/coltune-bench"
+rules="$top_srcdir/conf/coltune.rules"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() { echo "$*" >&2; return 1; }
+has() { grep -qxF "$1" "$2" || fail "missing line '$1' in $2:$(echo; cat "$2")"; }
+
+# ------------------------------------------------------------- the report
+check_report() {
+    COLTUNE_RULES="$rules" "$info" --library "$lib" --parsable > "$tmp/r" 2> "$tmp/e" ||
+        fail "coltune-info exited $?: $(cat "$tmp/e")" || return 1
+    [ -s "$tmp/e" ] && { fail "stderr: $(cat "$tmp/e")"; return 1; }
+    version=$(sed -n 's/^#define COLTUNE_VERSION "\(.*\)"$/\1/p' "$top_srcdir/include/coltune.h")
+    has "version:coltune:$version" "$tmp/r" || return 1
+    has "mpi:match:yes" "$tmp/r" || return 1
+    for call in Alltoallv Alltoall Allgather Allgatherv Init Init_thread Finalize; do
+        has "intercept:MPI_$call:yes" "$tmp/r" || return 1
+    done
+    if [ "$MPI_IMPL" = openmpi ]; then
+        for f in mpi_alltoallv_ mpi_alltoall_f08_ mpi_allgatherv_; do
+            has "intercept:$f:yes" "$tmp/r" || return 1
+        done
+    else
+        for f in MPI_Alltoallv_c MPI_Alltoall_c MPI_Allgather_c MPI_Allgatherv_c mpi_init_f08_; do
+            has "intercept:$f:yes" "$tmp/r" || return 1
+        done
+    fi
+    has "rules:file:$rules" "$tmp/r" && has "rules:status:ok" "$tmp/r" || return 1
+    for coll in alltoallv alltoall allgather_inter allgatherv_inter alltoall_crs alltoallv_crs; do
+        n=$(grep -c "^$coll " "$rules")
+        has "rules:count:$coll:$n" "$tmp/r" || return 1
+    done
+    # Every registered algorithm, and nothing else.
+    "$top_builddir/tests/mpi/list_algorithms" | sort > "$tmp/registry"
+    sed -n 's/^algorithm:\([^:]*\):\([^:]*\):summary:.*/\1 \2/p' "$tmp/r" | sort > "$tmp/listed"
+    diff "$tmp/registry" "$tmp/listed" || return 1
+    has "algorithm:alltoallv:tuna:param:radix:range:2:P" "$tmp/r" || return 1
+    has "algorithm:alltoallv:shm:restrictions:shared_memory" "$tmp/r" || return 1
+    # The same for people: every section, exit 0.
+    COLTUNE_RULES="$rules" "$info" --library "$lib" > "$tmp/h" || return 1
+    for s in "MPI library" "Intercepted calls" "Algorithms" "Rules file" "Environment"; do
+        grep -q "^$s" "$tmp/h" || fail "no section '$s'" || return 1
+    done
+}
+check_run "report" check_report
+
+check_no_library() {
+    "$info" --library /nonexistent/libcoltune.so --parsable > "$tmp/r" && return 1
+    grep -q '^library:error:' "$tmp/r" || fail "no library:error line: $(cat "$tmp/r")"
+}
+check_run "missing library: exit 1" check_no_library
+
+check_usage() {
+    for args in "--np 4" "--bogus" "--check" "--check $rules --np 0" \
+        "--check $rules --np 9 --nodes 2 --ppn 3" "--check $rules --coll nope --np 2"; do
+        # shellcheck disable=SC2086
+        "$info" $args > /dev/null 2> "$tmp/e"
+        rc=$?
+        [ $rc = 2 ] || fail "coltune-info $args: exit $rc, want 2" || return 1
+        [ -s "$tmp/e" ] || fail "coltune-info $args: no message" || return 1
+    done
+}
+check_run "usage errors: exit 2 with a message" check_usage
+
+# ------------------------------------------- the environment, as a job sees it
+# The job's own messages (rank 0's stderr) equal coltune-info's, line for line.
+job_errors() { # job_errors VAR=value ...: the "coltune: error:" lines of a 1-rank job
+    with_env LD_PRELOAD="$lib" "$@" -- run_mpi 1 "$app" 2>&1 > /dev/null |
+        grep '^coltune: error: ' | sort
+}
+check_environment() {
+    set -- COLTUNE_VERBOSE=x COLTUNE_PPN=0 COLTUNE_ALLTOALLV=tuna:radix=1 \
+        COLTUNE_SHM_WINDOW=1 COLTUNE_FALLBACK=maybe COLTUNE_ALLTOALL=nosuch \
+        COLTUNE_RULES="$rules"
+    job_errors "$@" > "$tmp/job"
+    [ "$(wc -l < "$tmp/job")" = 6 ] || fail "the job printed: $(cat "$tmp/job")" || return 1
+    with_env "$@" COLTUNE_VERBSE=1 -- "$info" --library "$lib" > "$tmp/h"
+    [ $? = 1 ] || fail "coltune-info: exit status is not 1" || return 1
+    sed -n 's/^  \(coltune: error: .*\)/\1/p' "$tmp/h" | sort > "$tmp/info"
+    diff "$tmp/job" "$tmp/info" || return 1
+    grep -q "COLTUNE_VERBSE=1: not a coltune variable" "$tmp/h" || return 1
+    grep -q "COLTUNE_RULES=$rules: ok" "$tmp/h"
+}
+check_run "COLTUNE_* variables: the job's messages" check_environment
+
+# --------------------------------------------------------- rules files
+check_good_files() {
+    for f in "$rules" "$top_srcdir/tests/mpi/test.rules" "$top_srcdir/tests/mpi/sdde.rules"; do
+        "$info" --check "$f" --parsable > "$tmp/c" || fail "$f: exit $?" || return 1
+        has "check:status:ok" "$tmp/c" || return 1
+        n=$(grep -c '^alltoallv ' "$f")
+        has "check:count:alltoallv:$n" "$tmp/c" || return 1
+    done
+}
+check_run "--check: good files" check_good_files
+
+# Each malformed file of the parser's unit test: coltune-info --check prints
+# the test's message and exits 1; a job prints the same message (with the
+# job's "rules file ignored" ending) and runs on.
+mkdir "$tmp/cases"
+"$top_builddir/tests/unit/test_rules" --write-cases "$tmp/cases" || exit 1
+check_malformed() {
+    n=0
+    for f in "$tmp"/cases/*.rules; do
+        want=$(cat "${f%.rules}.msg")
+        "$info" --check "$f" > "$tmp/c"
+        [ $? = 1 ] || fail "$f: exit status is not 1" || return 1
+        [ "$(head -n 1 "$tmp/c")" = "$want" ] ||
+            fail "$f: got '$(head -n 1 "$tmp/c")', want '$want'" || return 1
+        # The jobs are slower: every case under Open MPI, every fourth under MPICH.
+        n=$((n + 1))
+        [ "$MPI_IMPL" = openmpi ] || [ $((n % 4)) = 1 ] || continue
+        job_errors COLTUNE_RULES="$f" > "$tmp/job"
+        [ "$(cat "$tmp/job")" = "coltune: error: $want; rules file ignored, every call uses pmpi" ] ||
+            fail "$f: the job printed '$(cat "$tmp/job")', want '$want'" || return 1
+    done
+    [ $n -ge 40 ] || fail "only $n malformed cases"
+}
+check_run "--check: every malformed file of the parser's tests, as jobs report it" check_malformed
+
+check_every_error() {
+    printf 'alltoallv comm_size=4-2 pmpi\nalltoallv pairwise\nfoo pmpi\nalltoallv tuna:radix=0\n' \
+        > "$tmp/three.rules"
+    "$info" --check "$tmp/three.rules" > "$tmp/c"
+    [ $? = 1 ] || return 1
+    [ "$(grep -c "^$tmp/three.rules:[0-9]*:[0-9]*: " "$tmp/c")" = 3 ] ||
+        fail "not three errors: $(cat "$tmp/c")"
+}
+check_run "--check: every error of a file" check_every_error
+
+# ------------------------------------ what would run, against real jobs
+# A rules file whose decisions depend on P, nodes, msg_size, restrictions
+# and parameter ranges (comments say what the cases below exercise).
+cat > "$tmp/q.rules" <<'EOF'
+alltoallv nodes=1 comm_size=3- msg_size=0-4k shm
+alltoallv nodes=2- msg_size=0-1k tuna_hier_coalesced:radix=Q+5   # out of range: skipped
+alltoallv nodes=2- msg_size=0-1k node_aware
+alltoallv comm_size=5 tuna:radix=sqrt
+alltoallv msg_size=4k- scattered:block_count=P-1
+alltoallv pairwise
+alltoall comm_size=-4 msg_size=0-256 linear
+alltoall nodes=2- shm
+alltoall tuna:radix=2
+EOF
+# query COLL P SIZE [VAR=value ...]: the job's decision (coltune-bench with
+# --algs rules and the decision log) equals coltune-info's answer.
+query() {
+    coll=$1 P=$2 size=$3
+    shift 3
+    with_env COLTUNE_RULES="$tmp/q.rules" COLTUNE_VERBOSE=1 "$@" -- \
+        run_mpi "$P" "$bench" --coll "$coll" --algs rules --sizes "$size" --iters 1 \
+        --warmup 0 --no-progress > /dev/null 2> "$tmp/log" || { cat "$tmp/log" >&2; return 1; }
+    # The last distinct decision rank 0 logs is the rules' (pmpi, the
+    # bench's reference, comes first and is forced).
+    line=$(grep "^coltune\[0\]: $coll on comm#" "$tmp/log" | tail -n 1)
+    [ -n "$line" ] || fail "no decision logged: $(cat "$tmp/log")" || return 1
+    geom=$(echo "$line" | sed -n 's/.*(P=\([0-9]*\) nodes=\([0-9]*\) ppn=\([0-9]*\).*/P=\1 nodes=\2 ppn=\3/p')
+    got=$(echo "$line" | sed 's/.*): //')
+    msg=$(echo "$line" | sed -n 's/.* msg_size=\([0-9]*\)).*/\1/p')
+    [ -n "$msg" ] || msg=$size # alltoall: the block size, known without communication
+    with_env "$@" -- "$info" --check "$tmp/q.rules" --np "$P" --coll "$coll" --msg-size "$msg" \
+        --parsable > "$tmp/ans" || return 1
+    want=$(sed -n "s/^decision:$coll:[^:]*:\([^:]*\):\(.*\)/\2 [\1]/p" "$tmp/ans")
+    qgeom=$(sed -n 's/^query:\(P=[0-9]* nodes=[0-9]* ppn=[0-9]*\).*/\1/p' "$tmp/ans")
+    echo "$coll P=$P size=$size $*: job '$got' ($geom), coltune-info '$want' ($qgeom)"
+    [ "$got" = "$want" ] && [ "$geom" = "$qgeom" ]
+}
+check_queries() {
+    query alltoallv 4 16 &&                          # shm
+        query alltoallv 4 64k &&                     # beyond shm's range: scattered
+        query alltoallv 2 16 &&                      # comm_size=3- fails: pairwise
+        query alltoallv 5 16k &&                     # tuna at P=5
+        query alltoallv 6 16 COLTUNE_PPN=2 &&        # 3 nodes: hier skipped, node_aware
+        query alltoallv 5 16 COLTUNE_PPN=2:cyclic && # uneven, round-robin nodes
+        query alltoallv 4 16 COLTUNE_ALLTOALLV=tuna:radix=P+1 COLTUNE_FALLBACK=print &&
+        query alltoallv 4 16 COLTUNE_ALLTOALLV=linear &&
+        query alltoall 4 16 &&                       # linear
+        query alltoall 4 1k &&                       # tuna
+        query alltoall 6 16 COLTUNE_PPN=3            # emulated nodes share memory: shm
+}
+check_run "--check --np: the decisions real jobs log" check_queries
+
+finish
