@@ -59,8 +59,9 @@ int coltune_comm_topology(MPI_Comm comm, int *P, int *Q, int *N);
 /*
  * Runs the algorithm named by spec, written as in a rules file
  * ("scattered:block_count=8", "multipair_waitany:stride=sqrt"); spec NULL
- * decides exactly as the intercepted MPI_Alltoallv would (environment, then
- * rules). A spec that does not parse returns MPI_ERR_ARG with a message.
+ * decides as the intercepted MPI_Alltoallv would (environment, then rules),
+ * except that COLTUNE_DISABLE does not apply to an explicit call. A spec that
+ * does not parse returns MPI_ERR_ARG with a message.
  */
 int coltune_alltoallv(const char *spec, const void *sendbuf, const int sendcounts[],
                       const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
@@ -164,9 +165,9 @@ int coltune_alltoallv_tuna_hier_staggered(const void *sendbuf, const int sendcou
  * Intercommunicator Allgather and Allgatherv (every rank receives the blocks
  * of every rank of the other group) with the algorithm named by spec, as in
  * a rules file: "segmented" (Kang, Traff et al., "Scalable Algorithms for MPI
- * Intergroup Allgather and Allgatherv", Algorithms 1 and 2) or "pmpi"; spec
- * NULL decides exactly as the intercepted call would (environment, then
- * rules). comm must be an intercommunicator (else MPI_ERR_COMM);
+ * Intergroup Allgather and Allgatherv", Algorithms 1 and 2), "direct", "shm"
+ * or "pmpi"; spec NULL decides as the intercepted call would (environment,
+ * then rules; COLTUNE_DISABLE does not apply to an explicit call). comm must be an intercommunicator (else MPI_ERR_COMM);
  * MPI_IN_PLACE, which has no meaning there, is handed to the MPI library
  * unchanged. A spec that does not parse returns MPI_ERR_ARG with a message.
  */
@@ -248,6 +249,13 @@ int coltune_allgatherv_inter_c(const char *spec, const void *sendbuf, MPI_Count 
  * for a null datatype) with a message naming the index and value; every
  * other rank returns MPI_ERR_OTHER ("another rank passed invalid
  * arguments"). Nothing is sent and no output is written in either case.
+ * After the exchange: MPI_ERR_TRUNCATE when more arrives than *recv_nnz (or
+ * *recv_size) has room for (nothing is written; the count then says what is
+ * needed), MPI_ERR_TYPE when a received message is not a whole number of
+ * recvtype elements (MPIX_Alltoallv_crs) or, for the _alloc variants,
+ * recvtype has a negative true lower bound, MPI_ERR_COUNT when more than
+ * INT_MAX elements arrive in all, MPI_ERR_ARG when a hint says no message
+ * arrives but the rank sends one to itself, MPI_ERR_NO_MEM.
  * Errors go through the communicator's error handler, as in MPI.
  *
  * Algorithms (rules files and COLTUNE_ALLTOALL_CRS / COLTUNE_ALLTOALLV_CRS
@@ -259,7 +267,8 @@ int coltune_allgatherv_inter_c(const char *spec, const void *sendbuf, MPI_Count 
 typedef struct MPIX_Info MPIX_Info;
 typedef struct MPIX_Comm MPIX_Comm;
 
-/* Hints: none set after init. Each returns MPI_SUCCESS or MPI_ERR_ARG. */
+/* Hints: none set after init. Each returns MPI_SUCCESS or MPI_ERR_ARG
+ * (MPIX_Info_init also MPI_ERR_NO_MEM). */
 int MPIX_Info_init(MPIX_Info **xinfo);
 int MPIX_Info_free(MPIX_Info **xinfo); /* sets *xinfo to NULL */
 /* known != 0: on input *recv_nnz is the exact number of messages this rank

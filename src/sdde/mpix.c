@@ -108,7 +108,9 @@ CT_EXPORT int MPIX_Free(void *ptr)
 
 CT_EXPORT int coltune_sdde_internode_msgs(MPI_Comm comm, long *count)
 {
-    if (count == NULL || comm == MPI_COMM_NULL)
+    if (comm == MPI_COMM_NULL)
+        return MPI_ERR_COMM;
+    if (count == NULL)
         return MPI_ERR_ARG;
     *count = ct_sdde_last_internode(comm);
     return MPI_SUCCESS;

@@ -570,7 +570,9 @@ static int internode_ok(const char *spec, const sends *s, const char *what)
         seen[m] = 1;
     }
     free(seen);
-    coltune_sdde_internode_msgs(MPI_COMM_WORLD, &got);
+    assert_int_equal(coltune_sdde_internode_msgs(MPI_COMM_NULL, &got), MPI_ERR_COMM);
+    assert_int_equal(coltune_sdde_internode_msgs(MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
+    assert_int_equal(coltune_sdde_internode_msgs(MPI_COMM_WORLD, &got), MPI_SUCCESS);
     if (got != want)
         fprintf(stderr, "rank %d: %s: %ld inter-node messages, expected %ld\n", me, what, got,
                 want);
