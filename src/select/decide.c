@@ -289,13 +289,13 @@ static int decide(decision *d, const ct_spec *forced, ct_choice *out)
 int ct_decide(ct_ctx *ctx, ct_call *call, const ct_spec *forced, ct_choice *out)
 {
     const ct_config *cfg = ct_cfg();
-    decision d = {cfg, ctx, &ctx->env, &ctx->topo, call, NULL};
     const int cacheable = forced == NULL && !cfg->forced_set[call->coll];
     int rc;
     if (cacheable && ctx->cached[call->coll].valid) {
         *out = ctx->cached[call->coll].choice;
         rc = MPI_SUCCESS;
     } else {
+        decision d = {cfg, ctx, &ctx->env, &ctx->topo, call, NULL};
         rc = decide(&d, forced, out);
         /* A decision by the rules that needed no per-call facts holds for
          * every call. */
@@ -304,7 +304,7 @@ int ct_decide(ct_ctx *ctx, ct_call *call, const ct_spec *forced, ct_choice *out)
             ctx->cached[call->coll].choice = *out;
         }
     }
-    if (rc == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS && cfg->verbose) /* tested here: the call is the hot path */
         log_decision(ctx, call, out);
     return rc;
 }
