@@ -45,8 +45,10 @@ with_env() (
     "$@"
 )
 
-# Runs one MPI test program and records the outcome; call finish at the end.
+# Runs one MPI test program and records the outcome; call finish at the end
+# (which prints the script's time, for keeping the suite within its budget).
 failures=0
+ct_test_start=$(date +%s)
 check_run() {
     label=$1
     shift
@@ -61,6 +63,7 @@ check_run() {
 }
 
 finish() {
+    echo "elapsed: $(($(date +%s) - ct_test_start)) s"
     if [ "$failures" -ne 0 ]; then
         echo "$failures run(s) failed"
         exit 1
