@@ -48,42 +48,68 @@ static void print_counts(const info_out *o, const check_query *q, const ct_rules
 /* The communicator of a query                                         */
 /* ------------------------------------------------------------------ */
 
+/* The largest --np answered: the description costs a few ints per rank. */
+#define MAX_QUERY_P (1L << 22)
+
 /*
- * The topology a job of q->P ranks would see: N nodes of at most Q ranks,
- * placed in blocks (or round-robin with --cyclic); without --nodes and
- * --ppn, COLTUNE_PPN's emulated nodes on one host, else one node. Writes a
- * description to what. Returns 0, or -1 after a usage message.
+ * The nodes a job of q->P ranks would see: --nodes N and --ppn Q give nodes
+ * of Q ranks, the last one holding the rest (blocks of consecutive ranks, or
+ * ranks dealt round-robin with --cyclic); without them COLTUNE_PPN's emulated
+ * nodes on one host, else one node. Sets *Q, *cyclic and *emulated, or
+ * prints why not and returns -1 (a usage error).
  */
-static int query_topology(const check_query *q, const ct_config *env, ct_topo *topo, ct_env *e,
-                          char *what, size_t len)
+static int query_nodes(const check_query *q, const ct_config *env, long *Q, int *cyclic,
+                       int *emulated)
 {
     const long P = q->P;
-    long Q;
-    int emulated = 0, cyclic = q->cyclic;
+    *cyclic = q->cyclic;
+    *emulated = 0;
+    if (P > MAX_QUERY_P) {
+        fprintf(stderr, "coltune-info: --np %ld: at most %ld ranks are described\n", P,
+                MAX_QUERY_P);
+        return -1;
+    }
+    if (q->ppn > P || q->nodes > P) {
+        fprintf(stderr, "coltune-info: %s %ld is more than --np %ld\n",
+                q->ppn > P ? "--ppn" : "--nodes", q->ppn > P ? q->ppn : q->nodes, P);
+        return -1;
+    }
     if (q->nodes || q->ppn) {
-        Q = q->ppn ? q->ppn : (P + q->nodes - 1) / q->nodes;
-        if (Q > P || (q->nodes && (P + Q - 1) / Q != q->nodes)) {
-            fprintf(stderr, "coltune-info: cannot place %ld ranks on %ld nodes of at most %ld "
-                            "ranks\n", P, q->nodes ? q->nodes : (P + Q - 1) / Q, Q);
+        *Q = q->ppn ? q->ppn : (P + q->nodes - 1) / q->nodes;
+        if (q->nodes && (P + *Q - 1) / *Q != q->nodes) {
+            fprintf(stderr, "coltune-info: %ld ranks in nodes of %ld make %ld node%s, not "
+                            "%ld (every node holds --ppn ranks but the last)\n",
+                    P, *Q, (P + *Q - 1) / *Q, (P + *Q - 1) / *Q == 1 ? "" : "s", q->nodes);
             return -1;
         }
     } else if (env->ppn > 0) {
-        Q = env->ppn < P ? env->ppn : P;
-        cyclic = env->ppn_cyclic;
-        emulated = 1;
+        *Q = env->ppn < P ? env->ppn : P;
+        *cyclic |= env->ppn_cyclic;
+        *emulated = 1;
     } else {
-        Q = P;
+        *Q = P;
     }
-    if (P > INT_MAX || ct_topo_emulate((int)P, (int)Q, cyclic, topo) != MPI_SUCCESS) {
-        fprintf(stderr, "coltune-info: cannot describe %ld ranks\n", P);
+    return 0;
+}
+
+/* The topology of query_nodes() as the decision sees it; what describes it. */
+static int query_topology(const check_query *q, const ct_config *env, ct_topo *topo, ct_env *e,
+                          char *what, size_t len)
+{
+    long Q;
+    int cyclic, emulated;
+    if (query_nodes(q, env, &Q, &cyclic, &emulated) != 0)
+        return -1;
+    if (ct_topo_emulate((int)q->P, (int)Q, cyclic, topo) != MPI_SUCCESS) {
+        fprintf(stderr, "coltune-info: out of memory describing %ld ranks\n", q->P);
         return -1;
     }
     /* Emulated nodes of a job on one host share memory; real nodes do only
      * when there is one. */
     topo->emulated = emulated;
     topo->shared = emulated || topo->N == 1;
-    *e = (ct_env){P, topo->Q, topo->N};
-    snprintf(what, len, "P=%ld nodes=%d ppn=%d%s%s%s", P, topo->N, topo->Q,
+    *e = (ct_env){q->P, topo->Q, topo->N};
+    snprintf(what, len, "P=%ld nodes=%d ppn=%d%s%s%s", q->P, topo->N, topo->Q,
              topo->uniform ? "" : " (uneven nodes)",
              topo->consecutive ? "" : " (ranks round-robin over the nodes)",
              emulated ? " (nodes emulated by COLTUNE_PPN on one host)" : "");
@@ -96,21 +122,24 @@ static int query_topology(const check_query *q, const ct_config *env, ct_topo *t
 
 #define MAX_SKIPS 16
 
-/* One decision and the candidates it passed over. */
+/* One decision and the candidates it passed over (the first MAX_SKIPS, and
+ * how many more). */
 typedef struct outcome {
     int rc;
     ct_choice choice;
     int used_msg_size;
-    int nskips;
-    char skips[MAX_SKIPS][320];
+    int nskips, more_skips;
+    char skips[MAX_SKIPS][1024];
 } outcome;
 
 static void record_skip(void *arg, const char *source, int line, const ct_spec *spec,
                         const char *why)
 {
     outcome *out = arg;
-    if (out->nskips == MAX_SKIPS)
+    if (out->nskips == MAX_SKIPS) {
+        out->more_skips++;
         return;
+    }
     char *s = out->skips[out->nskips++];
     if (line > 0)
         snprintf(s, sizeof out->skips[0], "%s:%d: %s skipped: %s", source, line,
@@ -119,12 +148,26 @@ static void record_skip(void *arg, const char *source, int line, const ct_spec *
         snprintf(s, sizeof out->skips[0], "%s: %s skipped: %s", source, spec->alg->name, why);
 }
 
+/*
+ * The byte offsets of a call of msg_size: for Alltoall(v), P blocks of
+ * msg_size back to back (Alltoall's exactly, Alltoallv's at most); for the
+ * intercommunicator Allgather(v), msg_size is the larger group's total. The
+ * smallest msg_size whose offsets overflow an int (CT_R_INT_OFFSETS).
+ */
+static long int_offsets_limit(ct_coll coll, const ct_env *e)
+{
+    if (coll == CT_COLL_ALLTOALLV || coll == CT_COLL_ALLTOALL)
+        return INT_MAX / e->P + 1;
+    return (long)INT_MAX + 1;
+}
+
 static void decide_at(const ct_config *cfg, ct_coll coll, const ct_env *e, const ct_topo *topo,
                       long msg_size, outcome *out)
 {
     memset(out, 0, sizeof *out);
-    /* A call with contiguous datatypes and offsets that fit in an int. */
-    const ct_call_facts facts = {msg_size, 0};
+    /* Contiguous datatypes; offsets as int_offsets_limit() describes. */
+    const ct_call_facts facts = {msg_size,
+                                 msg_size >= int_offsets_limit(coll, e) ? CT_R_INT_OFFSETS : 0};
     const ct_decide_trace trace = {record_skip, out};
     out->rc = ct_decide_offline(cfg, coll, e, topo, &facts, &trace, &out->choice,
                                 &out->used_msg_size);
@@ -132,7 +175,7 @@ static void decide_at(const ct_config *cfg, ct_coll coll, const ct_env *e, const
 
 static int same_outcome(const outcome *a, const outcome *b)
 {
-    if (a->rc != b->rc || a->nskips != b->nskips)
+    if (a->rc != b->rc || a->nskips != b->nskips || a->more_skips != b->more_skips)
         return 0;
     if (a->rc == MPI_SUCCESS &&
         (a->choice.alg != b->choice.alg || a->choice.rule_line != b->choice.rule_line ||
@@ -173,11 +216,15 @@ static void print_outcome(const info_out *o, ct_coll coll, const char *range,
         info_kv(o, "decision", "%s:%s:%s:%s", ct_coll_name(coll), range, where, spec);
         for (int i = 0; i < out->nskips; i++)
             info_kv(o, "skipped", "%s:%s:%s", ct_coll_name(coll), range, out->skips[i]);
+        if (out->more_skips)
+            info_kv(o, "skipped", "%s:%s:%d more", ct_coll_name(coll), range, out->more_skips);
         return;
     }
     fprintf(o->f, "  %-22s %s [%s]\n", range, spec, where);
     for (int i = 0; i < out->nskips; i++)
         fprintf(o->f, "  %-22s   %s\n", "", out->skips[i]);
+    if (out->more_skips)
+        fprintf(o->f, "  %-22s   (and %d more skipped)\n", "", out->more_skips);
 }
 
 static int cmp_long(const void *a, const void *b)
@@ -186,14 +233,16 @@ static int cmp_long(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The sizes where coll's decision may change: 0 and every msg_size bound. */
-static int size_points(const ct_ruleset *rs, ct_coll coll, long **points)
+/* The sizes where coll's decision may change: 0, every msg_size bound, and
+ * where offsets stop fitting an int. */
+static int size_points(const ct_ruleset *rs, ct_coll coll, const ct_env *e, long **points)
 {
-    int n = 1;
-    long *p = malloc((size_t)(2 * rs->count + 1) * sizeof *p);
+    int n = 2;
+    long *p = malloc((size_t)(2 * rs->count + 2) * sizeof *p);
     if (p == NULL)
         return -1;
     p[0] = 0;
+    p[1] = int_offsets_limit(coll, e);
     for (int i = 0; i < rs->count; i++) {
         const ct_rule *r = &rs->rules[i];
         if (r->coll != coll || !(r->key_mask & (1u << CT_KEY_MSG_SIZE)))
@@ -223,84 +272,119 @@ static void range_text(long lo, long hi, char *buf, size_t len)
         snprintf(buf, len, "msg_size=%s-%s", a, b);
 }
 
-/* Decides coll at every size range and prints the merged ranges. */
+/* Decides coll at every size range and prints the merged ranges. Returns 1
+ * when some call would return an error, 0, or -1 out of memory. */
 static int query_collective(const info_out *o, const check_query *q, const ct_config *cfg,
                             ct_coll coll, const ct_env *e, const ct_topo *topo)
 {
     outcome cur, next;
     char range[80];
+    int failing = 0; /* some call would return an error */
     if (q->msg_size >= 0) {
         decide_at(cfg, coll, e, topo, q->msg_size, &cur);
         range_text(q->msg_size, q->msg_size, range, sizeof range);
         print_outcome(o, coll, cur.used_msg_size ? range : "any msg_size", &cur);
-        return 0;
+        return cur.rc != MPI_SUCCESS;
     }
     long *points;
-    int n = size_points(&cfg->rules, coll, &points);
+    int n = size_points(&cfg->rules, coll, e, &points);
     if (n < 0)
         return -1;
     decide_at(cfg, coll, e, topo, points[0], &cur);
     long lo = points[0];
-    for (int i = 1; i <= n && cur.used_msg_size; i++) {
+    int used = cur.used_msg_size, printed = 0;
+    for (int i = 1; i <= n; i++) {
         if (i < n) {
             decide_at(cfg, coll, e, topo, points[i], &next);
+            used |= next.used_msg_size;
             if (same_outcome(&cur, &next))
                 continue;
         }
-        range_text(lo, i < n ? points[i] - 1 : LONG_MAX, range, sizeof range);
+        if (i == n && printed == 0 && !used)
+            snprintf(range, sizeof range, "any msg_size"); /* one range, no rule asked */
+        else
+            range_text(lo, i < n ? points[i] - 1 : LONG_MAX, range, sizeof range);
         print_outcome(o, coll, range, &cur);
+        printed++;
+        failing |= cur.rc != MPI_SUCCESS;
         if (i < n) {
             cur = next;
             lo = points[i];
         }
     }
-    if (!cur.used_msg_size)
-        print_outcome(o, coll, "any msg_size", &cur);
     free(points);
-    return 0;
+    return failing;
 }
 
-static int run_queries(const info_out *o, const check_query *q, const ct_config *cfg)
+/* The job's messages about its variables, which shape the answers. */
+static void variable_warnings(const info_out *o, const ct_config *cfg)
 {
-    ct_topo topo;
-    ct_env e;
-    char what[160];
-    if (query_topology(q, cfg, &topo, &e, what, sizeof what) != 0)
-        return 2;
+    for (int i = 0; i < cfg->nerrors; i++) {
+        if (cfg->error_about[i][0] == '\0')
+            continue; /* the rules file of the environment: not the one checked */
+        if (o->parsable)
+            info_kv(o, "query:warning", "%s", cfg->errors[i]);
+        else
+            fprintf(stderr, "coltune: error: %s\n", cfg->errors[i]);
+    }
+    if (!cfg->disabled)
+        return;
+    if (o->parsable)
+        info_kv(o, "query:warning", "COLTUNE_DISABLE=1: jobs forward every intercepted call");
+    else
+        fprintf(o->f, "COLTUNE_DISABLE=1: a job forwards every intercepted call to the MPI "
+                      "library; below is what the rules would choose\n");
+}
+
+/* Returns 0, 1 when some call would return an error, 2 on a usage error. */
+static int run_queries(const info_out *o, const check_query *q, const ct_config *cfg,
+                       const ct_topo *topo, const ct_env *e, const char *what)
+{
+    variable_warnings(o, cfg);
     if (o->parsable)
         info_kv(o, "query", "%s", what);
     else
-        fprintf(o->f, "What a call would run on %s (contiguous datatypes, offsets within "
-                      "int; msg_size in bytes: coltune(7))\n", what);
+        fprintf(o->f, "What a call would run on %s (contiguous datatypes; offsets of P blocks "
+                      "of msg_size; msg_size in bytes: coltune-info(1))\n", what);
     int rc = 0;
-    for (int c = 0; c < CT_COLL_COUNT && rc == 0; c++) {
+    for (int c = 0; c < CT_COLL_COUNT && rc >= 0; c++) {
         if (q->coll >= 0 && q->coll != c)
             continue;
         if (!o->parsable)
             fprintf(o->f, "%s%s\n", ct_coll_name((ct_coll)c),
                     cfg->forced_set[c] ? " (forced by the environment)" : "");
-        rc = query_collective(o, q, cfg, (ct_coll)c, &e, &topo);
+        int r = query_collective(o, q, cfg, (ct_coll)c, e, topo);
+        rc = r < 0 ? r : rc | r;
     }
-    ct_topo_free(&topo);
-    return rc == 0 ? 0 : 1;
+    return rc < 0 ? 1 : rc;
 }
 
 int info_check(const info_out *o, const check_query *q, const ct_config *env)
 {
     ct_config cfg = *env; /* the job's variables, with q->file's rules */
+    ct_topo topo = {0};
+    ct_env e;
+    char what[200];
+    /* The options first: a usage error prints nothing else. */
+    if (q->P > 0 && query_topology(q, env, &topo, &e, what, sizeof what) != 0)
+        return 2;
     int nerrors = ct_rules_load_report(q->file, &cfg.rules, print_error, (void *)o);
+    int rc = 0;
     if (nerrors > 0) {
         if (o->parsable)
             info_kv(o, "check:status", "error:%d", nerrors);
         else
             fprintf(o->f, "%s: %d error%s: a job would ignore this file (every call uses "
                           "pmpi)\n", q->file, nerrors, nerrors == 1 ? "" : "s");
-        return 1;
+        rc = 1;
+    } else {
+        if (o->parsable)
+            info_kv(o, "check:status", "ok");
+        print_counts(o, q, &cfg.rules);
+        if (q->P > 0)
+            rc = run_queries(o, q, &cfg, &topo, &e, what);
     }
-    if (o->parsable)
-        info_kv(o, "check:status", "ok");
-    print_counts(o, q, &cfg.rules);
-    int rc = q->P > 0 ? run_queries(o, q, &cfg) : 0;
     ct_rules_free(&cfg.rules);
+    ct_topo_free(&topo);
     return rc;
 }

@@ -91,8 +91,28 @@ static void normalise_library_version(const char *s, char *buf, size_t len)
     }
 }
 
-/* Returns 1 when the library found at run time is not the one of the build. */
-static int report_mpi(const info_out *o)
+/* Length of "Name X.Y" in "Name X.Y.Z": a release series, whose releases
+ * keep the ABI (Open MPI and MPICH both promise that within a series). */
+static size_t series_len(const char *s)
+{
+    const char *v = strrchr(s, ' ');
+    const char *dot = strchr(v ? v : s, '.');
+    dot = dot ? strchr(dot + 1, '.') : NULL;
+    return dot ? (size_t)(dot - s) : strlen(s);
+}
+
+/* Compares the MPI library of the build with the one found at run time:
+ * "yes" the same, "release" another release of the same series, "no"
+ * another library or series (then coltune must be rebuilt). */
+static const char *mpi_match(const char *built, const char *found)
+{
+    if (strcmp(built, found) == 0)
+        return "yes";
+    size_t n = series_len(built);
+    return n == series_len(found) && strncmp(built, found, n) == 0 ? "release" : "no";
+}
+
+static void report_mpi(const info_out *o)
 {
     char built[128], found[256], raw[MPI_MAX_LIBRARY_VERSION_STRING] = "";
     int n = 0;
@@ -105,23 +125,25 @@ static int report_mpi(const info_out *o)
     const char *path = dladdr((void *)&PMPI_Get_library_version, &where) && where.dli_fname
                            ? where.dli_fname
                            : "unknown";
-    int differ = strcmp(built, found) != 0;
+    const char *match = mpi_match(built, found);
     if (o->parsable) {
         info_kv(o, "mpi:built", "%s", built);
         info_kv(o, "mpi:standard", "%d.%d", MPI_VERSION, MPI_SUBVERSION);
         info_kv(o, "mpi:runtime", "%s", found);
         info_kv(o, "mpi:runtime:library", "%s", path);
-        info_kv(o, "mpi:match", "%s", differ ? "no" : "yes");
-        return differ;
+        info_kv(o, "mpi:match", "%s", match);
+        return;
     }
     fprintf(o->f, "MPI library\n  built against:      %s (mpi.h of MPI %d.%d)\n", built,
             MPI_VERSION, MPI_SUBVERSION);
     fprintf(o->f, "  found at run time:  %s (%s)\n", found, path);
-    if (differ)
+    if (strcmp(match, "release") == 0)
+        fprintf(o->f, "  note: another release of the series coltune was built against "
+                      "(compatible)\n");
+    else if (strcmp(match, "no") == 0)
         fprintf(o->f, "  warning: coltune was built against %s but %s is found at run time: "
                       "rebuild coltune against the MPI library your programs use\n",
                 built, found);
-    return differ;
 }
 
 /* ------------------------------------------------------------------ */
@@ -208,7 +230,8 @@ static int report_entry_points(const info_out *o, const char *path)
     lib.handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
     void *probe = lib.handle ? dlsym(lib.handle, "coltune_algorithm_count") : NULL;
     if (probe == NULL || !dladdr(probe, &where)) {
-        const char *why = lib.handle ? "not a coltune library" : dlerror();
+        const char *why = lib.handle ? "it defines no coltune_algorithm_count: not libcoltune"
+                                     : dlerror();
         if (o->parsable)
             info_kv(o, "library:error", "%s", why);
         else
@@ -228,7 +251,7 @@ static int report_entry_points(const info_out *o, const char *path)
 #else
     (void)c_large;
     if (o->parsable)
-        info_kv(o, "intercept:large_count", "no (the MPI library has no MPI-4 large-count forms)");
+        info_kv(o, "binding:large_count", "none (the MPI library has no MPI-4 large-count forms)");
     else
         fprintf(o->f, "  %-24s none: the MPI library has no MPI-4 large-count forms\n",
                 "large count (MPI-4)");
@@ -240,7 +263,7 @@ static int report_entry_points(const info_out *o, const char *path)
     family(o, &lib, "Fortran use mpi_f08 init", startup_calls, NSTARTUP, f_f08);
 #endif
     if (o->parsable)
-        info_kv(o, "intercept:fortran", "%s", fortran_how());
+        info_kv(o, "binding:fortran", "%s", fortran_how());
     else
         fprintf(o->f, "  %-24s %s\n", "Fortran", fortran_how());
     dlclose(lib.handle);
@@ -251,12 +274,14 @@ static int report_entry_points(const info_out *o, const char *path)
 /* Algorithms                                                          */
 /* ------------------------------------------------------------------ */
 
-static void restrictions_text(unsigned bits, char *buf, size_t len)
+/* The restriction names of bits (adapters such as "bytes" are not
+ * restrictions: with_adapters adds them, for --parsable). */
+static void restrictions_text(unsigned bits, int with_adapters, char *buf, size_t len)
 {
     buf[0] = '\0';
     const ct_restriction_desc *r;
     for (int i = 0; (r = ct_restriction_at(i)) != NULL; i++) {
-        if (!(bits & r->bit))
+        if (!(bits & r->bit) || (!with_adapters && r->bit == CT_A_BYTES))
             continue;
         size_t used = strlen(buf);
         snprintf(buf + used, len - used, "%s%s", used ? "," : "", r->name);
@@ -267,7 +292,7 @@ static void report_algorithm(const info_out *o, const ct_algorithm *a)
 {
     const char *coll = ct_coll_name(a->coll);
     char rs[256], lo[32], hi[32], def[32];
-    restrictions_text(a->restrictions, rs, sizeof rs);
+    restrictions_text(a->restrictions, o->parsable, rs, sizeof rs);
     if (o->parsable) {
         info_kv(o, "algorithm", "%s:%s:summary:%s", coll, a->name, a->summary);
         info_kv(o, "algorithm", "%s:%s:restrictions:%s", coll, a->name, rs[0] ? rs : "none");
@@ -275,6 +300,8 @@ static void report_algorithm(const info_out *o, const ct_algorithm *a)
         fprintf(o->f, "    %-22s %s\n", a->name, a->summary);
         if (rs[0])
             fprintf(o->f, "    %-22s   restrictions: %s\n", "", rs);
+        if (a->restrictions & CT_A_BYTES)
+            fprintf(o->f, "    %-22s   runs on bytes: non-contiguous datatypes are packed\n", "");
     }
     for (int k = 0; k < a->nparams; k++) {
         const ct_param_desc *p = &a->params[k];
@@ -362,7 +389,9 @@ static int report_rules(const info_out *o, const ct_config *cfg)
         fprintf(o->f, "Rules file\n  %s (%s)\n", path[0] ? path : "(none)", origin);
     }
     if (set != NULL && set[0] == '\0') {
-        if (!o->parsable)
+        if (o->parsable)
+            info_kv(o, "rules:status", "off");
+        else
             fprintf(o->f, "  COLTUNE_RULES is empty: rules are off, every call uses pmpi\n");
         return 0;
     }
@@ -387,7 +416,7 @@ static int report_rules(const info_out *o, const ct_config *cfg)
 }
 
 /* Every COLTUNE_* variable in the environment, with the job's verdict. */
-static int report_environment(const info_out *o, const ct_config *cfg)
+static int report_environment(const info_out *o, const ct_config *cfg, int rules_bad)
 {
     int bad = 0, any = 0;
     if (!o->parsable)
@@ -402,18 +431,32 @@ static int report_environment(const info_out *o, const ct_config *cfg)
         const char *msg = message_about(cfg, name);
         int known = ct_config_known_variable(name);
         any = 1;
-        bad += msg != NULL;
-        if (o->parsable)
-            info_kv(o, "env", "%s:%s:%s", name, value,
-                    msg ? msg : known ? "ok" : "unknown (a job ignores it)");
-        else if (msg != NULL) /* the job's own line */
-            fprintf(o->f, "  coltune: error: %s\n", msg);
-        else
+        /* COLTUNE_RULES's file has its own section: its errors are there. */
+        if (msg == NULL && strcmp(name, "COLTUNE_RULES") == 0 && rules_bad)
+            msg = "the file has errors (Rules file above)";
+        bad += msg != NULL && strcmp(name, "COLTUNE_RULES") != 0;
+        const char *status = msg ? "error" : known ? "ok" : "unknown";
+        if (o->parsable) { /* the value and the message last: they may hold ':' */
+            info_kv(o, "env", "%s:status:%s", name, status);
+            info_kv(o, "env", "%s:value:%s", name, value);
+            if (msg != NULL)
+                info_kv(o, "env", "%s:message:%s", name, msg);
+        } else if (msg != NULL && strcmp(name, "COLTUNE_RULES") != 0) {
+            fprintf(o->f, "  coltune: error: %s\n", msg); /* the job's own line */
+        } else {
             fprintf(o->f, "  %s=%s: %s\n", name, value,
-                    known ? "ok" : "not a coltune variable: a job ignores it");
+                    msg ? msg : known ? "ok" : "not a coltune variable: a job ignores it");
+        }
     }
     if (!any && !o->parsable)
         fprintf(o->f, "  no COLTUNE_* variable is set\n");
+    if (cfg->disabled && !o->parsable)
+        fprintf(o->f, "  COLTUNE_DISABLE=1: every intercepted call is forwarded to the MPI "
+                      "library\n");
+    for (int c = 0; c < CT_COLL_COUNT && !o->parsable; c++)
+        if (cfg->forced_set[c])
+            fprintf(o->f, "  %s forces %s calls: the rules are not consulted for them\n",
+                    ct_config_env_name((ct_coll)c), ct_coll_name((ct_coll)c));
     return bad != 0;
 }
 
@@ -540,8 +583,9 @@ static int report(const info_out *o, const char *library, const ct_config *cfg)
     report_mpi(o); /* a warning, not an error: the user may know better */
     bad |= report_entry_points(o, library);
     report_algorithms(o);
-    bad |= report_rules(o, cfg);
-    bad |= report_environment(o, cfg);
+    int rules_bad = report_rules(o, cfg);
+    bad |= rules_bad;
+    bad |= report_environment(o, cfg, rules_bad);
     return bad;
 }
 

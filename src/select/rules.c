@@ -89,6 +89,21 @@ static int more_tokens(const line *ln, size_t pos)
     return next_token(ln, &pos, &t);
 }
 
+/* Copies text[0..len) into out, bytes outside printable ASCII as \xHH (a
+ * carriage return or a UTF-8 space would otherwise hide in the message). */
+static void escape(const char *text, size_t len, char *out, size_t outlen)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < len && o + 5 < outlen; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (c >= 0x20 && c < 0x7f)
+            out[o++] = (char)c;
+        else
+            o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", c);
+    }
+    out[o] = '\0';
+}
+
 /* Reports "<name>:<line>:<col+1>: <what>: '<text>'" and returns -1. */
 static int report(reporter *rp, const line *ln, size_t col, const char *text, size_t len,
                   const char *fmt, ...) CT_PRINTF(6, 7);
@@ -96,13 +111,14 @@ static int report(reporter *rp, const line *ln, size_t col, const char *text, si
 static int report(reporter *rp, const line *ln, size_t col, const char *text, size_t len,
                   const char *fmt, ...)
 {
-    char what[320], msg[CT_RULES_MSG_MAX];
+    char what[512], raw[CT_RULES_MSG_MAX], msg[CT_RULES_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    snprintf(msg, sizeof msg, "%s:%d:%zu: %s: '%.*s'", rp->name, ln->number, col + 1, what,
+    snprintf(raw, sizeof raw, "%s:%d:%zu: %s: '%.*s'", rp->name, ln->number, col + 1, what,
              (int)len, text);
+    escape(raw, strlen(raw), msg, sizeof msg);
     rp->count++;
     if (rp->on_error != NULL)
         rp->on_error(rp->arg, msg);
@@ -226,6 +242,9 @@ static int parse_spec_token(reporter *rp, const line *ln, const token *t, ct_rul
 {
     if (looks_like_condition(t))
         return report(rp, ln, t->col, t->text, t->len, "missing algorithm spec");
+    if (find_key(t->text, t->len) >= 0)
+        return report(rp, ln, t->col, t->text, t->len,
+                      "missing algorithm spec (a condition is key=range)");
     ct_parse_error perr;
     if (ct_spec_parse(t->text, t->len, rule->coll, &rule->spec, &perr) == 0)
         return 0;

@@ -45,7 +45,7 @@ typedef struct ct_ruleset {
 } ct_ruleset;
 
 /* Longest message the parser writes. */
-#define CT_RULES_MSG_MAX 480
+#define CT_RULES_MSG_MAX 900
 
 /* Receives each error message (arg is the caller's). */
 typedef void (*ct_rules_error_fn)(void *arg, const char *message);

@@ -73,6 +73,13 @@ check_usage() {
 }
 check_run "usage errors: exit 2 with a message" check_usage
 
+check_usage_prints_nothing_else() {
+    "$info" --check "$rules" --np 4 --ppn 8 > "$tmp/o" 2> "$tmp/e"
+    [ $? = 2 ] && [ ! -s "$tmp/o" ] && grep -q -- "--ppn 8 is more than --np 4" "$tmp/e" ||
+        fail "stdout '$(cat "$tmp/o")', stderr '$(cat "$tmp/e")'"
+}
+check_run "a usage error of --check prints nothing on stdout" check_usage_prints_nothing_else
+
 # ------------------------------------------- the environment, as a job sees it
 # The job's own messages (rank 0's stderr) equal coltune-info's, line for line.
 job_errors() { # job_errors VAR=value ...: the "coltune: error:" lines of a 1-rank job
@@ -138,6 +145,29 @@ check_every_error() {
         fail "not three errors: $(cat "$tmp/c")"
 }
 check_run "--check: every error of a file" check_every_error
+
+# Answers that no small job can show: offsets beyond int rule out the byte
+# algorithms (Alltoall of 64 ranks: from 32 MiB blocks), a forced algorithm
+# that cannot serve under COLTUNE_FALLBACK=error is an error (exit 1), and
+# --parsable keeps values with colons last.
+check_answers() {
+    printf 'alltoall nodes=2- node_aware\nalltoall pmpi\n' > "$tmp/big.rules"
+    "$info" --check "$tmp/big.rules" --np 64 --nodes 4 --coll alltoall --parsable > "$tmp/a" ||
+        return 1
+    has "decision:alltoall:msg_size=0-33554431:rule line 1:node_aware:block_count=4" "$tmp/a" &&
+        has "decision:alltoall:msg_size=32m-:rule line 2:pmpi" "$tmp/a" &&
+        has "skipped:alltoall:msg_size=32m-:$tmp/big.rules:1: node_aware skipped: byte offsets overflow int" "$tmp/a" ||
+        return 1
+    COLTUNE_FALLBACK=error COLTUNE_ALLTOALLV=shm "$info" --check "$rules" --np 8 --nodes 2 \
+        --coll alltoallv > "$tmp/a"
+    [ $? = 1 ] && grep -q "error \[the call returns an error" "$tmp/a" ||
+        fail "FALLBACK=error: $(cat "$tmp/a")" || return 1
+    COLTUNE_PPN=4:cyclic COLTUNE_ALLTOALL=x:y "$info" --library "$lib" --parsable > "$tmp/a"
+    has "env:COLTUNE_PPN:value:4:cyclic" "$tmp/a" && has "env:COLTUNE_PPN:status:ok" "$tmp/a" &&
+        has "env:COLTUNE_ALLTOALL:status:error" "$tmp/a" &&
+        grep -q "^env:COLTUNE_ALLTOALL:message:COLTUNE_ALLTOALL='x:y': " "$tmp/a"
+}
+check_run "--check --np: offsets beyond int, errors, parsable values" check_answers
 
 # ------------------------------------ what would run, against real jobs
 # A rules file whose decisions depend on P, nodes, msg_size, restrictions

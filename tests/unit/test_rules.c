@@ -313,6 +313,15 @@ static const malformed bad_conditions[] = {
         {"alltoallv comm_size=2-4", "t.rules:1:11: missing algorithm spec: 'comm_size=2-4'"},
         {"alltoallv comm_size=2 # pmpi", "t.rules:1:11: missing algorithm spec: 'comm_size=2'"},
         {"alltoallv ppn=1 foo=3", "t.rules:1:17: missing algorithm spec: 'foo=3'"},
+        {"alltoallv msg_size",
+         "t.rules:1:11: missing algorithm spec (a condition is key=range): 'msg_size'"},
+        {"alltoallv nodes=2 pmpi\rX",
+         "t.rules:1:19: unknown algorithm 'pmpi\\x0dX' for alltoallv (known: pmpi, pairwise, "
+         "nonblocking, linear, scattered, multipair_blocking, multipair_waitany, "
+         "multipair_testany, tuna, tuna_hier_coalesced, tuna_hier_staggered, shm, node_aware): "
+         "'pmpi\\x0dX'"},
+        {"\xef\xbb\xbf" "alltoallv pmpi",
+         "t.rules:1:1: unknown collective (known: " KNOWN_COLLS "): '\\xef\\xbb\\xbfalltoallv'"},
         {"alltoallv foo=1-2 pmpi",
          "t.rules:1:11: unknown key (known: comm_size, msg_size, nodes, ppn): 'foo'"},
         {"alltoallv Comm_size=1 pmpi",
