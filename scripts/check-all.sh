@@ -1,7 +1,7 @@
 #!/bin/sh
 # check-all.sh - builds coltune three ways and runs the whole test suite:
 #   1. Open MPI (the default mpicc), -Werror: every test (unit tests under
-#      valgrind, MPI tests at P = 1..16, 31, 32, 33, valgrind, preload).
+#      valgrind, MPI tests at P = 1..17 and 33, valgrind, preload).
 #   2. MPICH (mpicc.mpich), -Werror: a smoke run of the MPI tests at 4 ranks
 #      (with the large-count tests, which only MPICH has), the Fortran tests,
 #      coltune-info and the installed tree (pkg-config, man pages),

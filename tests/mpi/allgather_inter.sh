@@ -7,15 +7,21 @@
 #   CT_TEST_NP      the world sizes (default below)
 #   CT_TEST_QUICK=1 only the strict runs, without the 250000-element blocks
 #                   (the MPICH and AddressSanitizer runs)
+#   CT_TEST_BIG_NP  the world size that also runs the 250000-element blocks
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/mpi/common.sh"
 prog="$top_builddir/tests/mpi/test_allgather_inter"
 
 # Strict: an algorithm that cannot serve a case returns an error, which the
 # test counts as a failure; the intercepted calls are forced to segmented.
+# The 250000-element blocks (many segments per rank) run at one world size,
+# CT_TEST_BIG_NP (13: groups of 4 and 9), where they take over a minute
+# oversubscribed; every size runs the blocks up to 1000 elements.
 for P in ${CT_TEST_NP:-8 9 13}; do
-    check_run "allgather_inter P=$P strict" \
+    quick=${CT_TEST_QUICK:-0}
+    [ "$P" = "${CT_TEST_BIG_NP:-13}" ] || quick=1
+    check_run "allgather_inter P=$P strict$([ "$quick" = 1 ] && echo ', blocks up to 1000')" \
         with_env COLTUNE_FALLBACK=error COLTUNE_ALLGATHER_INTER=segmented \
-        COLTUNE_ALLGATHERV_INTER=segmented TEST_QUICK="${CT_TEST_QUICK:-0}" -- run_mpi "$P" "$prog"
+        COLTUNE_ALLGATHERV_INTER=segmented TEST_QUICK="$quick" -- run_mpi "$P" "$prog"
 done
 [ "${CT_TEST_QUICK:-0}" = 1 ] && finish
 

@@ -53,8 +53,9 @@ check_run() {
     label=$1
     shift
     echo "=== $label"
+    run_start=$(date +%s)
     if "$@"; then
-        echo "--- ok: $label"
+        echo "--- ok: $label ($(($(date +%s) - run_start)) s)"
     else
         echo "--- FAILED: $label" >&2
         echo "--- FAILED: $label"
