@@ -4,8 +4,9 @@
  * For every size: setup (driver), then one call per spec that checks it can
  * serve the call (with --check: compared byte for byte with PMPI_), then
  * --warmup untimed and --iters timed iterations. Within an iteration every
- * spec runs once, after a barrier, in an order rotated by one each iteration,
- * so drift of the machine hits all specs alike. The time of an iteration is
+ * spec runs once, after a barrier, in an order drawn afresh each iteration
+ * (from --seed, alike on every rank), so drift of the machine hits all specs
+ * alike and no spec always follows the same one. The time of an iteration is
  * that of the slowest rank (one MPI_MAX reduction of all times at the end of
  * the size, so no extra collective runs between the timed calls). Rank 0
  * prints median, min and max and the speedup over pmpi (over the driver's
@@ -496,15 +497,39 @@ static int count_msgs(const bench_run *r, size_run *sr, int a)
     return rc;
 }
 
-/* iters iterations of every usable spec, each after a barrier; records this
- * rank's times (and inter-node messages) when timed. */
+/* order[0..n): the specs of iteration it of a timed (or warmup) loop in a
+ * random order drawn from --seed, the same on every rank. A fixed cyclic
+ * order would give each spec the same predecessor every time, and what a
+ * call leaves behind (caches, an unfinished progress engine) would bias its
+ * successor alike in every iteration: an A/A pair (--aa) showed it. */
+static void shuffle_order(const bench_run *r, const size_run *sr, int it, int timed,
+                          int *order, int n)
+{
+    uint64_t h = bench_mix((uint64_t)r->o->seed ^ 0x0bde5eedull);
+    h = bench_mix(h ^ (uint64_t)sr->S);
+    h = bench_mix(h ^ ((uint64_t)(uint32_t)it << 1 | (uint64_t)(timed != 0)));
+    for (int k = 0; k < n; k++)
+        order[k] = k;
+    for (int k = n - 1; k > 0; k--) { /* Fisher-Yates */
+        h = bench_mix(h + (uint64_t)k);
+        int j = (int)(h % (uint64_t)(k + 1)), t = order[k];
+        order[k] = order[j];
+        order[j] = t;
+    }
+}
+
+/* iters iterations of every usable spec, each after a barrier, in a fresh
+ * random order each iteration; records this rank's times (and inter-node
+ * messages) when timed. */
 static int size_loop(bench_run *r, size_run *sr, int iters, int timed)
 {
     const int n = r->algs.n;
-    int rc = MPI_SUCCESS;
+    int rc = MPI_SUCCESS, *order = NULL;
+    BENCH_ALLOC(order, (size_t)n * sizeof *order);
     for (int it = 0; it < iters; it++) {
+        shuffle_order(r, sr, it, timed, order, n);
         for (int k = 0; k < n; k++) {
-            int a = (k + it) % n; /* order rotated each iteration */
+            int a = order[k];
             if (sr->status[a] != ALG_OK)
                 continue;
             BENCH_CALL(MPI_Barrier(r->env.comm));
@@ -524,6 +549,7 @@ static int size_loop(bench_run *r, size_run *sr, int iters, int timed)
                       iters);
     }
 out:
+    free(order);
     return rc;
 }
 
