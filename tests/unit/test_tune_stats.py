@@ -221,6 +221,21 @@ class Decisions(unittest.TestCase):
         d = tune.decide("pmpi", None, cands, ["b", "a"], 5.0, 3.0, runs)
         self.assertEqual(d.spec, "b")
 
+    def test_equals_go_to_the_winner_of_the_row(self):
+        """b is among the equal winners at both sizes, a only at one: both
+        cells get b, with b's own estimate."""
+        e = self.est
+        runs = {s: [2.0, 2.0] for s in "ab"}
+        one = tune.decide("pmpi", None, {"a": e(2.0, 1.9, 2.1), "b": e(1.95, 1.85, 2.05)},
+                          ["a", "b"], 5.0, 3.0, runs)
+        two = tune.decide("pmpi", None, {"a": e(1.2, 1.1, 1.3), "b": e(2.0, 1.9, 2.1)},
+                          ["a", "b"], 5.0, 3.0, runs)
+        self.assertEqual((one.spec, two.spec), ("a", "b"))
+        choice = {("alltoallv", 4, 1, 4, 16): one, ("alltoallv", 4, 1, 4, 4096): two}
+        tune.harmonize_rows(choice, lambda key: ["a", "b"])
+        self.assertEqual([d.spec for d in choice.values()], ["b", "b"])
+        self.assertEqual(one.est.point, 1.95)
+
     def test_a_clearly_better_candidate_wins_over_order(self):
         cands = {"a": self.est(1.20, 1.15, 1.25), "b": self.est(2.00, 1.90, 2.10)}
         d = tune.decide("pmpi", None, cands, ["a", "b"], 5.0, 3.0,
