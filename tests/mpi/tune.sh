@@ -18,8 +18,9 @@ tune_run() {
     python3 "$tune" -np 4 --quick --outdir "$dir" --bench "$top_builddir/bench/coltune-bench" \
         "$@" > "$dir.log" 2>&1 || { cat "$dir.log"; return 1; }
     cat "$dir.log"
-    grep -q "^summary: .* decided for a tuned algorithm, .* decided for the baseline, .* kept at the baseline for lack of evidence.*; .* validated" "$dir.log" ||
-        { echo "no summary line" >&2; return 1; }
+    want="^summary: .* decided for a tuned algorithm, .* decided for the baseline, "
+    want="$want.* kept at the baseline for lack of evidence.*; .* validated"
+    grep -q "$want" "$dir.log" || { echo "no summary line" >&2; return 1; }
     [ -s "$dir/machine.rules" ] || { echo "no rules file" >&2; return 1; }
     cat "$dir/machine.rules"
     grep -q "^# seed 1, inputs: " "$dir/machine.rules" ||
@@ -50,7 +51,8 @@ done
 # The validation table: a cell served by the baseline is not validated, so
 # never flagged "slower".
 baseline_not_flagged() {
-    if grep -E "(baseline won|no evidence: baseline kept|the baseline)" "$1" | grep -- "<- slower"; then
+    if grep -E "(baseline won|no evidence: baseline kept|the baseline)" "$1" |
+        grep -- "<- slower"; then
         echo "a cell the baseline serves is flagged slower" >&2
         return 1
     fi
