@@ -261,6 +261,10 @@ class Decisions(unittest.TestCase):
         won = tune.decide("pmpi", None, {"a": self.est(0.9, 0.85, 0.95)}, ["a"], 5.0, 3.0,
                           {"a": [0.9, 0.9]})
         self.assertEqual(won.status, "baseline")
+        open_ = tune.decide("pmpi", None, {"a": self.est(0.95, 0.90, 0.99),
+                                           "b": self.est(0.90, 0.70, 1.20)}, ["a", "b"], 5.0,
+                            3.0, {"a": [0.95, 0.95], "b": [0.9, 0.9]})
+        self.assertEqual((open_.status, open_.alive, open_.best[0]), ("open", ["b"], "b"))
         self.assertEqual(tune.cell_note(won), "baseline won")
         won.status = "no-evidence"
         self.assertIn("lack of evidence", tune.cell_note(won))
