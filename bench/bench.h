@@ -73,7 +73,9 @@ typedef struct bench_options {
     int pattern_k;        /* k of random:k */
     int setting;          /* --setting 1..8 (paper 002 section 5), 0 when not given */
     int check;
+    int aa;               /* --aa: the baseline timed twice */
     const char *csv;
+    const char *samples;  /* --samples: every timed iteration */
     int progress;         /* 0 with --no-progress */
     int help, list;
 } bench_options;
@@ -120,6 +122,9 @@ typedef struct bench_alg {
     const char *name;           /* registry name */
     char params[BENCH_SPEC_LEN]; /* "key=value,key=value", "" without parameters */
     char spec[BENCH_SPEC_LEN];   /* "name:params" (or "name"), as passed to coltune */
+    char label[BENCH_SPEC_LEN];  /* what the table and CSV call it: the spec, or for the
+                                  * baseline's second copy (--aa) "<baseline>#2" */
+    int aa;                      /* this is that second copy */
 } bench_alg;
 
 typedef struct bench_alglist {
@@ -130,10 +135,12 @@ typedef struct bench_alglist {
 /*
  * Expands --algs for collective coll on env into resolved specs, baseline
  * (pmpi, or the collective's own when coltune has no pmpi for it) first.
- * Values outside an algorithm's range are dropped with a note (printed by
- * rank 0). Returns 0, or -1 with a usage message in err.
+ * With aa, a second copy of the baseline (labelled "<baseline>#2") goes in
+ * the middle of the list: the A/A pair, whose ratio is the noise of the
+ * measurement itself. Values outside an algorithm's range are dropped with a
+ * note (printed by rank 0). Returns 0, or -1 with a usage message in err.
  */
-int bench_algs_expand(const char *text, const char *coll, const char *baseline,
+int bench_algs_expand(const char *text, const char *coll, const char *baseline, int aa,
                       const bench_env *env, bench_alglist *out, char *err, size_t errlen);
 void bench_alglist_free(bench_alglist *l);
 /* Prints the registered algorithms of coll with their ranges at env. */

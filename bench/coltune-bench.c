@@ -4,13 +4,18 @@
  * For every size: setup (driver), then one call per spec that checks it can
  * serve the call (with --check: compared byte for byte with PMPI_), then
  * --warmup untimed and --iters timed iterations. Within an iteration every
- * spec runs once, after a barrier, in an order rotated by one each iteration,
- * so drift of the machine hits all specs alike. The time of an iteration is
+ * spec runs once, after a barrier, in an order drawn afresh each iteration
+ * (from --seed, alike on every rank), so drift of the machine hits all specs
+ * alike and no spec always follows the same one. The time of an iteration is
  * that of the slowest rank (one MPI_MAX reduction of all times at the end of
  * the size, so no extra collective runs between the timed calls). Rank 0
  * prints median, min and max and the speedup over pmpi (over the driver's
  * baseline where coltune has no pmpi), and for the SDDE collectives the
  * largest number of inter-node messages any rank sent in one timed call.
+ * --samples writes every timed iteration's slowest-rank time (coltune-tune
+ * pairs the specs' times of one iteration); --aa times the baseline twice
+ * (its second copy, "pmpi#2", in the middle of the list) so the ratio of the
+ * two copies shows the noise of the measurement itself.
  *
  * See bench.h for the parts and --help for the options.
  */
@@ -40,7 +45,8 @@ typedef struct bench_run {
     const bench_driver *drv;
     bench_env env;
     bench_alglist algs;
-    FILE *csv; /* rank 0 only */
+    FILE *csv;     /* rank 0 only */
+    FILE *samples; /* rank 0 only: --samples */
     int coll_width, alg_width, input_width;
     char input[48]; /* what the input is drawn from: distribution, setting, pattern */
     int mismatch;   /* --check found a difference */
@@ -198,6 +204,14 @@ static void csv_field(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* The algorithm and params columns: the A/A copy is "<baseline>#2", no params. */
+static void csv_alg(FILE *f, const bench_alg *alg)
+{
+    csv_field(f, alg->aa ? alg->label : alg->name);
+    fputc(',', f);
+    csv_field(f, alg->aa ? "" : alg->params);
+}
+
 static void print_header(const bench_run *r)
 {
     const bench_options *o = r->o;
@@ -213,6 +227,9 @@ static void print_header(const bench_run *r)
     if (r->csv != NULL)
         fputs("collective,algorithm,params,P,nodes,ppn,size,distribution,seed,iters,warmup,"
               "median_us,min_us,max_us,speedup,internode_msgs,status\n", r->csv);
+    if (r->samples != NULL)
+        fputs("collective,algorithm,params,P,nodes,ppn,size,slot,iteration,time_us\n",
+              r->samples);
 }
 
 static const char *status_name(int status)
@@ -228,7 +245,7 @@ static void print_row(const bench_run *r, const size_run *sr, int a, const stats
     if (sr->status[a] == ALG_OK && sr->msgs[a] >= 0)
         snprintf(msgs, sizeof msgs, "%ld", sr->msgs[a]);
     printf("%-*s  %-*s  %5d  %5d  %4d  %6s  %-*s  ", r->coll_width, r->o->coll, r->alg_width,
-           r->algs.v[a].spec, e->P, e->N, e->Q, sr->label, r->input_width, r->input);
+           r->algs.v[a].label, e->P, e->N, e->Q, sr->label, r->input_width, r->input);
     if (sr->status[a] != ALG_OK)
         printf("%10s  %10s  %10s  %7s  %9s\n", "-", "-", "-",
                sr->status[a] == ALG_SKIPPED ? "skipped" : "FAILED", "-");
@@ -247,9 +264,7 @@ static void csv_row(const bench_run *r, const size_run *sr, int a, const stats *
     const bench_options *o = r->o;
     csv_field(f, o->coll);
     fputc(',', f);
-    csv_field(f, r->algs.v[a].name);
-    fputc(',', f);
-    csv_field(f, r->algs.v[a].params);
+    csv_alg(f, &r->algs.v[a]);
     fprintf(f, ",%d,%d,%d,%ld,", e->P, e->N, e->Q, sr->S);
     csv_field(f, r->input);
     fprintf(f, ",%lu,%d,%d,", o->seed, o->iters, o->warmup);
@@ -286,6 +301,26 @@ static stats summarize(double *t, int n)
     return s;
 }
 
+/* Rank 0, --samples: the slowest rank's time of every timed iteration of
+ * every spec that ran (before summarize sorts them). */
+static void samples_rows(const bench_run *r, const size_run *sr)
+{
+    const bench_env *e = &r->env;
+    const int iters = r->o->iters;
+    for (int a = 0; a < r->algs.n; a++) {
+        if (sr->status[a] != ALG_OK)
+            continue;
+        for (int it = 0; it < iters; it++) {
+            csv_field(r->samples, r->o->coll);
+            fputc(',', r->samples);
+            csv_alg(r->samples, &r->algs.v[a]);
+            fprintf(r->samples, ",%d,%d,%d,%ld,%d,%d,%.3f\n", e->P, e->N, e->Q, sr->S, a, it,
+                    1e6 * sr->slowest[(size_t)a * (size_t)iters + (size_t)it]);
+        }
+    }
+    fflush(r->samples);
+}
+
 /* Rank 0: the table rows, CSV rows and best line of one size. */
 static int report_size(bench_run *r, size_run *sr)
 {
@@ -293,12 +328,14 @@ static int report_size(bench_run *r, size_run *sr)
     int rc = MPI_SUCCESS, best = -1, ref = -1;
     stats *st = NULL;
     BENCH_ALLOC(st, (size_t)n * sizeof *st);
+    if (r->samples != NULL)
+        samples_rows(r, sr);
     for (int a = 0; a < n; a++) {
         if (sr->status[a] != ALG_OK)
             continue;
         st[a] = summarize(sr->slowest + (size_t)a * (size_t)iters, iters);
         if (ref < 0 && strcmp(r->algs.v[a].name, baseline_of(r->drv)) == 0 &&
-            r->algs.v[a].params[0] == '\0')
+            r->algs.v[a].params[0] == '\0' && !r->algs.v[a].aa)
             ref = a;
         if (best < 0 || st[a].median < st[best].median)
             best = a;
@@ -313,7 +350,7 @@ static int report_size(bench_run *r, size_run *sr)
     }
     if (best >= 0)
         printf("%-*s  size %s %s: %s, median %.2f us, speedup %.2f\n", r->coll_width, "best",
-               sr->label, r->input, r->algs.v[best].spec, st[best].median,
+               sr->label, r->input, r->algs.v[best].label, st[best].median,
                ref >= 0 && st[best].median > 0 ? st[ref].median / st[best].median : 0.0);
     fflush(stdout);
     if (r->csv != NULL)
@@ -460,15 +497,39 @@ static int count_msgs(const bench_run *r, size_run *sr, int a)
     return rc;
 }
 
-/* iters iterations of every usable spec, each after a barrier; records this
- * rank's times (and inter-node messages) when timed. */
+/* order[0..n): the specs of iteration it of a timed (or warmup) loop in a
+ * random order drawn from --seed, the same on every rank. A fixed cyclic
+ * order would give each spec the same predecessor every time, and what a
+ * call leaves behind (caches, an unfinished progress engine) would bias its
+ * successor alike in every iteration: an A/A pair (--aa) showed it. */
+static void shuffle_order(const bench_run *r, const size_run *sr, int it, int timed,
+                          int *order, int n)
+{
+    uint64_t h = bench_mix((uint64_t)r->o->seed ^ 0x0bde5eedull);
+    h = bench_mix(h ^ (uint64_t)sr->S);
+    h = bench_mix(h ^ ((uint64_t)(uint32_t)it << 1 | (uint64_t)(timed != 0)));
+    for (int k = 0; k < n; k++)
+        order[k] = k;
+    for (int k = n - 1; k > 0; k--) { /* Fisher-Yates */
+        h = bench_mix(h + (uint64_t)k);
+        int j = (int)(h % (uint64_t)(k + 1)), t = order[k];
+        order[k] = order[j];
+        order[j] = t;
+    }
+}
+
+/* iters iterations of every usable spec, each after a barrier, in a fresh
+ * random order each iteration; records this rank's times (and inter-node
+ * messages) when timed. */
 static int size_loop(bench_run *r, size_run *sr, int iters, int timed)
 {
     const int n = r->algs.n;
-    int rc = MPI_SUCCESS;
+    int rc = MPI_SUCCESS, *order = NULL;
+    BENCH_ALLOC(order, (size_t)n * sizeof *order);
     for (int it = 0; it < iters; it++) {
+        shuffle_order(r, sr, it, timed, order, n);
         for (int k = 0; k < n; k++) {
-            int a = (k + it) % n; /* order rotated each iteration */
+            int a = order[k];
             if (sr->status[a] != ALG_OK)
                 continue;
             BENCH_CALL(MPI_Barrier(r->env.comm));
@@ -488,6 +549,7 @@ static int size_loop(bench_run *r, size_run *sr, int iters, int timed)
                       iters);
     }
 out:
+    free(order);
     return rc;
 }
 
@@ -524,18 +586,25 @@ static void usage_error(int rank, const char *msg)
     fflush(stderr);
 }
 
-/* Rank 0 opens --csv; every rank learns whether it could. */
+/* Rank 0 opens --csv and --samples; every rank learns whether it could. */
 static int open_csv(bench_run *r, char *err, size_t len, int *ok)
 {
     int rc;
     *ok = 1;
-    if (r->o->csv == NULL)
+    if (r->o->csv == NULL && r->o->samples == NULL)
         return MPI_SUCCESS;
-    if (r->env.rank == 0) {
+    if (r->env.rank == 0 && r->o->csv != NULL) {
         r->csv = fopen(r->o->csv, "w");
         *ok = r->csv != NULL;
         if (!*ok)
             snprintf(err, len, "--csv: cannot open '%s': %s", r->o->csv, strerror(errno));
+    }
+    if (r->env.rank == 0 && *ok && r->o->samples != NULL) {
+        r->samples = fopen(r->o->samples, "w");
+        *ok = r->samples != NULL;
+        if (!*ok)
+            snprintf(err, len, "--samples: cannot open '%s': %s", r->o->samples,
+                     strerror(errno));
     }
     BENCH_CALL(MPI_Bcast(ok, 1, MPI_INT, 0, r->env.comm));
 out:
@@ -579,7 +648,7 @@ static int prepare(bench_run *r, const char *prog)
         usage_error(r->env.rank, err);
         return BENCH_EXIT_USAGE;
     }
-    if (bench_algs_expand(o->algs, o->coll, baseline_of(r->drv), &r->env, &r->algs, err,
+    if (bench_algs_expand(o->algs, o->coll, baseline_of(r->drv), o->aa, &r->env, &r->algs, err,
                           sizeof err) != 0) {
         usage_error(r->env.rank, err);
         return BENCH_EXIT_USAGE;
@@ -601,8 +670,8 @@ static int prepare(bench_run *r, const char *prog)
     r->input_width = (int)strlen(r->input) > 8 ? (int)strlen(r->input) : 8;
     r->alg_width = 3;
     for (int a = 0; a < r->algs.n; a++)
-        if ((int)strlen(r->algs.v[a].spec) > r->alg_width)
-            r->alg_width = (int)strlen(r->algs.v[a].spec);
+        if ((int)strlen(r->algs.v[a].label) > r->alg_width)
+            r->alg_width = (int)strlen(r->algs.v[a].label);
     return -1;
 }
 
@@ -633,6 +702,11 @@ static int bench(const bench_options *o, const char *prog)
         status = run_sizes(&r);
     if (r.csv != NULL && fclose(r.csv) != 0) {
         fprintf(stderr, "coltune-bench: error: --csv: writing '%s': %s\n", o->csv,
+                strerror(errno));
+        status = status == BENCH_EXIT_OK ? BENCH_EXIT_RUNTIME : status;
+    }
+    if (r.samples != NULL && fclose(r.samples) != 0) {
+        fprintf(stderr, "coltune-bench: error: --samples: writing '%s': %s\n", o->samples,
                 strerror(errno));
         status = status == BENCH_EXIT_OK ? BENCH_EXIT_RUNTIME : status;
     }

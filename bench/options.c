@@ -290,6 +290,21 @@ static int set_csv(bench_options *o, const char *v, char *err, size_t len)
     return 0;
 }
 
+static int set_samples(bench_options *o, const char *v, char *err, size_t len)
+{
+    if (*v == '\0')
+        return fail(err, len, "--samples: empty file name");
+    o->samples = v;
+    return 0;
+}
+
+static int set_aa(bench_options *o, const char *v, char *err, size_t len)
+{
+    (void)v, (void)err, (void)len;
+    o->aa = 1;
+    return 0;
+}
+
 static int set_check(bench_options *o, const char *v, char *err, size_t len)
 {
     (void)v, (void)err, (void)len;
@@ -329,7 +344,8 @@ static const struct {
     {"seed", 1, set_seed},       {"ppn", 1, set_ppn},
     {"group-sizes", 1, set_groups}, {"pattern", 1, set_pattern},
     {"setting", 1, set_setting},
-    {"csv", 1, set_csv},         {"check", 0, set_check},
+    {"csv", 1, set_csv},         {"samples", 1, set_samples},
+    {"check", 0, set_check},     {"aa", 0, set_aa},
     {"no-progress", 0, set_no_progress}, {"list", 0, set_list},
     {"help", 0, set_help},
 };
@@ -387,9 +403,10 @@ void bench_options_usage(const char *prog)
         "Usage: mpirun -np P %s [options]\n"
         "\n"
         "Measures one collective under a list of coltune algorithm specs in the same run,\n"
-        "native MPI (pmpi) included. The specs are interleaved within every iteration so\n"
-        "that machine drift hits all alike; each iteration starts with a barrier and\n"
-        "counts the time of the slowest rank.\n"
+        "native MPI (pmpi) included. The specs are interleaved within every iteration, in\n"
+        "an order drawn afresh from --seed each iteration, so that machine drift hits all\n"
+        "alike and no spec always follows the same one; each call starts after a barrier\n"
+        "and counts the time of the slowest rank.\n"
         "\n"
         "Options:\n"
         "  --coll NAME        alltoallv | alltoall | allgather_inter | allgatherv_inter |\n"
@@ -400,6 +417,10 @@ void bench_options_usage(const char *prog)
 "                       rules   the call as coltune decides it from COLTUNE_RULES and\n"
 "                               the environment (what an intercepted call would run)\n"
         "                     pmpi is added when missing: it is the reference for speedup.\n"
+        "  --aa               time the baseline (pmpi) twice: a second copy, shown as\n"
+        "                     pmpi#2, runs in the middle of the list like any spec. The\n"
+        "                     two are the same call, so their ratio (an A/A comparison)\n"
+        "                     shows the noise of the measurement itself\n"
         "                     VALUES is a comma list of values and sweeps:\n"
         "                       v       an integer (k/m/g suffix allowed) or P, Q, N, sqrt\n"
         "                               (round(sqrt(P))), sqrtQ, (N-1)*Q, each with an optional\n"
@@ -423,7 +444,8 @@ void bench_options_usage(const char *prog)
         "                                 (S=64 is the paper's N1: 8 FP64 per block)\n"
         "                       fft-n2    every rank sends S bytes per block, the last rank\n"
         "                                 S/4 (S=512 is the paper's N2: 64 and 16 FP64)\n"
-        "  --seed N           seed of the block sizes and SDDE patterns (default 1); every\n"
+        "  --seed N           seed of the block sizes, SDDE patterns and the order of the\n"
+        "                     specs in each iteration (default 1); every\n"
         "                     rank derives the whole count matrix (its own messages) from\n"
         "                     it, so runs are reproducible\n"
         "  --iters N          timed iterations per spec and size (default 20)\n"
@@ -460,6 +482,12 @@ void bench_options_usage(const char *prog)
         "                     the PMPI_ result on the same input\n"
         "  --csv FILE         also write one row per (collective, algorithm, parameters, P,\n"
         "                     nodes, size, distribution)\n"
+        "  --samples FILE     also write every timed iteration: one row per (spec, size,\n"
+        "                     iteration) with the slowest rank's time; 'slot' is the\n"
+        "                     spec's place in the list, so a spec listed twice (an A/A\n"
+        "                     pair: --algs pmpi,...,pmpi,...) has two distinct slots, and\n"
+        "                     rows of one iteration ran side by side (coltune-tune pairs\n"
+        "                     them)\n"
         "  --list             list the collective's algorithms with their ranges and exit\n"
         "  --no-progress      no progress line on stderr (shown by rank 0 for runs longer\n"
         "                     than a few seconds; plain lines when stderr is not a terminal)\n"

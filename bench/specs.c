@@ -282,6 +282,7 @@ static int alglist_add(bench_alglist *l, int index, const char *name, const char
     bench_alg a = {.index = index, .name = name};
     snprintf(a.params, sizeof a.params, "%s", params);
     snprintf(a.spec, sizeof a.spec, "%s%s%s", name, *params ? ":" : "", params);
+    memcpy(a.label, a.spec, sizeof a.label);
     for (int i = 0; i < l->n; i++)
         if (strcmp(l->v[i].spec, a.spec) == 0)
             return 0;
@@ -423,7 +424,30 @@ static int ensure_baseline(const char *coll, const char *baseline, bench_alglist
     return 0;
 }
 
-int bench_algs_expand(const char *text, const char *coll, const char *baseline,
+/* A copy of the baseline at the list's middle (the A/A pair). */
+static int add_aa_copy(const char *baseline, bench_alglist *out, char *err, size_t len)
+{
+    int base = 0, at = (out->n + 1) / 2;
+    while (strcmp(out->v[base].name, baseline) != 0 || out->v[base].params[0] != '\0')
+        base++; /* ensure_baseline put it in the list */
+    bench_alg copy = out->v[base];
+    if (out->n == out->cap) {
+        int cap = out->cap ? 2 * out->cap : 16;
+        bench_alg *nv = realloc(out->v, (size_t)cap * sizeof *nv);
+        if (nv == NULL)
+            return fail(err, len, "out of memory");
+        out->v = nv;
+        out->cap = cap;
+    }
+    snprintf(copy.label, sizeof copy.label, "%.*s#2", (int)sizeof copy.label - 3, copy.spec);
+    copy.aa = 1;
+    memmove(out->v + at + 1, out->v + at, (size_t)(out->n - at) * sizeof *out->v);
+    out->v[at] = copy;
+    out->n++;
+    return 0;
+}
+
+int bench_algs_expand(const char *text, const char *coll, const char *baseline, int aa,
                       const bench_env *env, bench_alglist *out, char *err, size_t errlen)
 {
     pending p;
@@ -445,6 +469,8 @@ int bench_algs_expand(const char *text, const char *coll, const char *baseline,
     pending_clear(&p);
     if (rc == 0)
         rc = ensure_baseline(coll, baseline, out, err, errlen);
+    if (rc == 0 && aa)
+        rc = add_aa_copy(baseline, out, err, errlen);
     if (rc != 0)
         bench_alglist_free(out);
     return rc;

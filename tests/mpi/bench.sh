@@ -68,6 +68,28 @@ check_run "bench P=$P alltoallv --check --ppn 2" bench_run ppn2 alltoallv 16,1k 
 check_run "bench P=$P alltoall --check" bench_run alltoall alltoall 0,16,1k
 check_run "bench P=$P alltoall --check --ppn 2" bench_run alltoall-ppn2 alltoall 16,1k --ppn 2
 
+# --aa and --samples (what coltune-tune reads): the baseline timed twice, its
+# copy "pmpi#2" in the middle of the list, the speedups still over the first;
+# one samples row per spec, size and iteration.
+samples_run() {
+    run_mpi "$P" "$bench" --coll alltoallv --algs pmpi,linear,pairwise --aa --sizes 16,1k \
+        --iters 3 --warmup 1 --no-progress --csv "$tmp/aa.csv" --samples "$tmp/aa-samples.csv" \
+        > "$tmp/aa.out" || { cat "$tmp/aa.out"; return 1; }
+    cat "$tmp/aa.out" "$tmp/aa-samples.csv"
+    head -n 1 "$tmp/aa-samples.csv" |
+        grep -qx 'collective,algorithm,params,P,nodes,ppn,size,slot,iteration,time_us' ||
+        { echo "bad samples header" >&2; return 1; }
+    # 4 specs (pmpi, linear, pmpi#2, pairwise) x 2 sizes x 3 iterations
+    [ "$(tail -n +2 "$tmp/aa-samples.csv" | wc -l)" = 24 ] || { echo "samples rows" >&2; return 1; }
+    [ "$(grep -c '^alltoallv,pmpi#2,,' "$tmp/aa-samples.csv")" = 6 ] &&
+        grep -q '^alltoallv,pmpi#2,,.*,2,0,[0-9.]*$' "$tmp/aa-samples.csv" ||
+        { echo "no A/A copy in slot 2 of the samples" >&2; return 1; }
+    grep -q '^alltoallv,pmpi,,.*,1.0000,,ok$' "$tmp/aa.csv" &&
+        [ "$(grep -c '^alltoallv,pmpi#2,,' "$tmp/aa.csv")" = 2 ] ||
+        { echo "CSV: pmpi not the reference, or no pmpi#2 rows" >&2; return 1; }
+}
+check_run "bench P=$P --aa --samples" samples_run
+
 # Intercommunicators: groups 1:3 and 2:2 (of 4 ranks), paper 002's settings.
 inter_run() { # GROUPS COLL SETTING
     check_run "bench P=4 $2 --group-sizes $1 --setting $3 --check" bench_run \

@@ -1,23 +1,41 @@
 #!/bin/sh
 # coltune-tune --quick on a 4-rank grid: it must finish, write a rules file
 # that coltune's own parser accepts (so it names only registered algorithms
-# with valid parameters), and serve every cell of the grid it measured.
-# Timings are never asserted.
+# with valid parameters), serve every cell of the grid it measured, and
+# report each rule's speedup with its interval. Then two runs of the same
+# command on a smaller grid must write the same rules (comments aside), and
+# validation must flag no cell the baseline serves (it measures only the
+# cells coltune gave another algorithm). Timings are never asserted.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/mpi/common.sh"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 tune="$top_builddir/scripts/coltune-tune"
 
-run_tune() {
-    python3 "$tune" -np 4 --quick --iters 5 --outdir "$out" \
-        --bench "$top_builddir/bench/coltune-bench" > "$out/log" 2>&1 ||
-        { cat "$out/log"; return 1; }
-    cat "$out/log"
-    grep -q "^summary: " "$out/log" || { echo "no summary line" >&2; return 1; }
-    [ -s "$out/machine.rules" ] || { echo "no rules file" >&2; return 1; }
-    cat "$out/machine.rules"
+# tune_run DIR ARGS...: coltune-tune at 4 ranks into DIR, its log in DIR.log.
+tune_run() {
+    dir=$1
+    shift
+    python3 "$tune" -np 4 --quick --outdir "$dir" --bench "$top_builddir/bench/coltune-bench" \
+        "$@" > "$dir.log" 2>&1 || { cat "$dir.log"; return 1; }
+    cat "$dir.log"
+    want="^summary: .* decided for a tuned algorithm, .* decided for the baseline, "
+    want="$want.* kept at the baseline for lack of evidence.*; .* validated"
+    grep -q "$want" "$dir.log" || { echo "no summary line" >&2; return 1; }
+    [ -s "$dir/machine.rules" ] || { echo "no rules file" >&2; return 1; }
+    cat "$dir/machine.rules"
+    grep -q "^# seed 1, inputs: " "$dir/machine.rules" ||
+        { echo "the rules file does not record the seed and inputs" >&2; return 1; }
 }
-check_run "coltune-tune --quick -np 4" run_tune
+
+run_all() {
+    tune_run "$out/all" --iters 5 || return 1
+    # every rule has its measured speedup with an interval in the comment above it
+    awk '/^#/ { c = $0; next } NF && !/comm_size=/ { next }
+         NF && c !~ /[0-9.]+x \[[0-9.]+, [0-9.]+\]|baseline won|lack of evidence|one choice/ {
+             print "rule without an interval: " $0; bad = 1 }
+         { c = "" } END { exit bad }' "$out/all/machine.rules"
+}
+check_run "coltune-tune --quick -np 4" run_all
 
 # Every cell is served by a rule of the file (coltune-info decides as a job
 # would: "default" means no rule did).
@@ -25,11 +43,12 @@ info="$top_builddir/info/coltune-info"
 check_rules() {
     coll=$1
     sizes=$2
-    [ -f "$out/measure-$coll-P2-ppn0.csv" ] || { echo "$coll was not measured" >&2; return 1; }
+    [ -f "$out/all/measure-$coll-P2-ppn0-r1-samples.csv" ] ||
+        { echo "$coll was not measured" >&2; return 1; }
     for P in 1 2 3 4; do
         for size in $(echo "$sizes" | tr , ' '); do
-            "$info" --check "$out/machine.rules" --np "$P" --coll "$coll" --msg-size "$size" \
-                --parsable > "$out/ans" || return 1
+            "$info" --check "$out/all/machine.rules" --np "$P" --coll "$coll" \
+                --msg-size "$size" --parsable > "$out/ans" || return 1
             grep "^decision:$coll:" "$out/ans" || { cat "$out/ans"; return 1; }
             if grep -q "^decision:$coll:[^:]*:default:" "$out/ans"; then
                 echo "P=$P size=$size: no rule serves the cell" >&2
@@ -64,4 +83,34 @@ PY
     [ $rc = 0 ] && grep -q "bad.rules:1:21: empty range" "$out/rej"
 }
 check_run "the tuner refuses a rules file jobs would reject" check_rejects
+
+# The validation table: a cell served by the baseline is not validated, so
+# never flagged "slower".
+baseline_not_flagged() {
+    if grep -E "(baseline won|no evidence: baseline kept|the baseline)" "$1" |
+        grep -- "<- slower"; then
+        echo "a cell the baseline serves is flagged slower" >&2
+        return 1
+    fi
+    if grep -E "(baseline won|no evidence: baseline kept)$" "$1" |
+        grep -vE " - +(baseline won|no evidence: baseline kept)$"; then
+        echo "a cell the baseline serves was validated" >&2
+        return 1
+    fi
+}
+
+# Two runs of one command on a grid whose cells are clear on this machine
+# (large wins, clear losses; a margin of 20% keeps near-ties out).
+reproducible() {
+    for run in a b; do
+        tune_run "$out/$run" --colls alltoall,alltoallv_crs --sizes 16,4k --margin 20 ||
+            return 1
+        baseline_not_flagged "$out/$run.log" || return 1
+    done
+    grep -v '^#' "$out/a/machine.rules" > "$out/a.rules"
+    grep -v '^#' "$out/b/machine.rules" > "$out/b.rules"
+    diff "$out/a.rules" "$out/b.rules" || { echo "two runs wrote different rules" >&2; return 1; }
+}
+check_run "coltune-tune twice: the same rules, no baseline cell flagged" reproducible
+check_run "no baseline cell flagged in the full quick run" baseline_not_flagged "$out/all.log"
 finish

@@ -1,0 +1,309 @@
+#!/usr/bin/env python3
+"""The statistics of coltune-tune on synthetic samples (no MPI, no timing):
+the interval's coverage over many seeded trials (known ratios, heavy-tailed
+noise, ties), the stopping rule (a clear 1.5x win decided in the fewest
+rounds, an A/A pair never a win, an undecidable cell kept at the baseline
+when the budget runs out), the choice among equals, validation flags and
+exact (simulated) estimates.
+
+  python3 test_tune_stats.py PATH/TO/coltune-tune
+"""
+
+import importlib.machinery
+import importlib.util
+import math
+import random
+import sys
+import unittest
+
+
+def load_tune(path):
+    loader = importlib.machinery.SourceFileLoader("coltune_tune", path)
+    spec = importlib.util.spec_from_loader("coltune_tune", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+tune = None  # set in main
+
+
+# ---------------------------------------------------------------- noise models
+# Each returns a positive factor multiplying a true time. Candidate and
+# baseline draw independently from the same model, so the median of the
+# paired ratio base/cand is exactly the true ratio.
+
+def lognormal(rng):
+    return math.exp(rng.gauss(0.0, 0.15))
+
+
+def heavy_tailed(rng):
+    """Mostly small noise, a Pareto tail (alpha 1.2: infinite variance) and
+    one call in twenty 20 times slower (a descheduled rank)."""
+    x = 1.0 + 0.05 * (rng.paretovariate(1.2) - 1.0)
+    return x * (20.0 if rng.random() < 0.05 else 1.0)
+
+
+def quantized(rng):
+    """Timer ticks: 10 us calls measured to the microsecond, many ties."""
+    return round(10.0 * math.exp(rng.gauss(0.0, 0.1))) / 10.0
+
+
+MODELS = {"lognormal": lognormal, "heavy-tailed": heavy_tailed, "quantized": quantized}
+
+
+def paired(rng, ratio, n, model, drift=True):
+    """n paired iterations: baseline 100 us * ratio, candidate 100 us, each
+    with its own noise and a drift common to the pair (the machine)."""
+    base, cand = [], []
+    for _ in range(n):
+        d = math.exp(rng.gauss(0.0, 0.3)) if drift else 1.0
+        base.append(100.0 * ratio * d * model(rng))
+        cand.append(100.0 * d * model(rng))
+    return base, cand
+
+
+class Args:
+    """coltune-tune's options that the decision reads."""
+
+    def __init__(self, **kw):
+        self.margin, self.noise, self.confidence = 5.0, 3.0, 95.0
+        self.iters, self.max_iters = 20, 160
+        self.__dict__.update(kw)
+
+
+class FakeBench:
+    """run_round for measure_config: a cell per size, the baseline, its A/A
+    copy and candidates with known true ratios; a fake clock advanced by
+    seconds_per_sample for every time drawn."""
+
+    def __init__(self, seed, ratios, sizes=(16,), model=heavy_tailed, seconds_per_sample=0.0):
+        self.rng = random.Random(seed)
+        self.ratios, self.sizes, self.model = ratios, sizes, model
+        self.per_sample, self.now, self.calls = seconds_per_sample, 0.0, []
+
+    def clock(self):
+        return self.now
+
+    def __call__(self, specs, sizes, iters):
+        specs = list(self.ratios) if specs is None else specs
+        self.calls.append((list(specs), list(sizes or self.sizes), iters))
+        out = {}
+        for size in sizes or self.sizes:
+            key = ("alltoallv", 4, 1, 4, size)
+            labels = ["pmpi", "pmpi#2"] + list(specs)
+            times = {label: [] for label in labels}
+            for _ in range(iters):
+                drift = math.exp(self.rng.gauss(0.0, 0.2))
+                for label in labels:
+                    ratio = self.ratios.get(label, 1.0)  # pmpi, pmpi#2: 1
+                    times[label].append(100.0 / ratio * drift * self.model(self.rng))
+            for label in labels:
+                out[(key, label)] = times[label]
+            self.now += self.per_sample * iters * len(labels)
+        return out
+
+
+class Interval(unittest.TestCase):
+    def test_ranks_of_the_sign_test(self):
+        # Known values of the distribution-free interval of a median (95%).
+        self.assertEqual(tune.median_interval_ranks(10, 0.95), (1, 8))
+        self.assertEqual(tune.median_interval_ranks(20, 0.95), (5, 14))
+        self.assertEqual(tune.median_interval_ranks(100, 0.95), (39, 60))
+        self.assertEqual(tune.median_interval_ranks(3, 0.95), (0, 2))
+
+    def test_coverage_at_the_stated_rate(self):
+        """Over 400 seeded trials per case the interval holds the true ratio
+        at least at the stated rate (minus 3 standard errors of the trials)."""
+        trials, conf = 400, 0.95
+        slack = 3.0 * math.sqrt(conf * (1 - conf) / trials)
+        for name, model in MODELS.items():
+            for ratio in (1.0, 1.5, 0.7):
+                for n in (10, 20, 41):
+                    rng = random.Random("%s-%g-%d" % (name, ratio, n))
+                    hits = 0
+                    for _ in range(trials):
+                        est = tune.paired_estimate(*paired(rng, ratio, n, model), conf)
+                        hits += est.lo <= ratio <= est.hi
+                    with self.subTest(model=name, ratio=ratio, n=n):
+                        self.assertGreaterEqual(hits / trials, conf - slack)
+
+    def test_ties(self):
+        est = tune.paired_estimate([10.0] * 20, [10.0] * 20, 0.95)
+        self.assertEqual((est.point, est.lo, est.hi), (1.0, 1.0, 1.0))
+        est = tune.paired_estimate([15.0] * 20, [10.0] * 20, 0.95)
+        self.assertEqual((est.point, est.lo, est.hi), (1.5, 1.5, 1.5))
+
+    def test_interval_narrows_with_iterations(self):
+        rng = random.Random(7)
+        small = tune.paired_estimate(*paired(rng, 1.3, 20, lognormal), 0.95)
+        large = tune.paired_estimate(*paired(rng, 1.3, 640, lognormal), 0.95)
+        self.assertLess(large.hi - large.lo, small.hi - small.lo)
+
+    def test_runs_widen_the_interval(self):
+        """The interval of a cell holds the median of every bench run."""
+        s = tune.Samples()
+        key = ("alltoallv", 4, 1, 4, 16)
+        s.add_run({(key, "pmpi"): [100.0] * 20, (key, "x"): [50.0] * 20})  # 2.0x
+        s.add_run({(key, "pmpi"): [100.0] * 20, (key, "x"): [80.0] * 20})  # 1.25x
+        est = s.estimate(key, "pmpi", "x", 0.95)
+        self.assertLessEqual(est.lo, 1.25)
+        self.assertGreaterEqual(est.hi, 2.0)
+
+
+class Stopping(unittest.TestCase):
+    def test_clear_win_is_decided_in_the_fewest_rounds(self):
+        """A 1.5x candidate among slower ones, heavy-tailed noise: tuned
+        after the two bench runs a win needs, over 50 seeds."""
+        covered = 0
+        for seed in range(50):
+            bench = FakeBench(seed, {"slow": 0.8, "fast": 1.5, "same": 1.0})
+            got, _, rounds = tune.measure_config(bench, "pmpi", Args(), 1e9, bench.clock)
+            d = got[("alltoallv", 4, 1, 4, 16)]
+            self.assertEqual((d.status, d.spec), ("tuned", "fast"), "seed %d" % seed)
+            self.assertEqual(len(rounds), 2, "seed %d" % seed)
+            covered += d.est.lo <= 1.5 <= d.est.hi
+        self.assertGreaterEqual(covered, 45)  # 95% intervals (widened), 50 seeds
+
+    def test_aa_cell_is_never_a_win(self):
+        """Candidates that are the baseline in disguise, in every noise model,
+        measured through all rounds: never decided as a win."""
+        for name, model in MODELS.items():
+            for seed in range(100):
+                bench = FakeBench(seed, {"twin": 1.0, "twin2": 1.0}, model=model)
+                got, _, _ = tune.measure_config(bench, "pmpi", Args(), 1e9, bench.clock)
+                d = got[("alltoallv", 4, 1, 4, 16)]
+                self.assertNotEqual(d.status, "tuned", "%s seed %d: %s %s" % (
+                    name, seed, d.spec, d.est))
+
+    def test_budget_keeps_the_baseline_for_lack_of_evidence(self):
+        """A candidate right at the margin cannot be decided: when the budget
+        runs out the cell keeps the baseline and says why."""
+        bench = FakeBench(3, {"edge": 1.05}, model=lognormal, seconds_per_sample=0.01)
+        got, _, rounds = tune.measure_config(bench, "pmpi", Args(), 2.0, bench.clock)
+        d = got[("alltoallv", 4, 1, 4, 16)]
+        self.assertEqual((d.status, d.spec), ("no-evidence", "pmpi"))
+        self.assertIn("budget", d.note)
+        self.assertLess(sum(r[0] for r in rounds), Args().max_iters)
+
+    def test_max_iters_ends_an_undecidable_cell(self):
+        bench = FakeBench(4, {"edge": 1.05}, model=lognormal)
+        got, _, rounds = tune.measure_config(bench, "pmpi", Args(max_iters=80), 1e9,
+                                             bench.clock)
+        d = got[("alltoallv", 4, 1, 4, 16)]
+        self.assertEqual(d.status, "no-evidence")
+        self.assertIn("--max-iters", d.note)
+        self.assertEqual([r[0] for r in rounds], tune.round_plan(20, 80))
+
+    def test_later_rounds_measure_only_undecided_cells_and_live_candidates(self):
+        bench = FakeBench(5, {"loser": 0.5, "edge": 1.05}, sizes=(16, 4096), model=lognormal)
+        tune.measure_config(bench, "pmpi", Args(max_iters=80), 1e9, bench.clock)
+        self.assertEqual(bench.calls[0][0], ["loser", "edge"])  # the whole sweep first
+        self.assertGreater(len(bench.calls), 1)
+        for specs, _, _ in bench.calls[1:]:
+            self.assertEqual(specs, ["edge"])
+
+    def test_round_plan(self):
+        self.assertEqual(tune.round_plan(20, 160), [20, 20, 40, 80])
+        self.assertEqual(tune.round_plan(5, 40), [5, 5, 10, 20])
+        self.assertEqual(tune.round_plan(20, 20), [20])
+
+
+class Decisions(unittest.TestCase):
+    def est(self, point, lo, hi):
+        return tune.Estimate(point, lo, hi, 40)
+
+    def test_equals_go_to_the_first_in_order(self):
+        cands = {"a": self.est(1.90, 1.70, 2.00), "b": self.est(2.00, 1.85, 2.15)}
+        runs = {"a": [1.9, 1.9], "b": [2.0, 2.0]}
+        d = tune.decide("pmpi", None, cands, ["a", "b"], 5.0, 3.0, runs)
+        self.assertEqual((d.status, d.spec), ("tuned", "a"))
+        d = tune.decide("pmpi", None, cands, ["b", "a"], 5.0, 3.0, runs)
+        self.assertEqual(d.spec, "b")
+
+    def test_equals_go_to_the_winner_of_the_row(self):
+        """b is among the equal winners at both sizes, a only at one: both
+        cells get b, with b's own estimate."""
+        e = self.est
+        runs = {s: [2.0, 2.0] for s in "ab"}
+        one = tune.decide("pmpi", None, {"a": e(2.0, 1.9, 2.1), "b": e(1.95, 1.85, 2.05)},
+                          ["a", "b"], 5.0, 3.0, runs)
+        two = tune.decide("pmpi", None, {"a": e(1.2, 1.1, 1.3), "b": e(2.0, 1.9, 2.1)},
+                          ["a", "b"], 5.0, 3.0, runs)
+        self.assertEqual((one.spec, two.spec), ("a", "b"))
+        choice = {("alltoallv", 4, 1, 4, 16): one, ("alltoallv", 4, 1, 4, 4096): two}
+        tune.harmonize_rows(choice, lambda key: ["a", "b"])
+        self.assertEqual([d.spec for d in choice.values()], ["b", "b"])
+        self.assertEqual(one.est.point, 1.95)
+
+    def test_a_clearly_better_candidate_wins_over_order(self):
+        cands = {"a": self.est(1.20, 1.15, 1.25), "b": self.est(2.00, 1.90, 2.10)}
+        d = tune.decide("pmpi", None, cands, ["a", "b"], 5.0, 3.0,
+                        {"a": [1.2, 1.2], "b": [2.0, 2.0]})
+        self.assertEqual(d.spec, "b")
+
+    def test_noise_raises_the_threshold(self):
+        cands = {"a": self.est(1.20, 1.12, 1.30)}
+        runs = {"a": [1.2, 1.2]}
+        quiet = tune.decide("pmpi", self.est(1.0, 0.98, 1.02), cands, ["a"], 5.0, 3.0, runs)
+        noisy = tune.decide("pmpi", self.est(1.0, 0.80, 1.25), cands, ["a"], 5.0, 3.0, runs)
+        self.assertEqual(quiet.status, "tuned")
+        self.assertEqual(noisy.status, "open")
+        self.assertAlmostEqual(noisy.threshold, 1.25)
+        self.assertAlmostEqual(quiet.threshold, 1.05)
+
+    def test_one_bench_run_is_not_enough_for_a_win(self):
+        d = tune.decide("pmpi", None, {"a": self.est(2.0, 1.9, 2.1)}, ["a"], 5.0, 3.0,
+                        {"a": [2.0]})
+        self.assertEqual(d.status, "open")
+
+    def test_baseline_won_and_lack_of_evidence_differ(self):
+        won = tune.decide("pmpi", None, {"a": self.est(0.9, 0.85, 0.95)}, ["a"], 5.0, 3.0,
+                          {"a": [0.9, 0.9]})
+        self.assertEqual(won.status, "baseline")
+        open_ = tune.decide("pmpi", None, {"a": self.est(0.95, 0.90, 0.99),
+                                           "b": self.est(0.90, 0.70, 1.20)}, ["a", "b"], 5.0,
+                            3.0, {"a": [0.95, 0.95], "b": [0.9, 0.9]})
+        self.assertEqual((open_.status, open_.alive, open_.best[0]), ("open", ["b"], "b"))
+        self.assertEqual(tune.cell_note(won), "baseline won")
+        won.status = "no-evidence"
+        self.assertIn("lack of evidence", tune.cell_note(won))
+
+
+class Reports(unittest.TestCase):
+    def test_validation_flags_only_an_interval_below_one(self):
+        aa = tune.Estimate(1.0, 0.95, 1.05, 20)
+        self.assertTrue(tune.Check(tune.Estimate(0.8, 0.75, 0.9, 20), aa).flagged())
+        self.assertFalse(tune.Check(tune.Estimate(0.9, 0.8, 1.02, 20), aa).flagged())
+        self.assertFalse(tune.Check(None, aa).flagged())
+
+    def test_format(self):
+        self.assertEqual(tune.Estimate(1.5, 1.41, 1.58, 40).fmt(), "1.50x [1.41, 1.58]")
+        exact = tune.Estimate.from_exact(1.5)
+        self.assertEqual(exact.fmt(), "1.50x (exact: simulated)")
+        self.assertNotIn("[", exact.fmt())
+
+    def test_exact_choice_of_a_simulation(self):
+        rows = [{"collective": "alltoallv", "algorithm": a, "params": p, "P": "64",
+                 "nodes": "2", "ppn": "32", "size": "16", "median_us": t, "status": "ok"}
+                for a, p, t in (("pmpi", "", "100"), ("tuna", "radix=2", "50"),
+                                ("linear", "", "99"))]
+        d = tune.choose_exact(rows, 5.0)[("alltoallv", 64, 2, 32, 16)]
+        self.assertEqual((d.status, d.spec), ("tuned", "tuna:radix=2"))
+        self.assertTrue(d.est.exact)
+        self.assertEqual(d.est.fmt(), "2.00x (exact: simulated)")
+        rows[1]["median_us"] = "98"  # 1.02x: below the margin, exactly
+        d = tune.choose_exact(rows, 5.0)[("alltoallv", 64, 2, 32, 16)]
+        self.assertEqual((d.status, d.spec), ("baseline", "pmpi"))
+
+
+def main():
+    global tune
+    if len(sys.argv) < 2:
+        sys.exit("usage: test_tune_stats.py PATH/TO/coltune-tune")
+    tune = load_tune(sys.argv.pop(1))
+    unittest.main(verbosity=2)
+
+
+if __name__ == "__main__":
+    main()
