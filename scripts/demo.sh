@@ -38,6 +38,9 @@ echo "== 2. tuning for this machine: coltune-tune -np $np --quick"
 "$prefix/bin/coltune-tune" -np "$np" --quick --outdir "$prefix/tune" \
     -o "$prefix/tune/machine.rules"
 rules="$prefix/tune/machine.rules"
+echo "-- what a $np-rank Alltoall(v) would run with these rules (coltune-info, no mpirun):"
+"$prefix/bin/coltune-info" --check "$rules" --np "$np" --coll alltoall
+"$prefix/bin/coltune-info" --check "$rules" --np "$np" --coll alltoallv | tail -n +3
 
 echo
 echo "== 3. an unmodified MPI application: examples/fft_transpose.c (plain mpicc)"
