@@ -55,6 +55,36 @@ check_report() {
 }
 check_run "report" check_report
 
+# Another MPI library at run time: a small preloaded library answers
+# MPI_Get_library_version as another library or release would.
+check_other_mpi() {
+    cat > "$tmp/fake.c" <<'EOF'
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+int MPI_Get_library_version(char *version, int *resultlen)
+{
+    *resultlen = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING, "%s", getenv("FAKE_MPI"));
+    return MPI_SUCCESS;
+}
+EOF
+    "$MPICC" -shared -fPIC -o "$tmp/fake.so" "$tmp/fake.c" || return 1
+    LD_PRELOAD="$tmp/fake.so" FAKE_MPI="MPICH Version:	9.9.9" "$info" --library "$lib" \
+        > "$tmp/h" || return 1
+    grep -q "found at run time:  MPICH 9.9.9" "$tmp/h" &&
+        grep -q "warning: coltune was built against .* but MPICH 9.9.9 is found at run time" \
+            "$tmp/h" || fail "no warning: $(head -n 5 "$tmp/h")" || return 1
+    built=$("$info" --library "$lib" --parsable | sed -n 's/^mpi:built://p')
+    case "$built" in
+    "Open MPI "*) other="Open MPI v${built#Open MPI }9, package: test" ;;
+    "MPICH "*) other="MPICH Version:	${built#MPICH }9" ;;
+    *) return 0 ;;
+    esac
+    LD_PRELOAD="$tmp/fake.so" FAKE_MPI="$other" "$info" --library "$lib" --parsable > "$tmp/p" &&
+        has "mpi:match:release" "$tmp/p"
+}
+check_run "another MPI library or release at run time" check_other_mpi
+
 check_no_library() {
     "$info" --library /nonexistent/libcoltune.so --parsable > "$tmp/r" && return 1
     grep -q '^library:error:' "$tmp/r" || fail "no library:error line: $(cat "$tmp/r")"
