@@ -31,8 +31,8 @@ const char *ct_config_env_name(ct_coll coll) { return forced_env[coll]; }
 
 /* The variables coltune reads besides the forced ones. */
 static const char *const plain_vars[] = {
-    "COLTUNE_RULES", "COLTUNE_DISABLE",    "COLTUNE_VERBOSE",      "COLTUNE_STATS",
-    "COLTUNE_FALLBACK", "COLTUNE_PPN", "COLTUNE_SHM_WINDOW", "COLTUNE_TEST_SHM_FAIL",
+    "COLTUNE_RULES",    "COLTUNE_DISABLE", "COLTUNE_VERBOSE",    "COLTUNE_STATS",
+    "COLTUNE_FALLBACK", "COLTUNE_PPN",     "COLTUNE_SHM_WINDOW", "COLTUNE_TEST_SHM_FAIL",
 };
 
 int ct_config_known_variable(const char *name)
@@ -97,8 +97,8 @@ static void read_fallback(ct_config *cfg, const char *(*get)(const char *))
     else if (strcmp(v, "error") == 0)
         cfg->fallback = CT_FALLBACK_ERROR;
     else
-        add_error(cfg, "COLTUNE_FALLBACK", "COLTUNE_FALLBACK='%s': expected print, silent or error; "
-                       "variable ignored", v);
+        add_error(cfg, "COLTUNE_FALLBACK",
+                  "COLTUNE_FALLBACK='%s': expected print, silent or error; variable ignored", v);
 }
 
 /* COLTUNE_PPN=n or n:cyclic */
@@ -113,15 +113,17 @@ static void read_ppn(ct_config *cfg, const char *(*get)(const char *))
     size_t len = colon ? (size_t)(colon - v) : strlen(v);
     int cyclic = colon != NULL && strcmp(colon + 1, "cyclic") == 0;
     if (len >= sizeof num || (colon != NULL && !cyclic)) {
-        add_error(cfg, "COLTUNE_PPN", "COLTUNE_PPN='%s': expected a rank count n >= 1, optionally "
-                       "followed by :cyclic; variable ignored", v);
+        add_error(cfg, "COLTUNE_PPN",
+                  "COLTUNE_PPN='%s': expected a rank count n >= 1, optionally followed by "
+                  ":cyclic; variable ignored", v);
         return;
     }
     memcpy(num, v, len);
     num[len] = '\0';
     if (parse_int(num, 1, 1L << 30, &n) != 0) {
-        add_error(cfg, "COLTUNE_PPN", "COLTUNE_PPN='%s': expected a rank count n >= 1, optionally "
-                       "followed by :cyclic; variable ignored", v);
+        add_error(cfg, "COLTUNE_PPN",
+                  "COLTUNE_PPN='%s': expected a rank count n >= 1, optionally followed by "
+                  ":cyclic; variable ignored", v);
         return;
     }
     cfg->ppn = (int)n;
@@ -137,9 +139,9 @@ static void read_shm_window(ct_config *cfg, const char *(*get)(const char *))
         return;
     if (ct_size_parse(v, strlen(v), &n) != 0 || (size_t)n < CT_SHM_WINDOW_MIN ||
         (size_t)n > CT_SHM_WINDOW_MAX) {
-        add_error(cfg, "COLTUNE_SHM_WINDOW", "COLTUNE_SHM_WINDOW='%s': expected a size from %zu bytes to 1g "
-                       "(bytes, or with a k, m or g suffix); variable ignored",
-                  v, CT_SHM_WINDOW_MIN);
+        add_error(cfg, "COLTUNE_SHM_WINDOW",
+                  "COLTUNE_SHM_WINDOW='%s': expected a size from %zu bytes to 1g (bytes, or "
+                  "with a k, m or g suffix); variable ignored", v, CT_SHM_WINDOW_MIN);
         return;
     }
     cfg->shm_window = (size_t)n;
@@ -156,8 +158,8 @@ static void read_forced(ct_config *cfg, const char *(*get)(const char *))
             cfg->forced_set[c] = 1;
             continue;
         }
-        add_error(cfg, forced_env[c], "%s='%s': column %d: %s; variable ignored", forced_env[c], v,
-                  err.column + 1, err.message);
+        add_error(cfg, forced_env[c], "%s='%s': column %d: %s; variable ignored", forced_env[c],
+                  v, err.column + 1, err.message);
     }
 }
 
