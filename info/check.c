@@ -29,9 +29,8 @@ static void print_error(void *arg, const char *msg)
 
 static void print_counts(const info_out *o, const check_query *q, const ct_ruleset *rs)
 {
-    int count[CT_COLL_COUNT] = {0};
-    for (int i = 0; i < rs->count; i++)
-        count[rs->rules[i].coll]++;
+    int count[CT_COLL_COUNT];
+    ct_rules_count(rs, count);
     if (!o->parsable)
         fprintf(o->f, "%s: %d rule%s:", q->file, rs->count, rs->count == 1 ? "" : "s");
     for (int c = 0; c < CT_COLL_COUNT; c++) {

@@ -342,14 +342,6 @@ static void report_algorithms(const info_out *o)
 /* Rules file and environment                                          */
 /* ------------------------------------------------------------------ */
 
-static void rule_counts(const ct_ruleset *rs, int *count)
-{
-    for (int c = 0; c < CT_COLL_COUNT; c++)
-        count[c] = 0;
-    for (int i = 0; i < rs->count; i++)
-        count[rs->rules[i].coll]++;
-}
-
 /* The configuration's message about variable name, or NULL. */
 static const char *message_about(const ct_config *cfg, const char *name)
 {
@@ -381,7 +373,7 @@ static int report_rules(const info_out *o, const ct_config *cfg)
     const char *path = set ? set : CT_DEFAULT_RULES;
     const char *origin = set ? "COLTUNE_RULES" : "the installed default";
     int count[CT_COLL_COUNT];
-    rule_counts(&cfg->rules, count);
+    ct_rules_count(&cfg->rules, count);
     if (o->parsable) {
         info_kv(o, "rules:file", "%s", path);
         info_kv(o, "rules:origin", "%s", set ? "COLTUNE_RULES" : "default");

@@ -456,6 +456,14 @@ int ct_rules_load(const char *path, ct_ruleset *out, char *msg, size_t msglen)
     return ct_rules_load_report(path, out, keep_first, &fe) == 0 ? 0 : -1;
 }
 
+void ct_rules_count(const ct_ruleset *rs, int *count)
+{
+    for (int c = 0; c < CT_COLL_COUNT; c++)
+        count[c] = 0;
+    for (int i = 0; i < rs->count; i++)
+        count[rs->rules[i].coll]++;
+}
+
 void ct_rules_free(ct_ruleset *rs)
 {
     if (rs == NULL)

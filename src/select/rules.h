@@ -73,6 +73,9 @@ int ct_rules_load(const char *path, ct_ruleset *out, char *msg, size_t msglen);
 
 void ct_rules_free(ct_ruleset *rs);
 
+/* count[c] = the number of rules of collective c (count has CT_COLL_COUNT). */
+void ct_rules_count(const ct_ruleset *rs, int *count);
+
 /* True when value lies in r. */
 static inline int ct_range_contains(ct_range r, long v) { return v >= r.lo && v <= r.hi; }
 

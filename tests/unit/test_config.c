@@ -217,6 +217,15 @@ static void test_known_variables(void **state)
     assert_false(ct_config_known_variable("coltune_verbose"));
 }
 
+/* Replaces the file at path with text. */
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_true(fputs(text, f) >= 0);
+    assert_int_equal(fclose(f), 0);
+}
+
 static void test_rules_file(void **state)
 {
     (void)state;
@@ -235,10 +244,7 @@ static void test_rules_file(void **state)
     ct_config_free(&cfg);
 
     /* A broken file: one message naming file:line:column, no rules at all. */
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs("# comment\nalltoallv pairwise\nalltoallv nodes=3-1 pmpi\n", f);
-    fclose(f);
+    write_file(path, "# comment\nalltoallv pairwise\nalltoallv nodes=3-1 pmpi\n");
     read_env(&cfg, env);
     assert_int_equal(cfg.nerrors, 1);
     assert_int_equal(cfg.rules.count, 0);
@@ -250,10 +256,7 @@ static void test_rules_file(void **state)
     ct_config_free(&cfg);
 
     /* Every bad line is reported; the last message says the file is ignored. */
-    f = fopen(path, "w");
-    assert_non_null(f);
-    fputs("alltoallv nodes=3-1 pmpi\nalltoallv pairwise\nfoo pmpi\n", f);
-    fclose(f);
+    write_file(path, "alltoallv nodes=3-1 pmpi\nalltoallv pairwise\nfoo pmpi\n");
     read_env(&cfg, env);
     assert_int_equal(cfg.nerrors, 2);
     assert_int_equal(cfg.rules.count, 0);
@@ -268,11 +271,10 @@ static void test_rules_file(void **state)
     ct_config_free(&cfg);
 
     /* Beyond five, the rest are counted and coltune-info named. */
-    f = fopen(path, "w");
-    assert_non_null(f);
+    char nine[9 * 16 + 1] = "";
     for (int i = 0; i < 9; i++)
-        fputs("alltoallv bogus\n", f);
-    fclose(f);
+        strcat(nine, "alltoallv bogus\n");
+    write_file(path, nine);
     read_env(&cfg, env);
     assert_int_equal(cfg.nerrors, 6);
     snprintf(want, sizeof want,
