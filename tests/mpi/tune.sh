@@ -99,19 +99,53 @@ baseline_not_flagged() {
     fi
 }
 
+# decisions LOG: "collective P nodes size rule decision" for each cell of the
+# tuner's table (decision: tuned, baseline, row for a row given one choice
+# after validation, no for lack of evidence).
+decisions() {
+    awk '$1 ~ /^(alltoall|alltoallv|allgather|allgatherv)(_inter|_crs)?$/ && NF >= 7 &&
+         $2 ~ /^[0-9]+$/ {
+             d = "baseline"
+             if ($NF == "tuned") d = "tuned"
+             else if ($0 ~ /no evidence/) d = "no"
+             else if ($0 ~ /one choice/) d = "row"
+             print $1, $2, $3, $4, $5, d
+         }' "$1" | sort
+}
+
 # Two runs of one command on a grid whose cells are clear on this machine
-# (large wins, clear losses; a margin of 20% keeps near-ties out). Up to 640
-# iterations a cell: under CI's load (another test beside it) 160 left a clear
-# cell undecided in one run of two, kept at the baseline for lack of evidence.
+# (large wins, clear losses; a margin of 20% keeps near-ties out). Every cell
+# both runs decide is decided alike (a win in one run is never a loss in the
+# other), and on a quiet machine every cell is decided and the two rules files
+# are the same. Under CI's load (oversubscribed tests beside it) a cell's
+# interval may stay wider than the margin at the iteration cap: it is kept at
+# the baseline "for lack of evidence", which is the statistics working, not a
+# contradiction; the files then differ in that cell alone. (Asserting equal
+# files there made the test fail on timing, once in two fresh-clone CI runs.)
 reproducible() {
     for run in a b; do
         tune_run "$out/$run" --colls alltoall,alltoallv_crs --sizes 16,4k --margin 20 \
             --max-iters 640 || return 1
         baseline_not_flagged "$out/$run.log" || return 1
+        decisions "$out/$run.log" > "$out/$run.cells"
     done
-    grep -v '^#' "$out/a/machine.rules" > "$out/a.rules"
-    grep -v '^#' "$out/b/machine.rules" > "$out/b.rules"
-    diff "$out/a.rules" "$out/b.rules" || { echo "two runs wrote different rules" >&2; return 1; }
+    [ "$(wc -l < "$out/a.cells")" = 8 ] && [ "$(wc -l < "$out/b.cells")" = 8 ] ||
+        { echo "not 8 cells in each table" >&2; cat "$out"/?.cells >&2; return 1; }
+    # cells decided in both runs: the same rule and decision
+    for run in a b; do
+        awk '$6 != "no" { print $1"/"$2"/"$3"/"$4, $5, $6 }' "$out/$run.cells" > "$out/$run.decided"
+    done
+    join "$out/a.decided" "$out/b.decided" > "$out/both"
+    awk '$2 != $4 || $3 != $5 { print "contradiction: " $0; bad = 1 } END { exit bad }' \
+        "$out/both" || return 1
+    both=$(wc -l < "$out/both")
+    echo "$both of 8 cells decided in both runs, alike"
+    [ "$both" -ge 4 ] || { echo "fewer than half the cells decided in both runs" >&2; return 1; }
+    if ! grep -q ' no$' "$out/a.cells" "$out/b.cells"; then
+        grep -v '^#' "$out/a/machine.rules" > "$out/a.rules"
+        grep -v '^#' "$out/b/machine.rules" > "$out/b.rules"
+        diff "$out/a.rules" "$out/b.rules" || { echo "two runs wrote different rules" >&2; return 1; }
+    fi
 }
 check_run "coltune-tune twice: the same rules, no baseline cell flagged" reproducible
 check_run "no baseline cell flagged in the full quick run" baseline_not_flagged "$out/all.log"
