@@ -270,6 +270,71 @@ class Decisions(unittest.TestCase):
         self.assertIn("lack of evidence", tune.cell_note(won))
 
 
+class Rows(unittest.TestCase):
+    """One choice over a row of sizes (collapse_row): for collectives whose
+    msg_size is rank-local, up front, and after a flagged validation."""
+
+    SIZES = (16, 256, 4096, 65536)
+
+    def row(self, ratios, seed=7):
+        """ratios: {spec: [true speedup at each size]}; two bench runs of 60
+        iterations with mild noise. Returns (data, choice) as measure()
+        leaves them."""
+        rng, samples = random.Random(seed), tune.Samples()
+        keys = [("alltoallv", 8, 1, 8, s) for s in self.SIZES]
+        for _ in range(2):
+            run = {}
+            for i, key in enumerate(keys):
+                labels = {"pmpi": 1.0, "pmpi#2": 1.0}
+                labels.update({spec: r[i] for spec, r in ratios.items()})
+                for label, ratio in labels.items():
+                    run[(key, label)] = [100.0 / ratio * math.exp(rng.gauss(0.0, 0.02))
+                                         for _ in range(60)]
+            samples.add_run(run)
+        args = Args()
+        choice = {k: tune.decide_cell(samples, k, "pmpi", args) for k in keys}
+        return {k: (samples, "pmpi") for k in keys}, choice, args
+
+    def collapse(self, ratios):
+        data, choice, args = self.row(ratios)
+        best = tune.collapse_row(data, choice, ("alltoallv", 8, 1, 8), args, tune.ROW_WHY)
+        return best, choice
+
+    def test_one_algorithm_for_the_row(self):
+        """a wins at small sizes and is at parity (within noise) at 64 KiB;
+        b wins only at 16 B: the row gets a everywhere, each cell with a's
+        own estimate, marked as a row choice."""
+        best, choice = self.collapse({"a": [2.0, 1.8, 1.4, 0.99], "b": [1.3, 1.0, 1.0, 1.0]})
+        self.assertEqual(best, "a")
+        self.assertEqual({d.spec for d in choice.values()}, {"a"})
+        self.assertTrue(all(d.note == tune.ROW_WHY for d in choice.values()))
+        self.assertAlmostEqual(choice[("alltoallv", 8, 1, 8, 16)].est.point, 2.0, delta=0.05)
+        self.assertIn("(row)", tune.cell_note(choice[("alltoallv", 8, 1, 8, 16)]))
+
+    def test_slower_beyond_noise_anywhere_is_not_eligible(self):
+        """a is 0.8x at 64 KiB: b, a smaller win nowhere slower, gets the row."""
+        best, _ = self.collapse({"a": [2.0, 1.8, 1.4, 0.8], "b": [1.3, 1.3, 1.2, 1.0]})
+        self.assertEqual(best, "b")
+
+    def test_equals_over_the_row_go_to_the_first_in_order(self):
+        """a and b are the same algorithm in all but name: every seed picks
+        a, the first in the bench's list."""
+        for seed in range(10):
+            data, choice, args = self.row({"a": [1.5] * 4, "b": [1.5] * 4}, seed)
+            self.assertEqual(tune.collapse_row(data, choice, ("alltoallv", 8, 1, 8), args,
+                                               tune.ROW_WHY), "a")
+
+    def test_no_row_winner_keeps_the_baseline(self):
+        best, choice = self.collapse({"a": [1.3, 1.0, 0.95, 0.9], "b": [0.9, 1.0, 1.0, 1.02]})
+        self.assertEqual(best, "pmpi")
+        self.assertTrue(all(d.status == "baseline" and d.spec == "pmpi"
+                            for d in choice.values()))
+
+    def test_which_collectives_decide_by_row(self):
+        self.assertEqual({c for c in tune.COLLECTIVES if not tune.per_size(c)},
+                         {"alltoallv", "allgatherv_inter", "alltoall_crs", "alltoallv_crs"})
+
+
 class Reports(unittest.TestCase):
     def test_validation_flags_only_an_interval_below_one(self):
         aa = tune.Estimate(1.0, 0.95, 1.05, 20)
