@@ -301,7 +301,7 @@ class Rows(unittest.TestCase):
         return best, choice
 
     def test_one_algorithm_for_the_row(self):
-        """a wins at small sizes and is at parity (within noise) at 64 KiB;
+        """a wins at small sizes and is at parity (within the margin) at 64 KiB;
         b wins only at 16 B: the row gets a everywhere, each cell with a's
         own estimate, marked as a row choice."""
         best, choice = self.collapse({"a": [2.0, 1.8, 1.4, 0.99], "b": [1.3, 1.0, 1.0, 1.0]})
@@ -311,10 +311,13 @@ class Rows(unittest.TestCase):
         self.assertAlmostEqual(choice[("alltoallv", 8, 1, 8, 16)].est.point, 2.0, delta=0.05)
         self.assertIn("(row)", tune.cell_note(choice[("alltoallv", 8, 1, 8, 16)]))
 
-    def test_slower_beyond_noise_anywhere_is_not_eligible(self):
-        """a is 0.8x at 64 KiB: b, a smaller win nowhere slower, gets the row."""
+    def test_clearly_slower_anywhere_is_not_eligible(self):
+        """a is 0.8x at 64 KiB: b, a smaller win nowhere slower, gets the row.
+        At 0.97x (a loss within the margin, the mirror of a win) a keeps it."""
         best, _ = self.collapse({"a": [2.0, 1.8, 1.4, 0.8], "b": [1.3, 1.3, 1.2, 1.0]})
         self.assertEqual(best, "b")
+        best, _ = self.collapse({"a": [2.0, 1.8, 1.4, 0.97], "b": [1.3, 1.3, 1.2, 1.0]})
+        self.assertEqual(best, "a")
 
     def test_equals_over_the_row_go_to_the_first_in_order(self):
         """a and b are the same algorithm in all but name: every seed picks
