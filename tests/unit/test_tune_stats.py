@@ -154,14 +154,14 @@ class Interval(unittest.TestCase):
 class Stopping(unittest.TestCase):
     def test_clear_win_is_decided_in_the_fewest_rounds(self):
         """A 1.5x candidate among slower ones, heavy-tailed noise: tuned
-        after the two bench runs a win needs, over 50 seeds."""
+        after the three bench runs a win needs, over 50 seeds."""
         covered = 0
         for seed in range(50):
             bench = FakeBench(seed, {"slow": 0.8, "fast": 1.5, "same": 1.0})
             got, _, rounds = tune.measure_config(bench, "pmpi", Args(), 1e9, bench.clock)
             d = got[("alltoallv", 4, 1, 4, 16)]
             self.assertEqual((d.status, d.spec), ("tuned", "fast"), "seed %d" % seed)
-            self.assertEqual(len(rounds), 2, "seed %d" % seed)
+            self.assertEqual(len(rounds), tune.WIN_LAUNCHES, "seed %d" % seed)
             covered += d.est.lo <= 1.5 <= d.est.hi
         self.assertGreaterEqual(covered, 45)  # 95% intervals (widened), 50 seeds
 
@@ -215,7 +215,7 @@ class Decisions(unittest.TestCase):
 
     def test_equals_go_to_the_first_in_order(self):
         cands = {"a": self.est(1.90, 1.70, 2.00), "b": self.est(2.00, 1.85, 2.15)}
-        runs = {"a": [1.9, 1.9], "b": [2.0, 2.0]}
+        runs = {"a": [1.9, 1.9, 1.9], "b": [2.0, 2.0, 2.0]}
         d = tune.decide("pmpi", None, cands, ["a", "b"], 5.0, 3.0, runs)
         self.assertEqual((d.status, d.spec), ("tuned", "a"))
         d = tune.decide("pmpi", None, cands, ["b", "a"], 5.0, 3.0, runs)
@@ -225,7 +225,7 @@ class Decisions(unittest.TestCase):
         """b is among the equal winners at both sizes, a only at one: both
         cells get b, with b's own estimate."""
         e = self.est
-        runs = {s: [2.0, 2.0] for s in "ab"}
+        runs = {s: [2.0, 2.0, 2.0] for s in "ab"}
         one = tune.decide("pmpi", None, {"a": e(2.0, 1.9, 2.1), "b": e(1.95, 1.85, 2.05)},
                           ["a", "b"], 5.0, 3.0, runs)
         two = tune.decide("pmpi", None, {"a": e(1.2, 1.1, 1.3), "b": e(2.0, 1.9, 2.1)},
@@ -239,12 +239,12 @@ class Decisions(unittest.TestCase):
     def test_a_clearly_better_candidate_wins_over_order(self):
         cands = {"a": self.est(1.20, 1.15, 1.25), "b": self.est(2.00, 1.90, 2.10)}
         d = tune.decide("pmpi", None, cands, ["a", "b"], 5.0, 3.0,
-                        {"a": [1.2, 1.2], "b": [2.0, 2.0]})
+                        {"a": [1.2, 1.2, 1.2], "b": [2.0, 2.0, 2.0]})
         self.assertEqual(d.spec, "b")
 
     def test_noise_raises_the_threshold(self):
         cands = {"a": self.est(1.20, 1.12, 1.30)}
-        runs = {"a": [1.2, 1.2]}
+        runs = {"a": [1.2, 1.2, 1.2]}
         quiet = tune.decide("pmpi", self.est(1.0, 0.98, 1.02), cands, ["a"], 5.0, 3.0, runs)
         noisy = tune.decide("pmpi", self.est(1.0, 0.80, 1.25), cands, ["a"], 5.0, 3.0, runs)
         self.assertEqual(quiet.status, "tuned")
@@ -252,18 +252,19 @@ class Decisions(unittest.TestCase):
         self.assertAlmostEqual(noisy.threshold, 1.25)
         self.assertAlmostEqual(quiet.threshold, 1.05)
 
-    def test_one_bench_run_is_not_enough_for_a_win(self):
-        d = tune.decide("pmpi", None, {"a": self.est(2.0, 1.9, 2.1)}, ["a"], 5.0, 3.0,
-                        {"a": [2.0]})
-        self.assertEqual(d.status, "open")
+    def test_two_bench_runs_are_not_enough_for_a_win(self):
+        for runs in ([2.0], [2.0, 2.0]):
+            d = tune.decide("pmpi", None, {"a": self.est(2.0, 1.9, 2.1)}, ["a"], 5.0, 3.0,
+                            {"a": runs})
+            self.assertEqual(d.status, "open")
 
     def test_baseline_won_and_lack_of_evidence_differ(self):
         won = tune.decide("pmpi", None, {"a": self.est(0.9, 0.85, 0.95)}, ["a"], 5.0, 3.0,
-                          {"a": [0.9, 0.9]})
+                          {"a": [0.9, 0.9, 0.9]})
         self.assertEqual(won.status, "baseline")
         open_ = tune.decide("pmpi", None, {"a": self.est(0.95, 0.90, 0.99),
                                            "b": self.est(0.90, 0.70, 1.20)}, ["a", "b"], 5.0,
-                            3.0, {"a": [0.95, 0.95], "b": [0.9, 0.9]})
+                            3.0, {"a": [0.95, 0.95, 0.95], "b": [0.9, 0.9, 0.9]})
         self.assertEqual((open_.status, open_.alive, open_.best[0]), ("open", ["b"], "b"))
         self.assertEqual(tune.cell_note(won), "baseline won")
         won.status = "no-evidence"
