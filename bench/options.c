@@ -158,12 +158,18 @@ static int set_coll(bench_options *o, const char *v, char *err, size_t len)
     return 0;
 }
 
-static int set_algs(bench_options *o, const char *v, char *err, size_t len)
+/* A text option that must not be empty: *dst = v, else the error empty. */
+static int set_text(const char **dst, const char *v, const char *empty, char *err, size_t len)
 {
     if (*v == '\0')
-        return fail(err, len, "--algs: empty list");
-    o->algs = v;
+        return fail(err, len, "%s", empty);
+    *dst = v;
     return 0;
+}
+
+static int set_algs(bench_options *o, const char *v, char *err, size_t len)
+{
+    return set_text(&o->algs, v, "--algs: empty list", err, len);
 }
 
 static int set_sizes(bench_options *o, const char *v, char *err, size_t len)
@@ -284,18 +290,12 @@ static int set_setting(bench_options *o, const char *v, char *err, size_t len)
 
 static int set_csv(bench_options *o, const char *v, char *err, size_t len)
 {
-    if (*v == '\0')
-        return fail(err, len, "--csv: empty file name");
-    o->csv = v;
-    return 0;
+    return set_text(&o->csv, v, "--csv: empty file name", err, len);
 }
 
 static int set_samples(bench_options *o, const char *v, char *err, size_t len)
 {
-    if (*v == '\0')
-        return fail(err, len, "--samples: empty file name");
-    o->samples = v;
-    return 0;
+    return set_text(&o->samples, v, "--samples: empty file name", err, len);
 }
 
 static int set_aa(bench_options *o, const char *v, char *err, size_t len)
