@@ -46,8 +46,8 @@ static void stream_out(const ct_tuna_hier *H, ct_shm_out *out)
 {
     const ct_alltoallv_args *a = H->a;
     for (int k = 0; k < H->ctx->size; k++) {
-        out[k].bytes = (size_t)ct_vec_at(&a->sendcounts, k);
-        out[k].src = (const char *)a->sendbuf + ct_vec_at(&a->sdispls, k);
+        out[k] = (ct_shm_out){.src = (const char *)a->sendbuf + ct_vec_at(&a->sdispls, k),
+                              .bytes = (size_t)ct_vec_at(&a->sendcounts, k)};
     }
 }
 

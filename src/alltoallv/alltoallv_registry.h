@@ -115,7 +115,12 @@
         .name = "shm",
         .coll = CT_A2A_COLL,
         .summary = "through a shared-memory window: each rank copies its blocks in, one "
-                   "synchronisation, each copies its blocks out (bounded window, rounds)",
+                   "synchronisation, each copies its blocks out (bounded window, rounds); "
+                   "large blocks point-to-point",
+        .nparams = 1,
+        .params = {{"large", K(0), K(1L << 30), K(49152),
+                    "blocks of at least this many bytes go point-to-point, copied once by "
+                    "the MPI library instead of twice through the window (0: none)"}},
         .restrictions = CT_R_SHARED_MEMORY,
         .run.alltoallv = ct_alltoallv_shm,
     },

@@ -20,6 +20,13 @@
  * staged and unpacked (context buffers, counted in the call's extra
  * memory). Byte arithmetic is in size_t: no offset is limited to int.
  *
+ * Large blocks (parameter large: at least that many bytes; 0 for none) skip
+ * the window: the sender marks them direct in its stream's header and sends
+ * them point-to-point after the rounds, where the MPI library copies a block
+ * once (Open MPI's CMA, MPICH's XPMEM or CMA) instead of the window's twice;
+ * their receivers learn it from the headers. Only a sender decides, so both
+ * sides agree; a block whose bytes exceed an int stays in the window.
+ *
  * If the window cannot be set up (shm.h), every rank learns it at the first
  * call, and that call and every later one on the communicator that chooses
  * shm is forwarded to the MPI library's routine.
@@ -27,11 +34,19 @@
 #include "alltoallv/shm_stream.h"
 #include "core/log.h"
 
+#include <limits.h>
 #include <string.h>
 
+/* Whether this rank sends its block of `bytes` point-to-point (see above). */
+static int is_direct(size_t bytes, long large)
+{
+    return large > 0 && bytes >= (size_t)large && bytes <= (size_t)INT_MAX;
+}
+
 /* This rank's stream: out[j] is its block for rank j (none for itself),
- * packed into a context buffer when the send type is not contiguous. */
-static int send_side(const ct_a2av *x, const ct_typeinfo *t, ct_shm_out *out)
+ * packed into a context buffer when the send type is not contiguous (a
+ * direct block is sent from the user's buffer with its own type). */
+static int send_side(const ct_a2av *x, const ct_typeinfo *t, long large, ct_shm_out *out)
 {
     int rc = MPI_SUCCESS;
     const int P = x->ctx->size, me = x->ctx->rank;
@@ -41,7 +56,9 @@ static int send_side(const ct_a2av *x, const ct_typeinfo *t, ct_shm_out *out)
     for (int j = 0; j < P; j++) {
         out[j].bytes = j == me ? 0 : (size_t)ct_a2av_scount(x, j) * (size_t)t->size;
         out[j].src = ct_a2av_sendblock(x, j) + t->true_lb;
-        packed_bytes += out[j].bytes;
+        out[j].direct = is_direct(out[j].bytes, large);
+        if (!out[j].direct)
+            packed_bytes += out[j].bytes;
     }
     if (t->contig || packed_bytes == 0)
         return MPI_SUCCESS;
@@ -50,6 +67,8 @@ static int send_side(const ct_a2av *x, const ct_typeinfo *t, ct_shm_out *out)
         return MPI_ERR_NO_MEM;
     x->ctx->call_extra += packed_bytes;
     for (int j = 0; j < P; j++) {
+        if (out[j].direct)
+            continue;
         if (out[j].bytes > 0)
             CT_CALL(ct_pack_elems(ct_a2av_sendblock(x, j), ct_a2av_scount(x, j), a->sendtype, t,
                                   packed, 0, x->ctx->comm));
@@ -75,6 +94,7 @@ static int recv_side(const ct_a2av *x, const ct_typeinfo *t, ct_shm_want *want,
         want[w].block = me;
         want[w].cap = (size_t)ct_a2av_rcount(x, i) * (size_t)t->size;
         want[w].dst = ct_a2av_recvblock(x, i) + t->true_lb;
+        want[w].direct = 0;
         *staged += want[w].cap;
     }
     if (t->contig || *staged == 0) {
@@ -97,11 +117,44 @@ static int unstage(const ct_a2av *x, const ct_typeinfo *t, const ct_shm_want *wa
 {
     int rc = MPI_SUCCESS;
     for (int w = 0; w < x->ctx->size - 1; w++)
-        if (want[w].cap > 0)
+        if (want[w].cap > 0 && !want[w].direct)
             CT_CALL(ct_pack_elems(ct_a2av_recvblock(x, want[w].member),
                                   ct_a2av_rcount(x, want[w].member), x->a->recvtype, t,
                                   want[w].dst, 1, x->ctx->comm));
 out:
+    return rc;
+}
+
+/*
+ * The direct blocks, after the rounds: every rank knows from the headers
+ * which blocks addressed to it are direct and receives them with the user's
+ * own type and count (MPI reports a longer block), and sends its own.
+ */
+static int send_direct(const ct_a2av *x, const ct_shm_out *out, const ct_shm_want *want)
+{
+    int rc = MPI_SUCCESS, n = 0;
+    const int P = x->ctx->size;
+    MPI_Request *reqs = ct_ctx_requests(x->ctx, 2 * P);
+    if (reqs == NULL)
+        return MPI_ERR_NO_MEM;
+    for (int w = 0; w < P - 1; w++) {
+        const int i = want[w].member;
+        const MPI_Count count = ct_a2av_rcount(x, i);
+        if (want[w].direct)
+            CT_CALL(ct_irecv(ct_a2av_recvblock(x, i), count < INT_MAX ? count : INT_MAX,
+                             x->a->recvtype, i, CT_TAG_ALLTOALLV, x->ctx->comm, &reqs[n++]));
+    }
+    for (int j = 0; j < P; j++)
+        if (out[j].direct)
+            CT_CALL(ct_isend(ct_a2av_sendblock(x, j), ct_a2av_scount(x, j), x->a->sendtype, j,
+                             CT_TAG_ALLTOALLV, x->ctx->comm, &reqs[n++]));
+out:
+    /* wait for what was posted even after a failure: nothing stays in flight */
+    if (n > 0) {
+        const int wrc = PMPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+        if (rc == MPI_SUCCESS)
+            rc = wrc;
+    }
     return rc;
 }
 
@@ -113,7 +166,7 @@ int ct_alltoallv_shm(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params
     ct_typeinfo st, rt; /* each side's type, asked once per call */
     ct_shm_stream *s;
     size_t staged = 0;
-    (void)params;
+    const long large = params[0];
     CT_CALL(ct_a2av_prepare(&x, a, ctx));
     CT_CALL(ct_type_info(a->sendtype, &st));
     CT_CALL(ct_type_info(a->recvtype, &rt));
@@ -126,14 +179,19 @@ int ct_alltoallv_shm(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params
     ct_shm_out *out = ct_ctx_buffer(ctx, CT_BUF_SHM_PLAN,
                                     (size_t)P * (sizeof(ct_shm_out) + sizeof(ct_shm_want)));
     ct_shm_want *want = out != NULL ? (ct_shm_want *)(out + P) : NULL;
-    int local_rc = out == NULL ? MPI_ERR_NO_MEM : send_side(&x, &st, out);
+    int local_rc = out == NULL ? MPI_ERR_NO_MEM : send_side(&x, &st, large, out);
     if (local_rc == MPI_SUCCESS)
         local_rc = recv_side(&x, &rt, want, &staged);
     if (local_rc == MPI_SUCCESS)
         local_rc = ct_a2av_self_copy(&x);
-    CT_CALL(ct_shm_stream_run(s, out, local_rc, want, P - 1));
-    if (staged > 0)
-        CT_CALL(unstage(&x, &rt, want));
+    rc = ct_shm_stream_run(s, out, local_rc, want, P - 1);
+    if (rc != MPI_SUCCESS && rc != MPI_ERR_TRUNCATE)
+        return rc; /* round 0 failed on every rank: no direct block is sent */
+    const int direct_rc = send_direct(&x, out, want);
+    if (rc == MPI_SUCCESS)
+        rc = direct_rc;
+    if (rc == MPI_SUCCESS && staged > 0)
+        rc = unstage(&x, &rt, want);
 out:
     return rc;
 }

@@ -15,8 +15,13 @@ typedef struct stream_head {
     uint64_t error; /* the member has nothing to publish: the call fails */
     struct {
         uint64_t off, bytes;
-    } block[]; /* [nblocks] where each block lies in the stream */
+    } block[]; /* [nblocks] where each block lies in the stream (off DIRECT: not in it) */
 } stream_head;
+
+#define DIRECT UINT64_MAX
+
+/* Bytes a block takes in its stream. */
+static size_t in_stream(const ct_shm_out *o) { return o->direct ? 0 : o->bytes; }
 
 static size_t head_bytes(int nblocks)
 {
@@ -118,7 +123,7 @@ static void copy_in(char *data, const ct_shm_out *out, int nblocks, size_t lo, s
                     cursor *c)
 {
     while (c->k < nblocks && c->start < hi) {
-        const size_t end = c->start + out[c->k].bytes;
+        const size_t end = c->start + in_stream(&out[c->k]);
         const size_t from = max_size(lo, c->start), to = min_size(hi, end);
         if (to > from)
             memcpy(data + (from - lo), out[c->k].src + (from - c->start), to - from);
@@ -136,9 +141,9 @@ static void write_head(stream_head *h, const ct_shm_out *out, int nblocks, size_
     h->total = total;
     h->error = (uint64_t)error;
     for (int k = 0; k < nblocks && !error; k++) {
-        h->block[k].off = off;
+        h->block[k].off = out[k].direct ? DIRECT : off;
         h->block[k].bytes = out[k].bytes;
-        off += out[k].bytes;
+        off += in_stream(&out[k]);
     }
 }
 
@@ -162,8 +167,11 @@ static void read_head(const ct_shm_stream *s, round_state *rs, int i, ct_shm_wan
         return;
     }
     for (int w = 0; w < n; w++) {
-        want[w].off = (size_t)h->block[want[w].block].off;
+        want[w].direct = h->block[want[w].block].off == DIRECT;
+        want[w].off = want[w].direct ? 0 : (size_t)h->block[want[w].block].off;
         want[w].bytes = (size_t)h->block[want[w].block].bytes;
+        if (want[w].direct)
+            continue; /* the caller receives it, and MPI checks its length */
         if (want[w].bytes > want[w].cap) {
             want[w].bytes = want[w].cap;
             rs->truncated = 1;
@@ -177,6 +185,8 @@ static void copy_out(const ct_shm_stream *s, const round_state *rs, int i,
 {
     const char *data = half_of(s, i, rs->seq) + s->hdr;
     for (int w = 0; w < n; w++) {
+        if (want[w].direct)
+            continue;
         const size_t from = max_size(rs->lo, want[w].off);
         const size_t to = min_size(rs->hi, want[w].off + want[w].bytes);
         if (to > from)
@@ -236,7 +246,7 @@ int ct_shm_stream_run(ct_shm_stream *s, const ct_shm_out *out, int local_rc, ct_
         for (int i = 0; i < w->size; i++)
             s->want_count[i] = 0;
     for (int k = 0; k < s->nblocks && local_rc == MPI_SUCCESS; k++)
-        total += out[k].bytes;
+        total += in_stream(&out[k]);
     for (size_t r = 0; r < rounds; r++) {
         rs.lo = r * s->W;
         rs.hi = rs.lo + s->W;

@@ -25,6 +25,11 @@
  * (with a single half it could, and ranks would disagree on the rounds).
  * The number of rounds is ceil(longest stream / W), read from the headers of
  * round 0 by every member alike.
+ *
+ * A block the writer marks direct takes no space in its stream: the header
+ * says so, and the writer's caller sends it by point-to-point after the
+ * rounds, its reader's caller receives it (alltoallv_shm.c). The writer
+ * decides, so reader and writer can never disagree on how a block travels.
  */
 #ifndef CT_SHM_STREAM_H
 #define CT_SHM_STREAM_H
@@ -36,16 +41,18 @@
 typedef struct ct_shm_out {
     const char *src;
     size_t bytes;
+    int direct; /* not in the stream: the caller sends it otherwise */
 } ct_shm_out;
 
 /* A block this rank reads: block `block` of member `member`'s stream (this
  * rank's own too), into dst, which holds cap bytes (a longer block is an
- * MPI_ERR_TRUNCATE). The exchange sets off and bytes. */
+ * MPI_ERR_TRUNCATE). The exchange sets off, bytes and direct. */
 typedef struct ct_shm_want {
     int member, block;
     char *dst;
     size_t cap;
     size_t off, bytes; /* where the block lies in the member's stream, its length */
+    int direct;        /* the writer marked it direct: not copied, the caller receives it */
 } ct_shm_want;
 
 /* A window for streams of nblocks blocks, created by the first call that

@@ -172,13 +172,40 @@ static int wanted(const char *name)
     return 0;
 }
 
+/*
+ * The values of a parameter to test: all of lo..hi when there are at most
+ * SWEEP_MAX, else (a size threshold, such as shm's large) the values where
+ * its behaviour changes against the test's blocks: lo, lo + 1, small and
+ * block-sized thresholds, the default and hi. Returns how many (<= 8).
+ */
+#define SWEEP_MAX 64
+static int param_values(long lo, long hi, long def, long *v)
+{
+    const long picks[] = {lo, lo + 1, 64, 1024, 16384, def, hi};
+    int n = 0;
+    if (hi - lo < SWEEP_MAX) {
+        for (long x = lo; x <= hi; x++)
+            v[n++] = x;
+        return n;
+    }
+    for (size_t i = 0; i < sizeof picks / sizeof picks[0]; i++) {
+        int seen = picks[i] < lo || picks[i] > hi;
+        for (int k = 0; k < n && !seen; k++)
+            seen = v[k] == picks[i];
+        if (!seen)
+            v[n++] = picks[i];
+    }
+    return n;
+}
+
 int th_algorithm_specs(const char *collective, int P, int Q, int N, char ***specs)
 {
     spec_list l = {0};
     for (int i = 0; i < coltune_algorithm_count(); i++) {
         const char *coll, *name, *k0, *k1;
-        int np;
+        int np, n0, n1;
         long lo0 = 0, hi0 = 0, d0, lo1 = 0, hi1 = 0, d1;
+        long v0[SWEEP_MAX], v1[SWEEP_MAX];
         char buf[256];
         coltune_algorithm_info(i, &coll, &name, &np);
         if (strcmp(coll, collective) != 0 || !wanted(name))
@@ -188,9 +215,10 @@ int th_algorithm_specs(const char *collective, int P, int Q, int N, char ***spec
             continue;
         }
         coltune_algorithm_param(i, 0, P, Q, N, &k0, &lo0, &hi0, &d0);
+        n0 = param_values(lo0, hi0, d0, v0);
         if (np == 1) {
-            for (long v = lo0; v <= hi0; v++) {
-                snprintf(buf, sizeof buf, "%s:%s=%ld", name, k0, v);
+            for (int a = 0; a < n0; a++) {
+                snprintf(buf, sizeof buf, "%s:%s=%ld", name, k0, v0[a]);
                 push(&l, buf);
             }
             continue;
@@ -198,9 +226,10 @@ int th_algorithm_specs(const char *collective, int P, int Q, int N, char ***spec
         /* Two parameters: every combination (ranges are small at test P). */
         assert_true(np <= 2); /* extend this enumeration for more parameters */
         coltune_algorithm_param(i, 1, P, Q, N, &k1, &lo1, &hi1, &d1);
-        for (long v0 = lo0; v0 <= hi0; v0++)
-            for (long v1 = lo1; v1 <= hi1; v1++) {
-                snprintf(buf, sizeof buf, "%s:%s=%ld,%s=%ld", name, k0, v0, k1, v1);
+        n1 = param_values(lo1, hi1, d1, v1);
+        for (int a = 0; a < n0; a++)
+            for (int b = 0; b < n1; b++) {
+                snprintf(buf, sizeof buf, "%s:%s=%ld,%s=%ld", name, k0, v0[a], k1, v1[b]);
                 push(&l, buf);
             }
     }
