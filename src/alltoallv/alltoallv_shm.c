@@ -144,10 +144,12 @@ static int send_direct(const ct_a2av *x, const ct_shm_out *out, const ct_shm_wan
             CT_CALL(ct_irecv(ct_a2av_recvblock(x, i), count < INT_MAX ? count : INT_MAX,
                              x->a->recvtype, i, CT_TAG_ALLTOALLV, x->ctx->comm, &reqs[n++]));
     }
-    for (int j = 0; j < P; j++)
+    for (int t = 1; t < P; t++) { /* spread out: not every rank to rank 0 first */
+        const int j = (x->ctx->rank + t) % P;
         if (out[j].direct)
             CT_CALL(ct_isend(ct_a2av_sendblock(x, j), ct_a2av_scount(x, j), x->a->sendtype, j,
                              CT_TAG_ALLTOALLV, x->ctx->comm, &reqs[n++]));
+    }
 out:
     /* wait for what was posted even after a failure: nothing stays in flight */
     if (n > 0) {

@@ -229,12 +229,29 @@ class Decisions(unittest.TestCase):
         one = tune.decide("pmpi", None, {"a": e(2.0, 1.9, 2.1), "b": e(1.95, 1.85, 2.05)},
                           ["a", "b"], 5.0, 3.0, runs)
         two = tune.decide("pmpi", None, {"a": e(1.2, 1.1, 1.3), "b": e(2.0, 1.9, 2.1)},
-                          ["a", "b"], 5.0, 3.0, runs)
+                          ["a", "b"], 5.0, 3.0, {"a": [1.2] * 3, "b": [2.0] * 3})
         self.assertEqual((one.spec, two.spec), ("a", "b"))
         choice = {("alltoallv", 4, 1, 4, 16): one, ("alltoallv", 4, 1, 4, 4096): two}
         tune.harmonize_rows(choice, lambda key: ["a", "b"])
         self.assertEqual([d.spec for d in choice.values()], ["b", "b"])
         self.assertEqual(one.est.point, 1.95)
+
+    def test_equals_that_trade_places_between_launches(self):
+        """The pooled intervals tell a and b apart, but a is ahead in one of
+        the three bench runs: equals, and a, first in order, gets the cell.
+        Behind in all three beyond the margin, b wins."""
+        cands = {"a": self.est(1.80, 1.75, 1.85), "b": self.est(2.00, 1.95, 2.05)}
+        d = tune.decide("pmpi", None, cands, ["a", "b"], 5.0, 3.0,
+                        {"a": {1: 1.8, 2: 2.05, 3: 1.8}, "b": {1: 2.0, 2: 1.95, 3: 2.1}})
+        self.assertEqual(d.spec, "a")
+        self.assertEqual(set(d.equals), {"a", "b"})
+        d = tune.decide("pmpi", None, cands, ["a", "b"], 5.0, 3.0,
+                        {"a": {1: 1.8, 2: 1.8, 3: 1.8}, "b": {1: 2.0, 2: 1.95, 3: 2.1}})
+        self.assertEqual(d.spec, "b")
+        # within the margin in one run (1.9 * 1.05 >= 1.95) is not "beaten"
+        d = tune.decide("pmpi", None, cands, ["a", "b"], 5.0, 3.0,
+                        {"a": {1: 1.8, 2: 1.9, 3: 1.8}, "b": {1: 2.0, 2: 1.95, 3: 2.1}})
+        self.assertEqual(d.spec, "a")
 
     def test_a_clearly_better_candidate_wins_over_order(self):
         cands = {"a": self.est(1.20, 1.15, 1.25), "b": self.est(2.00, 1.90, 2.10)}
@@ -337,6 +354,28 @@ class Rows(unittest.TestCase):
     def test_which_collectives_decide_by_row(self):
         self.assertEqual({c for c in tune.COLLECTIVES if not tune.per_size(c)},
                          {"alltoallv", "allgatherv_inter", "alltoall_crs", "alltoallv_crs"})
+
+
+class Sweeps(unittest.TestCase):
+    class Runner:
+        def __init__(self, text):
+            self.text = text
+
+        def run(self, P, args):
+            return type("Res", (), {"stdout": self.text})
+
+    def test_counts_double_and_sizes_stay_at_their_default(self):
+        listing = ("alltoallv algorithms at P=16 Q=16 N=1:\n"
+                   "  pmpi\n"
+                   "  scattered               block_count=1..16 (default 16)\n"
+                   "  tuna_hier_coalesced     radix=2..17 (default 2) block_count=1..1 (default 1)\n"
+                   "  segmented               linear=0..1 (default 0)\n"
+                   "  shm                     large=0..1073741824 (default 49152)\n"
+                   "  node_aware              block_count=1..0 (default 0)\n")
+        specs = tune.algorithm_specs(self.Runner(listing), "alltoallv", 16, None, [])
+        self.assertEqual(specs, ["pmpi", "scattered:block_count=1..16",
+                                 "tuna_hier_coalesced:radix=2..17,block_count=1",
+                                 "segmented:linear=0...1", "shm:large=49152"])
 
 
 class Reports(unittest.TestCase):
