@@ -151,9 +151,12 @@ static int send_direct(const ct_a2av *x, const ct_shm_out *out, const ct_shm_wan
                              CT_TAG_ALLTOALLV, x->ctx->comm, &reqs[n++]));
     }
 out:
-    /* wait for what was posted even after a failure: nothing stays in flight */
-    if (n > 0) {
-        const int wrc = PMPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+    /* Every posted request completes, even after a failure: nothing stays in
+     * flight. One at a time, so the call returns the error class of the
+     * first failure (MPI_ERR_TRUNCATE for a block longer than its receive
+     * buffer, as through the window), not MPI_ERR_IN_STATUS. */
+    for (int k = 0; k < n; k++) {
+        const int wrc = PMPI_Wait(&reqs[k], MPI_STATUS_IGNORE);
         if (rc == MPI_SUCCESS)
             rc = wrc;
     }
