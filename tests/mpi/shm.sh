@@ -58,7 +58,8 @@ tiny_shm() {
 if [ "$MPI_IMPL" = openmpi ] && [ "$(id -u)" = 0 ] && command -v unshare > /dev/null &&
     unshare -m true 2> /dev/null; then
     check_run "shm P=4 in a 256 KiB /dev/shm" \
-        with_env COLTUNE_FALLBACK=error TEST_ALGS="$algs" -- tiny_shm 4 "$prog"
+        with_env COLTUNE_FALLBACK=error TEST_ALGS="$algs" TEST_SHM_NO_WINDOW=1 -- \
+        tiny_shm 4 "$prog"
     check_run "Allgather(v) shm P=8 in a 256 KiB /dev/shm" \
         with_env COLTUNE_ALLGATHER_INTER=shm COLTUNE_ALLGATHERV_INTER=shm \
         TEST_FILTER='*intercepted' -- tiny_shm 8 "$top_builddir/tests/mpi/test_allgather_inter"

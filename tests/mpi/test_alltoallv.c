@@ -724,6 +724,11 @@ static void test_shm_truncation(void **state)
         displs[j] = j * n;
         memset(sb + j * n, 16 * me + j, (size_t)n);
     }
+    /* Where the window cannot be set up (shm.sh's small /dev/shm) shm forwards the
+     * call to the MPI library, whose error class for a short buffer is its own
+     * (Open MPI 4.1 returns MPI_ERR_TRUNCATE or MPI_ERR_OTHER) and which leaves
+     * the erring rank's other blocks undefined, as MPI allows. */
+    const int forwarded = getenv("TEST_SHM_NO_WINDOW") != NULL;
     const char *const cases[] = {"shm:large=0", "shm:large=1"};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         memset(rb, 0xff, (size_t)P * n);
@@ -731,13 +736,14 @@ static void test_shm_truncation(void **state)
                                    MPI_BYTE, MPI_COMM_WORLD), cls = MPI_SUCCESS;
         if (rc != MPI_SUCCESS)
             MPI_Error_class(rc, &cls);
-        int ok = me == 1 ? cls == MPI_ERR_TRUNCATE : rc == MPI_SUCCESS;
-        for (int j = 0; j < P && ok; j++)
+        int ok = me != 1 ? rc == MPI_SUCCESS
+                         : forwarded ? rc != MPI_SUCCESS : cls == MPI_ERR_TRUNCATE;
+        for (int j = 0; j < P && ok && !(me == 1 && forwarded); j++)
             for (int b = 0; b < (me == 1 && j == 0 ? 0 : n) && ok; b++)
                 ok = rb[j * n + b] == (unsigned char)(16 * j + me);
         if (!ok)
-            printf("# %s: rank %d returned %d (class %d) or a wrong block\n", cases[c], me, rc,
-                   cls);
+            fprintf(stderr, "# %s: rank %d returned %d (class %d) or a wrong block\n", cases[c],
+                    me, rc, cls); /* stderr: the other ranks' stdout is /dev/null */
         assert_true(th_all(ok, MPI_COMM_WORLD));
     }
     free(counts);
