@@ -66,6 +66,7 @@ typedef struct bench_options {
     int nsizes;
     bench_dist dist;
     int iters, warmup;
+    int burst;            /* --burst: calls per turn, the last timed */
     unsigned long seed;
     const char *ppn;      /* --ppn "n" or "n:cyclic", NULL when not given */
     int group_p, group_q; /* --group-sizes p:q, 0 when not given */

@@ -4,7 +4,8 @@
  * For every size: setup (driver), then one call per spec that checks it can
  * serve the call (with --check: compared byte for byte with PMPI_), then
  * --warmup untimed and --iters timed iterations. Within an iteration every
- * spec runs once, after a barrier, in an order drawn afresh each iteration
+ * spec has one turn of --burst calls in a row (the last timed), each after a
+ * barrier, in an order drawn afresh each iteration
  * (from --seed, alike on every rank), so drift of the machine hits all specs
  * alike and no spec always follows the same one. The time of an iteration is
  * that of the slowest rank (one MPI_MAX reduction of all times at the end of
@@ -216,9 +217,9 @@ static void print_header(const bench_run *r)
 {
     const bench_options *o = r->o;
     printf("# coltune-bench %s: P=%d nodes=%d ppn=%d input=%s seed=%lu iters=%d warmup=%d "
-           "specs=%d check=%s speedup-over=%s\n",
+           "burst=%d specs=%d check=%s speedup-over=%s\n",
            o->coll, r->env.P, r->env.N, r->env.Q, r->input, o->seed, o->iters, o->warmup,
-           r->algs.n, o->check ? "yes" : "no", baseline_of(r->drv));
+           o->burst, r->algs.n, o->check ? "yes" : "no", baseline_of(r->drv));
     printf("%-*s  %-*s  %5s  %5s  %4s  %6s  %-*s  %10s  %10s  %10s  %7s  %9s\n",
            r->coll_width, "coll", r->alg_width, "alg", "P", "nodes", "ppn", "size",
            r->input_width, "input", "median_us", "min_us", "max_us", "speedup", "internode");
@@ -532,13 +533,16 @@ static int size_loop(bench_run *r, size_run *sr, int iters, int timed)
             int a = order[k];
             if (sr->status[a] != ALG_OK)
                 continue;
-            BENCH_CALL(MPI_Barrier(r->env.comm));
-            double t0 = MPI_Wtime();
-            rc = r->drv->run(sr->state, coltune_spec(&r->algs.v[a]));
-            double t1 = MPI_Wtime();
-            if (rc != MPI_SUCCESS) {
-                bench_mpi_error(rc, r->algs.v[a].spec, __FILE__, __LINE__);
-                goto out;
+            double t0 = 0, t1 = 0;
+            for (int b = 0; b < r->o->burst; b++) { /* the last call of the burst is timed */
+                BENCH_CALL(MPI_Barrier(r->env.comm));
+                t0 = MPI_Wtime();
+                rc = r->drv->run(sr->state, coltune_spec(&r->algs.v[a]));
+                t1 = MPI_Wtime();
+                if (rc != MPI_SUCCESS) {
+                    bench_mpi_error(rc, r->algs.v[a].spec, __FILE__, __LINE__);
+                    goto out;
+                }
             }
             if (timed)
                 sr->local[(size_t)a * (size_t)iters + (size_t)it] = t1 - t0;

@@ -210,6 +210,15 @@ static int set_warmup(bench_options *o, const char *v, char *err, size_t len)
     return 0;
 }
 
+static int set_burst(bench_options *o, const char *v, char *err, size_t len)
+{
+    long x;
+    if (parse_long(v, 1, 1000, &x) != 0)
+        return fail(err, len, "--burst: bad value '%s' (expected 1..1000)", v);
+    o->burst = (int)x;
+    return 0;
+}
+
 static int set_seed(bench_options *o, const char *v, char *err, size_t len)
 {
     char *end;
@@ -341,6 +350,7 @@ static const struct {
     {"coll", 1, set_coll},       {"algs", 1, set_algs},
     {"sizes", 1, set_sizes},     {"dist", 1, set_dist},
     {"iters", 1, set_iters},     {"warmup", 1, set_warmup},
+    {"burst", 1, set_burst},
     {"seed", 1, set_seed},       {"ppn", 1, set_ppn},
     {"group-sizes", 1, set_groups}, {"pattern", 1, set_pattern},
     {"setting", 1, set_setting},
@@ -386,6 +396,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o, char *err, size
     o->dist = BENCH_DIST_UNIFORM;
     o->iters = 20;
     o->warmup = 3;
+    o->burst = 1;
     o->seed = 1;
     o->progress = 1;
     if (bench_parse_sizes(DEFAULT_SIZES, o->sizes, BENCH_MAX_SIZES, &o->nsizes, err,
@@ -450,6 +461,11 @@ void bench_options_usage(const char *prog)
         "                     it, so runs are reproducible\n"
         "  --iters N          timed iterations per spec and size (default 20)\n"
         "  --warmup N         untimed iterations first (default 3)\n"
+        "  --burst N          each spec's turn in an iteration is N calls in a row, each\n"
+        "                     after a barrier, of which the last is timed (default 1). The\n"
+        "                     untimed ones leave the spec's own state (a shared window,\n"
+        "                     the MPI library's buffers) warm, as in an application that\n"
+        "                     calls it again and again, not cold from the specs before it\n"
         "  --ppn N[:cyclic]   emulate nodes of N ranks: sets COLTUNE_PPN for coltune's\n"
         "                     topology (consecutive ranks, or dealt round-robin with :cyclic)\n"
         "  --group-sizes p:q  allgather_inter, allgatherv_inter: the intercommunicator's\n"

@@ -137,7 +137,7 @@ static int send_direct(const ct_a2av *x, const ct_shm_out *out, const ct_shm_wan
     MPI_Request *reqs = ct_ctx_requests(x->ctx, 2 * P);
     if (reqs == NULL)
         return MPI_ERR_NO_MEM;
-    for (int w = 0; w < P - 1; w++) {
+    for (int w = P - 2; w >= 0; w--) { /* from me - 1 down: rank me - t sends to me t-th */
         const int i = want[w].member;
         const MPI_Count count = ct_a2av_rcount(x, i);
         if (want[w].direct)

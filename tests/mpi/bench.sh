@@ -90,6 +90,21 @@ samples_run() {
 }
 check_run "bench P=$P --aa --samples" samples_run
 
+# --burst 3: each turn is 3 calls, the last timed. coltune's statistics count
+# them: 1 probe call + (1 warmup + 2 timed iterations) x 3 = 10 per spec, and
+# the samples still hold one time per timed iteration.
+burst_run() {
+    COLTUNE_STATS=1 run_mpi "$P" "$bench" --coll alltoallv --algs pmpi,linear --sizes 16 \
+        --iters 2 --warmup 1 --burst 3 --no-progress --samples "$tmp/burst-samples.csv" \
+        > "$tmp/burst.out" 2>&1 || { cat "$tmp/burst.out"; return 1; }
+    cat "$tmp/burst.out"
+    grep -q '^# coltune-bench alltoallv: .* burst=3 ' "$tmp/burst.out" &&
+        grep -Eq '^alltoallv +linear +10 ' "$tmp/burst.out" &&
+        [ "$(tail -n +2 "$tmp/burst-samples.csv" | wc -l)" = 4 ] ||
+        { echo "not 3 calls per turn, or not one sample per iteration" >&2; return 1; }
+}
+check_run "bench P=$P --burst 3" burst_run
+
 # Intercommunicators: groups 1:3 and 2:2 (of 4 ranks), paper 002's settings.
 inter_run() { # GROUPS COLL SETTING
     check_run "bench P=4 $2 --group-sizes $1 --setting $3 --check" bench_run \
@@ -125,6 +140,7 @@ expect_exit() {
     return 1
 }
 check_run "bench usage error exits 2" expect_exit 2 --sizes 4x
+check_run "bench --burst 0 exits 2" expect_exit 2 --burst 0
 check_run "bench unknown algorithm exits 2" expect_exit 2 --algs pmpi,nosuch
 check_run "bench unknown collective exits 2" expect_exit 2 --coll nosuch
 check_run "bench group sizes not the world exits 2" expect_exit 2 --coll allgather_inter \
