@@ -192,31 +192,30 @@ static int set_dist(bench_options *o, const char *v, char *err, size_t len)
                 "powerlaw, fft-n1, fft-n2)", v);
 }
 
-static int set_iters(bench_options *o, const char *v, char *err, size_t len)
+/* An integer option in [lo, hi]: *dst = v, else an error naming it. */
+static int set_int(int *dst, const char *name, const char *v, long lo, long hi, char *err,
+                   size_t len)
 {
     long x;
-    if (parse_long(v, 1, 1000000, &x) != 0)
-        return fail(err, len, "--iters: bad value '%s' (expected 1..1000000)", v);
-    o->iters = (int)x;
+    if (parse_long(v, lo, hi, &x) != 0)
+        return fail(err, len, "--%s: bad value '%s' (expected %ld..%ld)", name, v, lo, hi);
+    *dst = (int)x;
     return 0;
+}
+
+static int set_iters(bench_options *o, const char *v, char *err, size_t len)
+{
+    return set_int(&o->iters, "iters", v, 1, 1000000, err, len);
 }
 
 static int set_warmup(bench_options *o, const char *v, char *err, size_t len)
 {
-    long x;
-    if (parse_long(v, 0, 1000000, &x) != 0)
-        return fail(err, len, "--warmup: bad value '%s' (expected 0..1000000)", v);
-    o->warmup = (int)x;
-    return 0;
+    return set_int(&o->warmup, "warmup", v, 0, 1000000, err, len);
 }
 
 static int set_burst(bench_options *o, const char *v, char *err, size_t len)
 {
-    long x;
-    if (parse_long(v, 1, 1000, &x) != 0)
-        return fail(err, len, "--burst: bad value '%s' (expected 1..1000)", v);
-    o->burst = (int)x;
-    return 0;
+    return set_int(&o->burst, "burst", v, 1, 1000, err, len);
 }
 
 static int set_seed(bench_options *o, const char *v, char *err, size_t len)
