@@ -176,7 +176,7 @@ static int wanted(const char *name)
  * The values of a parameter to test: all of lo..hi when there are at most
  * SWEEP_MAX, else (a size threshold, such as shm's large) the values where
  * its behaviour changes against the test's blocks: lo, lo + 1, small and
- * block-sized thresholds, the default and hi. Returns how many (<= 8).
+ * block-sized thresholds, the default and hi. Returns how many (<= 7).
  */
 #define SWEEP_MAX 64
 static int param_values(long lo, long hi, long def, long *v)
