@@ -106,7 +106,7 @@ int ct_alltoallv_node_aware(const ct_alltoallv_args *a, ct_ctx *ctx, const long 
         local_rc = MPI_SUCCESS;
     }
     ctx->call_extra += own + ct_shm_stream_bytes(P);
-    CT_CALL(ct_shm_stream_run(s, out, local_rc, want, nw));
+    CT_CALL(ct_shm_stream_run(s, out, local_rc, want, nw, NULL));
     /* The G block sizes the inter-node phase sends (stream_wants' order). */
     for (int t = 0, w = 0; t < H.Qn; t++) {
         const int j = want[w].member;

@@ -21,11 +21,20 @@
  * memory). Byte arithmetic is in size_t: no offset is limited to int.
  *
  * Large blocks (parameter large: at least that many bytes; 0 for none) skip
- * the window: the sender marks them direct in its stream's header and sends
- * them point-to-point after the rounds, where the MPI library copies a block
- * once (Open MPI's CMA, MPICH's XPMEM or CMA) instead of the window's twice;
- * their receivers learn it from the headers. Only a sender decides, so both
- * sides agree; a block whose bytes exceed an int stays in the window.
+ * the window: they travel point-to-point, where the MPI library copies a
+ * block once (Open MPI's CMA, MPICH's XPMEM or CMA) instead of the window's
+ * twice. Both sides decide alone, before round 0, the sender from its count
+ * and the receiver from its own, which in a correct program describe the
+ * same bytes; so the point-to-point blocks are posted first and move while
+ * the ranks synchronise and copy the small blocks (the waits drive the MPI
+ * library's progress). The sender's decision is the one that holds: it
+ * marks its direct blocks in its stream's header, and after round 0 a
+ * receiver whose own count said otherwise settles it, posting the receive
+ * late (its buffer is too short: MPI reports MPI_ERR_TRUNCATE) or cancelling
+ * the one it posted and reading the block from the window. The tags
+ * alternate from call to call, so a receive still waiting to be cancelled
+ * cannot take a block of the sender's next call. A block whose bytes exceed
+ * an int stays in the window.
  *
  * If the window cannot be set up (shm.h), every rank learns it at the first
  * call, and that call and every later one on the communicator that chooses
@@ -37,29 +46,153 @@
 #include <limits.h>
 #include <string.h>
 
-/* Whether this rank sends its block of `bytes` point-to-point (see above). */
+/* Whether a block of `bytes` travels point-to-point (see above). */
 static int is_direct(size_t bytes, long large)
 {
     return large > 0 && bytes >= (size_t)large && bytes <= (size_t)INT_MAX;
 }
 
-/* This rank's stream: out[j] is its block for rank j (none for itself),
- * packed into a context buffer when the send type is not contiguous (a
- * direct block is sent from the user's buffer with its own type). */
-static int send_side(const ct_a2av *x, const ct_typeinfo *t, long large, ct_shm_out *out)
+/* The tag of this call's point-to-point blocks (see above). */
+static int direct_tag(const ct_shm_stream *s)
+{
+    return CT_TAG_SHM_DIRECT + (int)(s->calls & 1);
+}
+
+/*
+ * The call's plan, from the counts alone (it allocates nothing): out[j] this
+ * rank's block for rank j (none for itself), want[w] the block it reads from
+ * rank i = me + 1 + w (the readers start at different parts), and which of
+ * them travel point-to-point by each side's own decision.
+ */
+static void plan(const ct_a2av *x, const ct_typeinfo *st, const ct_typeinfo *rt, long large,
+                 ct_shm_out *out, ct_shm_want *want)
+{
+    const int P = x->ctx->size, me = x->ctx->rank;
+    for (int j = 0; j < P; j++) {
+        out[j].bytes = j == me ? 0 : (size_t)ct_a2av_scount(x, j) * (size_t)st->size;
+        out[j].src = ct_a2av_sendblock(x, j) + st->true_lb;
+        out[j].direct = is_direct(out[j].bytes, large);
+    }
+    for (int w = 0; w < P - 1; w++) {
+        const int i = (me + 1 + w) % P;
+        want[w] = (ct_shm_want){.member = i,
+                                .block = me,
+                                .cap = (size_t)ct_a2av_rcount(x, i) * (size_t)rt->size,
+                                .dst = ct_a2av_recvblock(x, i) + rt->true_lb};
+        want[w].req = is_direct(want[w].cap, large) ? 0 : -1; /* 0: to be posted */
+    }
+}
+
+/* The call's point-to-point blocks. */
+typedef struct direct_state {
+    const ct_a2av *x;
+    MPI_Request *reqs;
+    int n;    /* requests posted */
+    int next; /* requests before it have completed */
+    int tag;
+    int rc; /* the first failure among them */
+} direct_state;
+
+/* Receives *want point-to-point into the user's buffer, with the user's
+ * type and count (MPI reports a longer block): request d->reqs[d->n]. */
+static int post_recv(direct_state *d, ct_shm_want *want)
+{
+    const MPI_Count count = ct_a2av_rcount(d->x, want->member);
+    const int rc = ct_irecv(ct_a2av_recvblock(d->x, want->member),
+                            count < INT_MAX ? count : INT_MAX, d->x->a->recvtype, want->member,
+                            d->tag, d->x->ctx->comm, &d->reqs[d->n]);
+    want->req = rc == MPI_SUCCESS ? d->n++ : -1;
+    return rc;
+}
+
+/*
+ * Posts this rank's point-to-point blocks before round 0: the receives its
+ * own counts call for, from me - 1 down (rank me - t sends to this rank
+ * t-th), then the sends, spread out (not every rank to rank 0 first). A
+ * send that cannot be posted is dropped from the stream (0 bytes) and the
+ * call fails on every rank through round 0.
+ */
+static int post_direct(direct_state *d, ct_shm_out *out, ct_shm_want *want)
 {
     int rc = MPI_SUCCESS;
-    const int P = x->ctx->size, me = x->ctx->rank;
-    const ct_alltoallv_args *a = x->a;
+    const ct_a2av *x = d->x;
+    const int P = x->ctx->size;
+    for (int w = P - 2; w >= 0; w--)
+        if (want[w].req == 0 && post_recv(d, &want[w]) != MPI_SUCCESS)
+            rc = MPI_ERR_OTHER;
+    for (int t = 1; t < P; t++) {
+        const int j = (x->ctx->rank + t) % P;
+        if (out[j].direct &&
+            ct_isend(ct_a2av_sendblock(x, j), ct_a2av_scount(x, j), x->a->sendtype, j, d->tag,
+                     x->ctx->comm, &d->reqs[d->n]) == MPI_SUCCESS)
+            d->n++;
+        else if (out[j].direct) {
+            out[j].direct = 0;
+            out[j].bytes = 0;
+            rc = MPI_ERR_OTHER;
+        }
+    }
+    return rc;
+}
+
+/* Completes what it can of the point-to-point blocks, in order: the MPI
+ * library moves all of them on meanwhile (ct_shm_idle, during the rounds). */
+static void drive(void *arg)
+{
+    direct_state *d = arg;
+    while (d->next < d->n) {
+        int done = 0;
+        const int rc = PMPI_Test(&d->reqs[d->next], &done, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS && d->rc == MPI_SUCCESS)
+            d->rc = rc;
+        if (!done && rc == MPI_SUCCESS)
+            return;
+        d->next++;
+    }
+}
+
+/*
+ * After round 0, which told every rank how each of its blocks travels: a
+ * receive posted on this rank's own guess for a block its sender put in the
+ * window is cancelled (the rounds copied the block), a block its sender
+ * sent point-to-point against this rank's guess is received now; then every
+ * request completes, even after a failure, so that nothing stays in flight.
+ * One at a time, so the call returns the error class of the first failure
+ * (MPI_ERR_TRUNCATE for a block longer than its buffer), not
+ * MPI_ERR_IN_STATUS.
+ */
+static int finish_direct(direct_state *d, ct_shm_want *want)
+{
+    const int P = d->x->ctx->size;
+    for (int w = 0; w < P - 1; w++) {
+        if (want[w].req >= 0 && !want[w].direct) {
+            if (want[w].req >= d->next) /* not complete: no block can match it */
+                PMPI_Cancel(&d->reqs[want[w].req]);
+        } else if (want[w].req < 0 && want[w].direct) {
+            const int rc = post_recv(d, &want[w]);
+            if (rc != MPI_SUCCESS && d->rc == MPI_SUCCESS)
+                d->rc = rc;
+        }
+    }
+    for (; d->next < d->n; d->next++) {
+        const int rc = PMPI_Wait(&d->reqs[d->next], MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS && d->rc == MPI_SUCCESS)
+            d->rc = rc;
+    }
+    return d->rc;
+}
+
+/* A non-contiguous send side: the blocks that go through the window packed
+ * into a context buffer, back to back. */
+static int pack_sends(const ct_a2av *x, const ct_typeinfo *t, ct_shm_out *out)
+{
+    int rc = MPI_SUCCESS;
+    const int P = x->ctx->size;
     size_t packed_bytes = 0;
-    char *packed = NULL;
-    for (int j = 0; j < P; j++) {
-        out[j].bytes = j == me ? 0 : (size_t)ct_a2av_scount(x, j) * (size_t)t->size;
-        out[j].src = ct_a2av_sendblock(x, j) + t->true_lb;
-        out[j].direct = is_direct(out[j].bytes, large);
+    char *packed;
+    for (int j = 0; j < P; j++)
         if (!out[j].direct)
             packed_bytes += out[j].bytes;
-    }
     if (t->contig || packed_bytes == 0)
         return MPI_SUCCESS;
     packed = ct_ctx_buffer(x->ctx, CT_BUF_SHM_SEND, packed_bytes);
@@ -70,8 +203,8 @@ static int send_side(const ct_a2av *x, const ct_typeinfo *t, long large, ct_shm_
         if (out[j].direct)
             continue;
         if (out[j].bytes > 0)
-            CT_CALL(ct_pack_elems(ct_a2av_sendblock(x, j), ct_a2av_scount(x, j), a->sendtype, t,
-                                  packed, 0, x->ctx->comm));
+            CT_CALL(ct_pack_elems(ct_a2av_sendblock(x, j), ct_a2av_scount(x, j),
+                                  x->a->sendtype, t, packed, 0, x->ctx->comm));
         out[j].src = packed;
         packed += out[j].bytes;
     }
@@ -79,28 +212,18 @@ out:
     return rc;
 }
 
-/* The blocks this rank reads: rank i's block for it, from i = me + 1 on (the
- * readers start at different parts). Staged in a context buffer when the
- * receive type is not contiguous (*staged: its bytes, 0 when not). */
-static int recv_side(const ct_a2av *x, const ct_typeinfo *t, ct_shm_want *want,
-                     size_t *staged)
+/* A non-contiguous receive side: the blocks the window may bring staged in
+ * a context buffer (*staged: its bytes, 0 when not). */
+static int stage_recvs(const ct_a2av *x, const ct_typeinfo *t, ct_shm_want *want,
+                       size_t *staged)
 {
-    const int P = x->ctx->size, me = x->ctx->rank;
+    const int P = x->ctx->size;
     char *stage;
     *staged = 0;
-    for (int w = 0; w < P - 1; w++) {
-        const int i = (me + 1 + w) % P;
-        want[w].member = i;
-        want[w].block = me;
-        want[w].cap = (size_t)ct_a2av_rcount(x, i) * (size_t)t->size;
-        want[w].dst = ct_a2av_recvblock(x, i) + t->true_lb;
-        want[w].direct = 0;
+    for (int w = 0; w < P - 1 && !t->contig; w++)
         *staged += want[w].cap;
-    }
-    if (t->contig || *staged == 0) {
-        *staged = 0;
+    if (*staged == 0)
         return MPI_SUCCESS;
-    }
     stage = ct_ctx_buffer(x->ctx, CT_BUF_SHM_RECV, *staged);
     if (stage == NULL)
         return MPI_ERR_NO_MEM;
@@ -125,44 +248,6 @@ out:
     return rc;
 }
 
-/*
- * The direct blocks, after the rounds: every rank knows from the headers
- * which blocks addressed to it are direct and receives them with the user's
- * own type and count (MPI reports a longer block), and sends its own.
- */
-static int send_direct(const ct_a2av *x, const ct_shm_out *out, const ct_shm_want *want)
-{
-    int rc = MPI_SUCCESS, n = 0;
-    const int P = x->ctx->size;
-    MPI_Request *reqs = ct_ctx_requests(x->ctx, 2 * P);
-    if (reqs == NULL)
-        return MPI_ERR_NO_MEM;
-    for (int w = P - 2; w >= 0; w--) { /* from me - 1 down: rank me - t sends to me t-th */
-        const int i = want[w].member;
-        const MPI_Count count = ct_a2av_rcount(x, i);
-        if (want[w].direct)
-            CT_CALL(ct_irecv(ct_a2av_recvblock(x, i), count < INT_MAX ? count : INT_MAX,
-                             x->a->recvtype, i, CT_TAG_ALLTOALLV, x->ctx->comm, &reqs[n++]));
-    }
-    for (int t = 1; t < P; t++) { /* spread out: not every rank to rank 0 first */
-        const int j = (x->ctx->rank + t) % P;
-        if (out[j].direct)
-            CT_CALL(ct_isend(ct_a2av_sendblock(x, j), ct_a2av_scount(x, j), x->a->sendtype, j,
-                             CT_TAG_ALLTOALLV, x->ctx->comm, &reqs[n++]));
-    }
-out:
-    /* Every posted request completes, even after a failure: nothing stays in
-     * flight. One at a time, so the call returns the error class of the
-     * first failure (MPI_ERR_TRUNCATE for a block longer than its receive
-     * buffer, as through the window), not MPI_ERR_IN_STATUS. */
-    for (int k = 0; k < n; k++) {
-        const int wrc = PMPI_Wait(&reqs[k], MPI_STATUS_IGNORE);
-        if (rc == MPI_SUCCESS)
-            rc = wrc;
-    }
-    return rc;
-}
-
 int ct_alltoallv_shm(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params)
 {
     int rc;
@@ -181,22 +266,22 @@ int ct_alltoallv_shm(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params
     if (s == NULL)
         return a->forward(a); /* no window on some rank: every rank comes here */
     ctx->call_extra += ct_shm_stream_bytes(P);
-    ct_shm_out *out = ct_ctx_buffer(ctx, CT_BUF_SHM_PLAN,
-                                    (size_t)P * (sizeof(ct_shm_out) + sizeof(ct_shm_want)));
-    ct_shm_want *want = out != NULL ? (ct_shm_want *)(out + P) : NULL;
-    int local_rc = out == NULL ? MPI_ERR_NO_MEM : send_side(&x, &st, large, out);
+    direct_state d = {.x = &x, .reqs = s->reqs, .tag = direct_tag(s)};
+    const ct_shm_idle idle = {drive, &d};
+    plan(&x, &st, &rt, large, s->out, s->want);
+    int local_rc = post_direct(&d, s->out, s->want);
     if (local_rc == MPI_SUCCESS)
-        local_rc = recv_side(&x, &rt, want, &staged);
+        local_rc = pack_sends(&x, &st, s->out);
+    if (local_rc == MPI_SUCCESS)
+        local_rc = stage_recvs(&x, &rt, s->want, &staged);
     if (local_rc == MPI_SUCCESS)
         local_rc = ct_a2av_self_copy(&x);
-    rc = ct_shm_stream_run(s, out, local_rc, want, P - 1);
-    if (rc != MPI_SUCCESS && rc != MPI_ERR_TRUNCATE)
-        return rc; /* round 0 failed on every rank: no direct block is sent */
-    const int direct_rc = send_direct(&x, out, want);
+    rc = ct_shm_stream_run(s, s->out, local_rc, s->want, P - 1, d.n > 0 ? &idle : NULL);
+    const int direct_rc = finish_direct(&d, s->want); /* whatever round 0 said */
     if (rc == MPI_SUCCESS)
         rc = direct_rc;
     if (rc == MPI_SUCCESS && staged > 0)
-        rc = unstage(&x, &rt, want);
+        rc = unstage(&x, &rt, s->want);
 out:
     return rc;
 }

@@ -13,6 +13,7 @@
 typedef struct stream_head {
     uint64_t total; /* bytes of the stream */
     uint64_t error; /* the member has nothing to publish: the call fails */
+    uint64_t table; /* block[] is filled in (even with error: the direct flags) */
     struct {
         uint64_t off, bytes;
     } block[]; /* [nblocks] where each block lies in the stream (off DIRECT: not in it) */
@@ -40,6 +41,9 @@ static void stream_free(void *p)
         return;
     ct_shm_win_free(s->w); /* collective over s->comm, before it goes */
     free(s->want_first);
+    free(s->out);
+    free(s->want);
+    free(s->reqs);
     if (s->owns_comm && s->comm != MPI_COMM_NULL)
         PMPI_Comm_free(&s->comm);
     free(s);
@@ -58,10 +62,15 @@ static int stream_create(ct_ctx *ctx, MPI_Comm comm, int owns_comm, int nblocks,
     ct_shm_win *w = NULL;
     *out = NULL;
     CT_CALL(PMPI_Comm_size(comm, &size));
-    if (s != NULL) /* want_first, want_count: [size] each */
+    if (s != NULL) { /* want_first, want_count: [size] each */
         s->want_first = malloc((size_t)size * 2 * sizeof(int));
+        s->out = malloc((size_t)nblocks * sizeof *s->out);
+        s->want = malloc((size_t)nblocks * sizeof *s->want);
+        s->reqs = malloc((size_t)nblocks * 2 * sizeof *s->reqs);
+    }
     rc = ct_shm_win_create(comm, ct_shm_stream_bytes(nblocks), who, &w);
-    here = rc == MPI_SUCCESS && w != NULL && s != NULL && s->want_first != NULL;
+    here = rc == MPI_SUCCESS && w != NULL && s != NULL && s->want_first != NULL &&
+           s->out != NULL && s->want != NULL && s->reqs != NULL;
     CT_CALL(PMPI_Allreduce(&here, &everywhere, 1, MPI_INT, MPI_MIN, ctx->comm));
     if (!everywhere) {
         if (w != NULL) /* the group's window is whole: freed by all its ranks */
@@ -81,8 +90,12 @@ static int stream_create(ct_ctx *ctx, MPI_Comm comm, int owns_comm, int nblocks,
     *out = s;
     s = NULL;
 out:
-    if (s != NULL)
+    if (s != NULL) {
         free(s->want_first);
+        free(s->out);
+        free(s->want);
+        free(s->reqs);
+    }
     free(s);
     return rc;
 }
@@ -140,7 +153,8 @@ static void write_head(stream_head *h, const ct_shm_out *out, int nblocks, size_
     size_t off = 0;
     h->total = total;
     h->error = (uint64_t)error;
-    for (int k = 0; k < nblocks && !error; k++) {
+    h->table = out != NULL;
+    for (int k = 0; k < nblocks && out != NULL; k++) {
         h->block[k].off = out[k].direct ? DIRECT : off;
         h->block[k].bytes = out[k].bytes;
         off += in_stream(&out[k]);
@@ -162,11 +176,14 @@ static void read_head(const ct_shm_stream *s, round_state *rs, int i, ct_shm_wan
 {
     const stream_head *h = (const stream_head *)half_of(s, i, rs->seq);
     rs->longest = max_size(rs->longest, (size_t)h->total);
-    if (h->error) {
+    if (h->error)
         rs->error = 1;
-        return;
-    }
     for (int w = 0; w < n; w++) {
+        if (!h->table) { /* nothing sent at all */
+            want[w].direct = 0;
+            want[w].off = want[w].bytes = 0;
+            continue;
+        }
         want[w].direct = h->block[want[w].block].off == DIRECT;
         want[w].off = want[w].direct ? 0 : (size_t)h->block[want[w].block].off;
         want[w].bytes = (size_t)h->block[want[w].block].bytes;
@@ -201,14 +218,18 @@ static void copy_out(const ct_shm_stream *s, const round_state *rs, int i,
  * member publish: only then may its next round overwrite the other half
  * (see shm_stream.h).
  */
-static void read_round(ct_shm_stream *s, round_state *rs, ct_shm_want *want)
+static void read_round(ct_shm_stream *s, round_state *rs, ct_shm_want *want,
+                       const ct_shm_idle *idle)
 {
     ct_shm_win *w = s->w;
     unsigned spins = 0;
     for (int t = 0; t < w->size; t++) {
         const int i = (w->rank + t) % w->size;
-        while (!ct_shm_arrived(w, i))
+        while (!ct_shm_arrived(w, i)) {
+            if (idle != NULL)
+                idle->fn(idle->arg);
             ct_shm_pause(w, &spins);
+        }
         ct_shm_want *mine = s->want_count[i] > 0 ? want + s->want_first[i] : NULL;
         if (rs->first)
             read_head(s, rs, i, mine, s->want_count[i]);
@@ -234,17 +255,21 @@ static int index_wants(ct_shm_stream *s, const ct_shm_want *want, int nwant)
 }
 
 int ct_shm_stream_run(ct_shm_stream *s, const ct_shm_out *out, int local_rc, ct_shm_want *want,
-                      int nwant)
+                      int nwant, const ct_shm_idle *idle)
 {
     ct_shm_win *w = s->w;
     size_t total = 0, rounds = 1;
     round_state rs = {0};
     cursor c = {0, 0};
-    if (local_rc == MPI_SUCCESS)
-        local_rc = index_wants(s, want, nwant);
-    if (local_rc != MPI_SUCCESS)
+    s->calls++;
+    /* the wants are read even when this rank has failed: their direct flags */
+    const int irc = want != NULL || nwant == 0 ? index_wants(s, want, nwant) : MPI_ERR_INTERN;
+    if (irc != MPI_SUCCESS) {
         for (int i = 0; i < w->size; i++)
             s->want_count[i] = 0;
+        if (local_rc == MPI_SUCCESS)
+            local_rc = irc;
+    }
     for (int k = 0; k < s->nblocks && local_rc == MPI_SUCCESS; k++)
         total += in_stream(&out[k]);
     for (size_t r = 0; r < rounds; r++) {
@@ -258,7 +283,7 @@ int ct_shm_stream_run(ct_shm_stream *s, const ct_shm_out *out, int local_rc, ct_
         if (local_rc == MPI_SUCCESS)
             copy_in(mine + s->hdr, out, s->nblocks, rs.lo, rs.hi, &c);
         ct_shm_publish(w);
-        read_round(s, &rs, want);
+        read_round(s, &rs, want, idle);
         if (r == 0) {
             if (rs.error || local_rc != MPI_SUCCESS) {
                 if (local_rc == MPI_SUCCESS)

@@ -27,9 +27,11 @@
  * round 0 by every member alike.
  *
  * A block the writer marks direct takes no space in its stream: the header
- * says so, and the writer's caller sends it by point-to-point after the
- * rounds, its reader's caller receives it (alltoallv_shm.c). The writer
- * decides, so reader and writer can never disagree on how a block travels.
+ * says so, and the writer's caller sends it by point-to-point, its reader's
+ * caller receives it (alltoallv_shm.c). The header's block table is written
+ * even when the writer reports an error, so that a reader always learns how
+ * each block it wants travels, and can settle a point-to-point receive it
+ * posted on its own guess.
  */
 #ifndef CT_SHM_STREAM_H
 #define CT_SHM_STREAM_H
@@ -53,7 +55,16 @@ typedef struct ct_shm_want {
     size_t cap;
     size_t off, bytes; /* where the block lies in the member's stream, its length */
     int direct;        /* the writer marked it direct: not copied, the caller receives it */
+    int req;           /* the caller's own: its receive request for the block, or -1 */
 } ct_shm_want;
+
+/* Work a caller has in flight during the rounds (its point-to-point
+ * blocks): fn(arg) is called while this rank waits for another member, so
+ * that the MPI library moves it on meanwhile. */
+typedef struct ct_shm_idle {
+    void (*fn)(void *arg);
+    void *arg;
+} ct_shm_idle;
 
 /* A window for streams of nblocks blocks, created by the first call that
  * needs it and cached in the context (freed with it). */
@@ -66,6 +77,14 @@ typedef struct ct_shm_stream {
     size_t hdr; /* header bytes per half */
     /* Per member, for a call: its wants, want_first .. + want_count. */
     int *want_first, *want_count;
+    /* A caller's plan of one exchange of nblocks blocks, and its requests:
+     * out[nblocks], want[nblocks], reqs[2 nblocks], allocated with the window,
+     * so that nothing can fail for want of memory between the caller posting
+     * its point-to-point blocks and round 0. */
+    ct_shm_out *out;
+    ct_shm_want *want;
+    MPI_Request *reqs;
+    unsigned long calls; /* exchanges begun on the window, the same on every member */
 } ct_shm_stream;
 
 /* Buffers of ct_ctx_buffer() the shared-memory algorithms use. */
@@ -90,11 +109,14 @@ int ct_shm_stream_get(ct_ctx *ctx, ct_ext_id id, MPI_Comm comm, int owns_comm, i
  * bytes takes no space); want[0 .. nwant-1] the blocks it reads, grouped
  * by member (each member's wants next to each other). local_rc
  * is this rank's readiness (MPI_SUCCESS, or why it has nothing to publish):
- * round 0 tells every member, and then all return an error. A block longer
+ * round 0 tells every member, and then all return an error (the blocks'
+ * direct flags are still read, from every member whose out was not NULL;
+ * want may be NULL when local_rc is an error). A block longer
  * than its destination is cut and the call returns MPI_ERR_TRUNCATE on the
- * reader, after the rounds (the others are not kept waiting).
+ * reader, after the rounds (the others are not kept waiting). idle, if not
+ * NULL, is called whenever this rank waits for another member.
  */
 int ct_shm_stream_run(ct_shm_stream *s, const ct_shm_out *out, int local_rc, ct_shm_want *want,
-                      int nwant);
+                      int nwant, const ct_shm_idle *idle);
 
 #endif

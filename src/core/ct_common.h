@@ -28,6 +28,7 @@ enum {
     CT_TAG_SELF = 7001,
     CT_TAG_ALLTOALLV = 7101,
     CT_TAG_ALLTOALLV_META = 7102,
+    CT_TAG_SHM_DIRECT = 7103, /* and 7104: + the parity of the call (alltoallv_shm.c) */
     CT_TAG_ALLGATHER = 7201,
     CT_TAG_SDDE = 7301,
     /* src/sdde adds the parity of the call (0 or 1) to its tags: adjacent
