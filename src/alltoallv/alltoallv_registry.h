@@ -128,11 +128,16 @@
         .name = "node_aware",
         .coll = CT_A2A_COLL,
         .summary = "each node gathers its blocks per destination through its shared-memory "
-                   "window, then one message per node pair (the inter-node phase of paper "
-                   "001 IV-B, Alg. 3)",
-        .nparams = 1,
-        .params = {{"block_count", K(1), EXPR(N, 0), EXPR(N, 0),
-                    "node pairs per batch (values above N-1 act as N-1)"}},
+                   "window, then coalesced messages between ranks of equal local index: "
+                   "TuNA over the nodes (paper 001 III) where nodes are equal, else one "
+                   "message per node pair (IV-B, Alg. 3)",
+        .nparams = 2,
+        .params = {{"radix", K(2), EXPR(N, 1), K(2),
+                    "TuNA radix over the nodes (values >= N-1 send to every node at once; "
+                    "N+1 lets N=1 run)"},
+                   {"block_count", K(1), EXPR(N, 0), EXPR(N, 0),
+                    "nodes of different sizes: node pairs per batch (values above N-1 act "
+                    "as N-1)"}},
         .restrictions = CT_A_BYTES | CT_R_INT_OFFSETS | CT_R_NODE_SHARED_MEMORY,
         .run.alltoallv = ct_alltoallv_node_aware,
     },

@@ -47,7 +47,7 @@ typedef enum ct_ext_id {
 } ct_ext_id;
 
 /* Cached growable buffers per context (ct_ctx_buffer). */
-#define CT_CTX_NBUFS 6 /* the most any algorithm uses: TuNA (alltoallv.h) */
+#define CT_CTX_NBUFS 7 /* the most any algorithm uses: node_aware, TuNA's 6 and one */
 
 typedef struct ct_ctx {
     MPI_Comm comm; /* private duplicate of the user's communicator */

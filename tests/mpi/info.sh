@@ -184,7 +184,7 @@ check_answers() {
     printf 'alltoall nodes=2- node_aware\nalltoall pmpi\n' > "$tmp/big.rules"
     "$info" --check "$tmp/big.rules" --np 64 --nodes 4 --coll alltoall --parsable > "$tmp/a" ||
         return 1
-    has "decision:alltoall:msg_size=0-33554431:rule line 1:node_aware:block_count=4" "$tmp/a" &&
+    has "decision:alltoall:msg_size=0-33554431:rule line 1:node_aware:radix=2,block_count=4" "$tmp/a" &&
         has "decision:alltoall:msg_size=32m-:rule line 2:pmpi" "$tmp/a" &&
         has "skipped:alltoall:msg_size=32m-:$tmp/big.rules:1: node_aware skipped: byte offsets overflow int" "$tmp/a" ||
         return 1

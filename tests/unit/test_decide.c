@@ -119,7 +119,8 @@ static void test_nodes_and_restrictions(void **state)
     place(f, 8, 2, 0);
     assert_int_equal(decide(f, CT_COLL_ALLTOALLV, 100, 0), MPI_SUCCESS);
     assert_choice(f, "node_aware", 2);
-    assert_int_equal(f->choice.params[0], 4); /* block_count defaults to N */
+    assert_int_equal(f->choice.params[0], 2); /* radix defaults to 2 */
+    assert_int_equal(f->choice.params[1], 4); /* block_count to N */
     assert_false(f->used_msg_size);           /* nodes=1 failed before msg_size was needed */
     /* Emulated nodes that span real ones cannot share memory. */
     f->topo.emulated = 1;
