@@ -130,20 +130,24 @@ static char *lane_target(void *arg, int m, int c, size_t bytes)
 static size_t lane_known(void *arg, int m) { return ((const lane *)arg)->bytes[m]; }
 
 /* Node m's blocks for this rank: their bytes, and whether they lie back to
- * back in the receive buffer in local order (the byte view). */
-static size_t node_blocks(const ct_tuna_hier *H, int m, int *contiguous)
+ * back in the receive buffer in local order from displacement *first (the
+ * byte view). */
+static size_t node_blocks(const ct_tuna_hier *H, int m, int *contiguous, long *first)
 {
     const ct_alltoallv_args *a = H->a;
     size_t total = 0;
     long next = -1;
     *contiguous = 1;
+    *first = 0;
     for (int l = 0; l < H->node_size[m]; l++) {
         const int src = ct_tuna_hier_rank(H, m, l);
         const long count = (long)ct_vec_at(&a->recvcounts, src);
         const long displ = (long)ct_vec_at(&a->rdispls, src);
         if (count == 0)
             continue;
-        if (next >= 0 && displ != next)
+        if (next < 0)
+            *first = displ;
+        else if (displ != next)
             *contiguous = 0;
         next = displ + count;
         total += (size_t)count;
@@ -164,7 +168,8 @@ static size_t lane_layout(const ct_tuna_hier *H, lane *L, char *base, const ct_t
     CT_CARVE(base, off, L->bytes, size_t, N);
     for (int m = 0; m < N; m++) {
         int contiguous = 1;
-        const size_t b = m == H->n ? 0 : node_blocks(H, m, &contiguous);
+        long first = 0;
+        const size_t b = m == H->n ? 0 : node_blocks(H, m, &contiguous, &first);
         if (b > 0 && !contiguous)
             staged += b;
         if (base == NULL)
@@ -172,30 +177,23 @@ static size_t lane_layout(const ct_tuna_hier *H, lane *L, char *base, const ct_t
         L->rank_of[m] = ct_tuna_hier_rank(H, m, H->h);
         L->bytes[m] = b;
         L->staged[m] = b > 0 && !contiguous;
-        L->dst[m] = NULL;
+        L->dst[m] = b > 0 && contiguous ? (char *)H->a->recvbuf + first : NULL;
     }
     CT_CARVE(base, off, L->stage, char, staged);
     CT_CARVE(base, off, *engine, char, ct_tuna_scratch_bytes(grp, radix));
     return off;
 }
 
-/* Where each member's block lands: the receive buffer, or the staging area. */
-static void lane_targets(const ct_tuna_hier *H, lane *L)
+/* The staged members' places in the staging area (lane_layout put the
+ * others' in the receive buffer). */
+static void lane_stage(const ct_tuna_hier *H, lane *L)
 {
     char *stage = L->stage;
     for (int m = 0; m < H->N; m++) {
-        if (L->bytes[m] == 0)
+        if (!L->staged[m])
             continue;
-        if (L->staged[m]) {
-            L->dst[m] = stage;
-            stage += L->bytes[m];
-            continue;
-        }
-        for (int l = 0; l < H->node_size[m] && L->dst[m] == NULL; l++) {
-            const int src = ct_tuna_hier_rank(H, m, l);
-            if (ct_vec_at(&H->a->recvcounts, src) > 0) /* the first non-empty block */
-                L->dst[m] = (char *)H->a->recvbuf + ct_vec_at(&H->a->rdispls, src);
-        }
+        L->dst[m] = stage;
+        stage += L->bytes[m];
     }
 }
 
@@ -228,7 +226,7 @@ static int lane_inter(ct_tuna_hier *H, int radix)
         return MPI_ERR_NO_MEM;
     H->ctx->call_extra += bytes;
     lane_layout(H, &L, base, &grp, radix, &engine);
-    lane_targets(H, &L);
+    lane_stage(H, &L);
     grp.rank_of = L.rank_of;
     ct_tuna_hier_compact(H);
     CT_CALL(ct_tuna_exchange(&grp, H->ctx, radix, engine));

@@ -93,6 +93,13 @@ typedef struct direct_state {
     int rc; /* the first failure among them */
 } direct_state;
 
+/* Keeps the first failure among the point-to-point blocks. */
+static void keep_first(direct_state *d, int rc)
+{
+    if (rc != MPI_SUCCESS && d->rc == MPI_SUCCESS)
+        d->rc = rc;
+}
+
 /* Receives *want point-to-point into the user's buffer, with the user's
  * type and count (MPI reports a longer block): request d->reqs[d->n]. */
 static int post_recv(direct_state *d, ct_shm_want *want)
@@ -122,15 +129,16 @@ static int post_direct(direct_state *d, ct_shm_out *out, ct_shm_want *want)
             rc = MPI_ERR_OTHER;
     for (int t = 1; t < P; t++) {
         const int j = (x->ctx->rank + t) % P;
-        if (out[j].direct &&
-            ct_isend(ct_a2av_sendblock(x, j), ct_a2av_scount(x, j), x->a->sendtype, j, d->tag,
-                     x->ctx->comm, &d->reqs[d->n]) == MPI_SUCCESS)
+        if (!out[j].direct)
+            continue;
+        if (ct_isend(ct_a2av_sendblock(x, j), ct_a2av_scount(x, j), x->a->sendtype, j, d->tag,
+                     x->ctx->comm, &d->reqs[d->n]) == MPI_SUCCESS) {
             d->n++;
-        else if (out[j].direct) {
-            out[j].direct = 0;
-            out[j].bytes = 0;
-            rc = MPI_ERR_OTHER;
+            continue;
         }
+        out[j].direct = 0;
+        out[j].bytes = 0;
+        rc = MPI_ERR_OTHER;
     }
     return rc;
 }
@@ -143,8 +151,7 @@ static void drive(void *arg)
     while (d->next < d->n) {
         int done = 0;
         const int rc = PMPI_Test(&d->reqs[d->next], &done, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS && d->rc == MPI_SUCCESS)
-            d->rc = rc;
+        keep_first(d, rc);
         if (!done && rc == MPI_SUCCESS)
             return;
         d->next++;
@@ -167,18 +174,13 @@ static int finish_direct(direct_state *d, ct_shm_want *want)
     for (int w = 0; w < P - 1; w++) {
         if (want[w].req >= 0 && !want[w].direct) {
             if (want[w].req >= d->next) /* not complete: no block can match it */
-                PMPI_Cancel(&d->reqs[want[w].req]);
+                keep_first(d, PMPI_Cancel(&d->reqs[want[w].req]));
         } else if (want[w].req < 0 && want[w].direct) {
-            const int rc = post_recv(d, &want[w]);
-            if (rc != MPI_SUCCESS && d->rc == MPI_SUCCESS)
-                d->rc = rc;
+            keep_first(d, post_recv(d, &want[w]));
         }
     }
-    for (; d->next < d->n; d->next++) {
-        const int rc = PMPI_Wait(&d->reqs[d->next], MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS && d->rc == MPI_SUCCESS)
-            d->rc = rc;
-    }
+    for (; d->next < d->n; d->next++)
+        keep_first(d, PMPI_Wait(&d->reqs[d->next], MPI_STATUS_IGNORE));
     return d->rc;
 }
 

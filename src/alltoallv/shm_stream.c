@@ -34,16 +34,22 @@ size_t ct_shm_stream_bytes(int nblocks)
     return 2 * (head_bytes(nblocks) + ct_cfg()->shm_window);
 }
 
+/* The stream's own tables (not the window, not the communicator). */
+static void free_tables(ct_shm_stream *s)
+{
+    free(s->want_first);
+    free(s->out);
+    free(s->want);
+    free(s->reqs);
+}
+
 static void stream_free(void *p)
 {
     ct_shm_stream *s = p;
     if (s == NULL)
         return;
     ct_shm_win_free(s->w); /* collective over s->comm, before it goes */
-    free(s->want_first);
-    free(s->out);
-    free(s->want);
-    free(s->reqs);
+    free_tables(s);
     if (s->owns_comm && s->comm != MPI_COMM_NULL)
         PMPI_Comm_free(&s->comm);
     free(s);
@@ -90,12 +96,8 @@ static int stream_create(ct_ctx *ctx, MPI_Comm comm, int owns_comm, int nblocks,
     *out = s;
     s = NULL;
 out:
-    if (s != NULL) {
-        free(s->want_first);
-        free(s->out);
-        free(s->want);
-        free(s->reqs);
-    }
+    if (s != NULL)
+        free_tables(s);
     free(s);
     return rc;
 }
