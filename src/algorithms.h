@@ -200,10 +200,12 @@ typedef int (*ct_sdde_fn)(struct ct_sdde *x, struct ct_ctx *ctx, const long *par
 
 /* Adapters the driver applies (not restrictions): */
 #define CT_A_BYTES 0x100u /* runs on contiguous bytes: the driver presents every call
-                             as MPI_BYTE blocks, packing non-contiguous types; such an
-                             algorithm must also declare CT_R_INT_OFFSETS. For the
-                             allgather(v)_inter collectives the received blocks are
-                             also back to back in rank order (allgather_inter.h) */
+                             as MPI_BYTE blocks, packing non-contiguous types. The
+                             Alltoall(v) view has MPI_Count offsets; the
+                             allgather(v)_inter one has int offsets, so an algorithm
+                             there must also declare CT_R_INT_OFFSETS, and its
+                             received blocks are back to back in rank order
+                             (allgather_inter.h) */
 
 /* The restriction and adapter bits, one at a time, for listings (coltune-info):
  * the i-th bit's short name ("shared_memory") and what it means; NULL past

@@ -229,31 +229,33 @@ out:
 
 /*
  * The byte view of one side of a call: counts and displacements in bytes of
- * MPI_BYTE (linear, without any array, for MPI_Alltoall's uniform blocks). A contiguous type is viewed in place (displacement in bytes from
- * the user's buffer, lower bound included); any other type is packed into
- * (send) or received through (recv) a contiguous staging buffer. The decision
- * has already checked that every offset fits an int (CT_R_INT_OFFSETS).
+ * MPI_BYTE (linear, without any array, for MPI_Alltoall's uniform blocks). A
+ * contiguous type is viewed in place (displacement in bytes from the user's
+ * buffer, lower bound included); any other type is packed into (send) or
+ * received through (recv) a contiguous staging buffer. Counts and offsets
+ * are MPI_Count: the view itself limits nothing to int (an algorithm that
+ * needs int offsets declares CT_R_INT_OFFSETS).
  */
 typedef struct byte_side {
-    ct_vec counts, displs; /* in bytes; int arrays, or linear for MPI_Alltoall */
-    int *icounts, *idispls; /* the int arrays (NULL when linear) */
-    char *staging;          /* NULL when the user's buffer is viewed in place */
+    ct_vec counts, displs;   /* in bytes; MPI_Count arrays, or linear for MPI_Alltoall */
+    MPI_Count *arrays;       /* [2P] the counts, then the displacements (NULL when linear) */
+    char *staging;           /* NULL when the user's buffer is viewed in place */
     size_t staging_bytes;
 } byte_side;
 
 static void byte_side_free(byte_side *b)
 {
-    free(b->icounts);
-    free(b->idispls);
+    free(b->arrays);
     free(b->staging);
 }
 
 /* The byte counts and displacements: linear when the call's are (uniform
- * blocks of MPI_Alltoall: no per-call array), else int arrays. */
+ * blocks of MPI_Alltoall: no per-call array), else MPI_Count arrays. */
 static int byte_side_layout(byte_side *b, int P, const ct_vec *counts, const ct_vec *displs,
                             const ct_typeinfo *t)
 {
-    int rc = MPI_SUCCESS, pos = 0;
+    int rc = MPI_SUCCESS;
+    MPI_Count pos = 0;
     if (counts->kind == CT_VEC_LINEAR && displs->kind == CT_VEC_LINEAR) {
         const MPI_Count bytes = counts->base * t->size;
         b->counts = ct_vec_linear(bytes, 0);
@@ -263,16 +265,30 @@ static int byte_side_layout(byte_side *b, int P, const ct_vec *counts, const ct_
         b->staging_bytes = (size_t)(P * bytes);
         return MPI_SUCCESS;
     }
-    CT_ALLOC(b->icounts, (size_t)P * sizeof(int));
-    CT_ALLOC(b->idispls, (size_t)P * sizeof(int));
+    CT_ALLOC(b->arrays, (size_t)P * 2 * sizeof(MPI_Count));
+    MPI_Count *bcounts = b->arrays, *bdispls = b->arrays + P;
     for (int j = 0; j < P; j++) {
-        b->icounts[j] = (int)(ct_vec_at(counts, j) * t->size);
-        b->idispls[j] = t->contig ? (int)(ct_vec_at(displs, j) * t->extent + t->true_lb) : pos;
-        pos += b->icounts[j];
+        bcounts[j] = ct_vec_at(counts, j) * t->size;
+        bdispls[j] = t->contig ? ct_vec_at(displs, j) * t->extent + t->true_lb : pos;
+        pos += bcounts[j];
     }
-    b->counts = ct_vec_int(b->icounts);
-    b->displs = ct_vec_int(b->idispls);
+    b->counts = ct_vec_count(bcounts);
+    b->displs = ct_vec_count(bdispls);
     b->staging_bytes = (size_t)pos;
+out:
+    return rc;
+}
+
+/* Packs (unpack = 0) or unpacks a staged side's blocks, in the user's type. */
+static int byte_side_pack(const byte_side *b, const ct_vec *counts, const ct_vec *displs,
+                          MPI_Datatype type, const ct_typeinfo *t, const void *buf, int P,
+                          MPI_Comm comm, int unpack)
+{
+    int rc = MPI_SUCCESS;
+    for (int j = 0; j < P; j++)
+        CT_CALL(ct_pack_elems(ct_elem_ptr(buf, (MPI_Aint)ct_vec_at(displs, j), t->extent),
+                              ct_vec_at(counts, j), type, t,
+                              b->staging + ct_vec_at(&b->displs, j), unpack, comm));
 out:
     return rc;
 }
@@ -289,12 +305,9 @@ static int byte_side_init(byte_side *b, int P, const ct_vec *counts, const ct_ve
         b->staging_bytes = 0;
         return MPI_SUCCESS;
     }
-    CT_ALLOC(b->staging, b->staging_bytes);
-    /* Blocks are packed back to back, so the pack position runs through displs. */
-    for (int j = 0, at = 0; pack && j < P; j++)
-        CT_CALL(PMPI_Pack(ct_elem_ptr(buf, (MPI_Aint)ct_vec_at(displs, j), t.extent),
-                          (int)ct_vec_at(counts, j), type, b->staging, (int)b->staging_bytes,
-                          &at, comm));
+    CT_ALLOC(b->staging, b->staging_bytes > 0 ? b->staging_bytes : 1);
+    if (pack)
+        CT_CALL(byte_side_pack(b, counts, displs, type, &t, buf, P, comm, 0));
 out:
     return rc;
 }
@@ -303,16 +316,12 @@ out:
 static int byte_side_unpack(const byte_side *b, const ct_alltoallv_args *a, int P, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS;
-    MPI_Aint lb, ext;
+    ct_typeinfo t;
     if (b->staging == NULL)
         return MPI_SUCCESS;
-    CT_CALL(PMPI_Type_get_extent(a->recvtype, &lb, &ext));
-    for (int j = 0; j < P; j++) {
-        int pos = (int)ct_vec_at(&b->displs, j);
-        CT_CALL(PMPI_Unpack(b->staging, (int)b->staging_bytes, &pos,
-                            ct_elem_ptr(a->recvbuf, (MPI_Aint)ct_vec_at(&a->rdispls, j), ext),
-                            (int)ct_vec_at(&a->recvcounts, j), a->recvtype, comm));
-    }
+    CT_CALL(ct_type_info(a->recvtype, &t));
+    CT_CALL(byte_side_pack(b, &a->recvcounts, &a->rdispls, a->recvtype, &t, a->recvbuf, P,
+                           comm, 1));
 out:
     return rc;
 }
