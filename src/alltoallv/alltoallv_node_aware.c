@@ -6,35 +6,41 @@
  *
  * Intra-node phase. Every rank publishes all its blocks (one stream of P
  * blocks, shm_stream.h) in its part of its node's window; after the one
- * synchronisation per round, rank (n, h) copies out of the part of every
- * rank j of its node
+ * synchronisation per round, rank (n, h) reads from the part of every rank
+ * j of its node
  *   - j's block for itself, into its receive buffer (j = h: its own block);
  *   - j's block for every rank it handles on other nodes (D, tuna_hier.h),
- *     into G, the buffer the inter-node phase sends from.
+ *     which the inter-node phase sends on.
  * That is Algorithm 3's "rearrange T" done by the reads themselves: where
  * TuNA moves a block through up to log_r Q hops of messages, each block
- * here crosses memory twice.
+ * here crosses memory once or twice.
  *
  * Inter-node phase, between ranks of equal local index, on the coalesced
  * blocks (one per destination rank: all its node's blocks for it):
  *   - nodes of equal size: TuNA with the given radix (paper 001 section III)
  *     among the N ranks of local index h, one per node (a lane): ceil(log_r
  *     N) steps of forwarded blocks instead of N - 1 messages per rank, which
- *     pays where a message between nodes costs more than the copies;
+ *     pays where a message between nodes costs more than the copies. It
+ *     needs no global maximum block, so the call starts without a
+ *     collective: between hosts an allreduce costs about as much as the
+ *     whole small-block exchange (docs/cluster.md);
  *   - nodes of different sizes, where a rank handles several ranks of a
  *     larger node and lanes are not all-to-all groups: Algorithm 3's
  *     (ct_tuna_hier_coalesced_inter), one message per node pair and local
- *     index, block_count node offsets at a time.
+ *     index, block_count node offsets at a time, after one allreduce for
+ *     the largest block (its buffer G) and for int offsets (its messages);
+ *     where some offset exceeds an int, TuNA (radix 2) serves the call.
  *
  * The window spans a node's ranks: real nodes, or emulated ones
  * (COLTUNE_PPN) when the whole communicator shares memory
  * (CT_R_NODE_SHARED_MEMORY). If some node cannot set up its window, every
- * rank learns it at the first call and the communicator's calls run
- * tuna_hier_coalesced (radix 2) instead, which needs no shared memory.
+ * rank learns it at the first call and the communicator's calls run TuNA
+ * (radix 2) instead, which needs no shared memory.
  */
 #include "alltoallv/shm_stream.h"
 #include "alltoallv/tuna_hier.h"
 
+#include <limits.h>
 #include <string.h>
 
 /* The node's window: a node communicator (ranks in local order) and its
@@ -50,15 +56,221 @@ out:
     return rc;
 }
 
-/* This rank's stream: its block for every rank (the byte view: MPI_BYTE
- * counts and displacements). */
-static void stream_out(const ct_tuna_hier *H, ct_shm_out *out)
+/* ------------------------------------------------------------------ */
+/* Equal nodes: the lanes                                              */
+/* ------------------------------------------------------------------ */
+
+/*
+ * With every node holding Q ranks, rank (n, h) forwards to rank (m, h) of
+ * every other node m exactly the blocks its node's ranks send there: the
+ * ranks of local index h, one per node, form a lane, and the lane runs one
+ * all-to-all of those coalesced blocks. Nothing here needs the call's
+ * largest block, so the call needs no collective before it (the uneven path
+ * below does):
+ *  - the intra-node phase reads, from each rank c of this node, c's block
+ *    for this rank (into the receive buffer) and c's block for (m, h),
+ *    which it leaves where it lies in the window when the exchange took one
+ *    round (ct_shm_stream_block), or places in G, sized after round 0 from
+ *    the headers, when it took several;
+ *  - the lane runs TuNA (ct_tuna_exchange) with bundles of Q blocks, block c
+ *    of the bundle for member m being rank c's block for (m, h): it goes
+ *    from the window (or G) into the round buffers, and on its last hop
+ *    straight to its place in the receive buffer; every size is known
+ *    there (recvcounts), so no last hop carries metadata.
+ */
+typedef struct lanes {
+    const ct_alltoallv_args *a;
+    ct_ctx *ctx;
+    const ct_shm_stream *s;
+    int N, n, h, Q;
+    int *rank_at;      /* [N Q] rank (m, l) at m Q + l */
+    int *rank_of;      /* [N] the lane: rank (m, h) */
+    ct_shm_want *want; /* the stream's wants */
+    int *want_of;      /* [N Q] want of rank c's block for (m, h), at m Q + c; -1: m = n */
+} lanes;
+
+static int lane_rank(const lanes *L, int m, int l) { return L->rank_at[m * L->Q + l]; }
+
+/* Lays out the tables and the TuNA engine's scratch in base (NULL:
+ * measures only); returns the bytes. */
+static size_t lanes_layout(lanes *L, char *base, const ct_tuna_group *grp, int radix,
+                           char **engine)
 {
-    const ct_alltoallv_args *a = H->a;
-    for (int k = 0; k < H->ctx->size; k++) {
+    size_t off = 0;
+    CT_CARVE(base, off, L->rank_at, int, (size_t)L->N * L->Q);
+    CT_CARVE(base, off, L->rank_of, int, L->N);
+    CT_CARVE(base, off, L->want_of, int, (size_t)L->N * L->Q);
+    CT_CARVE(base, off, *engine, char, ct_tuna_scratch_bytes(grp, radix));
+    return off;
+}
+
+static void lanes_tables(lanes *L)
+{
+    const ct_topo *topo = &L->ctx->topo;
+    for (int r = 0; r < L->ctx->size; r++)
+        L->rank_at[topo->node_of[r] * L->Q + topo->local_of[r]] = r;
+    for (int m = 0; m < L->N; m++)
+        L->rank_of[m] = lane_rank(L, m, L->h);
+}
+
+/* The stream's wants: from each rank c of this node (the readers start at
+ * different parts), c's block for this rank, then c's blocks for the lane,
+ * placed later (dst NULL). Returns their number (N Q). */
+static int lanes_wants(lanes *L)
+{
+    const ct_alltoallv_args *a = L->a;
+    int nw = 0;
+    for (int t = 0; t < L->Q; t++) {
+        const int c = (L->h + 1 + t) % L->Q;
+        const int src = lane_rank(L, L->n, c);
+        L->want[nw++] = (ct_shm_want){
+            .member = c,
+            .block = L->ctx->rank,
+            .dst = (char *)a->recvbuf + ct_vec_at(&a->rdispls, src),
+            .cap = (size_t)ct_vec_at(&a->recvcounts, src),
+        };
+        L->want_of[L->n * L->Q + c] = -1;
+        for (int m = 0; m < L->N; m++) {
+            if (m == L->n)
+                continue;
+            L->want_of[m * L->Q + c] = nw;
+            L->want[nw++] = (ct_shm_want){.member = c, .block = L->rank_of[m]};
+        }
+    }
+    return nw;
+}
+
+/* ct_shm_place: with one round the lane's blocks stay in the window; with
+ * several they go to G, back to back, as their sizes now say. */
+static int lanes_place(void *arg, ct_shm_want *want, int nwant, size_t rounds)
+{
+    lanes *L = arg;
+    size_t bytes = 0;
+    char *G;
+    if (rounds == 1)
+        return MPI_SUCCESS;
+    for (int w = 0; w < nwant; w++)
+        if (want[w].deferred)
+            bytes += want[w].bytes;
+    G = ct_ctx_buffer(L->ctx, CT_BUF_NODE_LANE, bytes > 0 ? bytes : 1);
+    if (G == NULL)
+        return MPI_ERR_NO_MEM;
+    L->ctx->call_extra += bytes;
+    for (int w = 0; w < nwant; w++) {
+        if (!want[w].deferred)
+            continue;
+        want[w].dst = G;
+        want[w].cap = want[w].bytes;
+        G += want[w].bytes;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Block c of the bundle this rank sends lane member m: rank c's block for
+ * (m, h), in the window or in G. */
+static const char *lane_source(void *arg, int m, int c, size_t *bytes)
+{
+    const lanes *L = arg;
+    const int w = L->want_of[m * L->Q + c];
+    *bytes = 0;
+    if (w < 0) /* this node: the intra-node phase delivered it */
+        return NULL;
+    const ct_shm_want *want = &L->want[w];
+    *bytes = want->bytes;
+    return want->dst != NULL ? want->dst : ct_shm_stream_block(L->s, want);
+}
+
+/* Block c of the bundle from member m: rank (m, c)'s block for this rank. */
+static char *lane_target(void *arg, int m, int c, size_t bytes)
+{
+    const lanes *L = arg;
+    const int src = lane_rank(L, m, c);
+    if (bytes > (size_t)ct_vec_at(&L->a->recvcounts, src))
+        return NULL; /* longer than its buffer: MPI_ERR_TRUNCATE */
+    return (char *)L->a->recvbuf + ct_vec_at(&L->a->rdispls, src);
+}
+
+static size_t lane_known(void *arg, int m, int c)
+{
+    const lanes *L = arg;
+    return m == L->n ? 0 : (size_t)ct_vec_at(&L->a->recvcounts, lane_rank(L, m, c));
+}
+
+/* This rank's stream: its block for every rank (the byte view). */
+static void stream_out(const ct_alltoallv_args *a, int P, ct_shm_out *out)
+{
+    for (int k = 0; k < P; k++)
         out[k] = (ct_shm_out){.src = (const char *)a->sendbuf + ct_vec_at(&a->sdispls, k),
                               .bytes = (size_t)ct_vec_at(&a->sendcounts, k)};
+}
+
+static int node_aware_lanes(const ct_alltoallv_args *a, ct_ctx *ctx, ct_shm_stream *s,
+                            int radix)
+{
+    int rc = MPI_SUCCESS, local_rc = MPI_ERR_NO_MEM, nw = 0;
+    const ct_topo *topo = &ctx->topo;
+    lanes L = {.a = a, .ctx = ctx, .s = s, .N = topo->N, .n = topo->node,
+               .h = topo->local_rank, .Q = topo->Q, .want = s->want};
+    ct_tuna_group grp = {.size = L.N, .index = L.n, .C = L.Q, .known_c = CT_TUNA_ALL_KNOWN,
+                         .arg = &L, .source = lane_source, .target = lane_target,
+                         .known = lane_known};
+    const ct_shm_place place = {lanes_place, &L};
+    char *engine = NULL;
+    const size_t bytes = lanes_layout(&L, NULL, &grp, radix, &engine);
+    char *scratch = ct_ctx_scratch(ctx, bytes);
+    if (scratch != NULL) {
+        lanes_layout(&L, scratch, &grp, radix, &engine);
+        lanes_tables(&L);
+        stream_out(a, ctx->size, s->out);
+        nw = lanes_wants(&L);
+        local_rc = MPI_SUCCESS;
     }
+    ctx->call_extra += bytes + ct_shm_stream_bytes(ctx->size);
+    CT_CALL(ct_shm_stream_run(s, s->out, local_rc, s->want, nw, NULL, &place));
+    if (L.N > 1) {
+        grp.rank_of = L.rank_of;
+        CT_CALL(ct_tuna_exchange(&grp, ctx, radix, engine));
+    }
+out:
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Nodes of different sizes: Algorithm 3 between them                  */
+/* ------------------------------------------------------------------ */
+
+/* Does any byte offset or total of this rank's call exceed an int? */
+static int offsets_overflow_int(const ct_vec *counts, const ct_vec *displs, int P)
+{
+    MPI_Count total = 0;
+    for (int j = 0; j < P; j++) {
+        total += ct_vec_at(counts, j);
+        if (ct_vec_at(displs, j) + ct_vec_at(counts, j) > INT_MAX || total > INT_MAX)
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * What Algorithm 3 needs of every rank: the call's largest block M (for G)
+ * and whether every byte offset fits the int counts its messages use. One
+ * allreduce; *fits is the same on every rank.
+ */
+static int uneven_agree(const ct_alltoallv_args *a, ct_ctx *ctx, size_t *M, int *fits)
+{
+    int rc;
+    const int P = ctx->size;
+    long long in[2] = {0, 0}, res[2];
+    for (int j = 0; j < P; j++)
+        if (ct_vec_at(&a->sendcounts, j) > in[0])
+            in[0] = (long long)ct_vec_at(&a->sendcounts, j);
+    in[1] = offsets_overflow_int(&a->sendcounts, &a->sdispls, P) ||
+            offsets_overflow_int(&a->recvcounts, &a->rdispls, P);
+    CT_CALL(PMPI_Allreduce(in, res, 2, MPI_LONG_LONG, MPI_MAX, ctx->comm));
+    *M = (size_t)res[0];
+    *fits = res[1] == 0 && res[0] <= INT_MAX;
+out:
+    return rc;
 }
 
 /* What this rank reads: from each rank j of its node, j's block for it and
@@ -86,165 +298,17 @@ static int stream_wants(const ct_tuna_hier *H, ct_shm_want *want)
     return nw;
 }
 
-/* ------------------------------------------------------------------ */
-/* The lanes: TuNA over the nodes, where every node holds Q ranks      */
-/* ------------------------------------------------------------------ */
-
-/*
- * With nodes of equal size rank (n, h) handles exactly rank (m, h) of every
- * other node m (tuna_hier.h): what G holds for it, compacted, is this rank's
- * block of the lane's all-to-all, and the block from (m, h) is node m's
- * blocks for this rank, in local order. That block lands straight in the
- * receive buffer when those lie there back to back, else in a staging area,
- * spread afterwards. Every size is known at its receiver (recvcounts), so
- * the block's last hop carries no metadata.
- */
-typedef struct lane {
-    const ct_tuna_hier *H;
-    int *rank_of;  /* [N] rank (m, h) */
-    char **dst;    /* [N] where the block from member m lands */
-    size_t *bytes; /* [N] its bytes */
-    int *staged;   /* [N] dst is in the staging area */
-    char *stage;
-} lane;
-
-/* The block this rank sends member m: G's D entry on node m, compacted. */
-static const char *lane_source(void *arg, int m, int c, size_t *bytes)
+static int node_aware_uneven(const ct_alltoallv_args *a, ct_ctx *ctx, ct_shm_stream *s,
+                             int block_count)
 {
-    const ct_tuna_hier *H = ((const lane *)arg)->H;
-    (void)c;
-    *bytes = 0;
-    if (H->d_first[m] == H->d_first[m + 1]) /* this node */
-        return NULL;
-    *bytes = H->tot[H->d_first[m]];
-    return ct_tuna_hier_gblock(H, H->d_first[m], 0);
-}
-
-static char *lane_target(void *arg, int m, int c, size_t bytes)
-{
-    const lane *L = arg;
-    (void)c;
-    return bytes <= L->bytes[m] ? L->dst[m] : NULL; /* longer: MPI_ERR_TRUNCATE */
-}
-
-static size_t lane_known(void *arg, int m) { return ((const lane *)arg)->bytes[m]; }
-
-/* Node m's blocks for this rank: their bytes, and whether they lie back to
- * back in the receive buffer in local order from displacement *first (the
- * byte view). */
-static size_t node_blocks(const ct_tuna_hier *H, int m, int *contiguous, long *first)
-{
-    const ct_alltoallv_args *a = H->a;
-    size_t total = 0;
-    long next = -1;
-    *contiguous = 1;
-    *first = 0;
-    for (int l = 0; l < H->node_size[m]; l++) {
-        const int src = ct_tuna_hier_rank(H, m, l);
-        const long count = (long)ct_vec_at(&a->recvcounts, src);
-        const long displ = (long)ct_vec_at(&a->rdispls, src);
-        if (count == 0)
-            continue;
-        if (next < 0)
-            *first = displ;
-        else if (displ != next)
-            *contiguous = 0;
-        next = displ + count;
-        total += (size_t)count;
-    }
-    return total;
-}
-
-/* Lays out the lane's tables, staging and the TuNA engine's scratch in
- * base (NULL: measures only); returns the bytes. */
-static size_t lane_layout(const ct_tuna_hier *H, lane *L, char *base, const ct_tuna_group *grp,
-                          int radix, char **engine)
-{
-    const int N = H->N;
-    size_t off = 0, staged = 0;
-    CT_CARVE(base, off, L->rank_of, int, N);
-    CT_CARVE(base, off, L->staged, int, N);
-    CT_CARVE(base, off, L->dst, char *, N);
-    CT_CARVE(base, off, L->bytes, size_t, N);
-    for (int m = 0; m < N; m++) {
-        int contiguous = 1;
-        long first = 0;
-        const size_t b = m == H->n ? 0 : node_blocks(H, m, &contiguous, &first);
-        if (b > 0 && !contiguous)
-            staged += b;
-        if (base == NULL)
-            continue;
-        L->rank_of[m] = ct_tuna_hier_rank(H, m, H->h);
-        L->bytes[m] = b;
-        L->staged[m] = b > 0 && !contiguous;
-        L->dst[m] = b > 0 && contiguous ? (char *)H->a->recvbuf + first : NULL;
-    }
-    CT_CARVE(base, off, L->stage, char, staged);
-    CT_CARVE(base, off, *engine, char, ct_tuna_scratch_bytes(grp, radix));
-    return off;
-}
-
-/* The staged members' places in the staging area (lane_layout put the
- * others' in the receive buffer). */
-static void lane_stage(const ct_tuna_hier *H, lane *L)
-{
-    char *stage = L->stage;
-    for (int m = 0; m < H->N; m++) {
-        if (!L->staged[m])
-            continue;
-        L->dst[m] = stage;
-        stage += L->bytes[m];
-    }
-}
-
-/* A staged member's block: node m's blocks, in local order, to their places. */
-static void lane_spread(const ct_tuna_hier *H, const lane *L)
-{
-    const ct_alltoallv_args *a = H->a;
-    for (int m = 0; m < H->N; m++) {
-        const char *from = L->dst[m];
-        for (int l = 0; L->staged[m] && l < H->node_size[m]; l++) {
-            const int src = ct_tuna_hier_rank(H, m, l);
-            const size_t count = (size_t)ct_vec_at(&a->recvcounts, src);
-            if (count > 0)
-                memcpy((char *)a->recvbuf + ct_vec_at(&a->rdispls, src), from, count);
-            from += count;
-        }
-    }
-}
-
-static int lane_inter(ct_tuna_hier *H, int radix)
-{
-    int rc = MPI_SUCCESS;
-    lane L = {.H = H};
-    char *engine = NULL, *base;
-    ct_tuna_group grp = {.size = H->N, .index = H->n, .C = 1, .known_c = 0, .arg = &L,
-                         .source = lane_source, .target = lane_target, .known = lane_known};
-    const size_t bytes = lane_layout(H, &L, NULL, &grp, radix, &engine);
-    base = ct_ctx_buffer(H->ctx, CT_BUF_NODE_LANE, bytes > 0 ? bytes : 1);
-    if (base == NULL)
-        return MPI_ERR_NO_MEM;
-    H->ctx->call_extra += bytes;
-    lane_layout(H, &L, base, &grp, radix, &engine);
-    lane_stage(H, &L);
-    grp.rank_of = L.rank_of;
-    ct_tuna_hier_compact(H);
-    CT_CALL(ct_tuna_exchange(&grp, H->ctx, radix, engine));
-    lane_spread(H, &L);
-out:
-    return rc;
-}
-
-int ct_alltoallv_node_aware(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params)
-{
-    int rc;
-    const int P = ctx->size, radix = (int)params[0], block_count = (int)params[1];
-    ct_shm_stream *s;
+    int rc, fits;
+    const int P = ctx->size;
     ct_tuna_hier H;
-    size_t own;
-    CT_CALL(node_window(ctx, &s));
-    if (s == NULL) /* some node has no window: every rank comes here */
-        return ct_tuna_hier_run(a, ctx, 2, block_count, ct_tuna_hier_coalesced_inter);
+    size_t own, M;
+    CT_CALL(uneven_agree(a, ctx, &M, &fits));
+    if (!fits) /* on every rank: TuNA needs no int offsets */
+        return ct_alltoallv_tuna(a, ctx, (const long[]){2});
+    ctx->call_msg_size = (long)M; /* what ct_tuna_hier_begin would ask for */
     CT_CALL(ct_tuna_hier_begin(&H, a, ctx, &own));
     if (H.M == 0)
         return MPI_SUCCESS;
@@ -260,12 +324,12 @@ int ct_alltoallv_node_aware(const ct_alltoallv_args *a, ct_ctx *ctx, const long 
     }
     if (out != NULL) {
         want = (ct_shm_want *)(out + P);
-        stream_out(&H, out);
+        stream_out(a, P, out);
         nw = stream_wants(&H, want);
         local_rc = MPI_SUCCESS;
     }
     ctx->call_extra += own + ct_shm_stream_bytes(P);
-    CT_CALL(ct_shm_stream_run(s, out, local_rc, want, nw, NULL));
+    CT_CALL(ct_shm_stream_run(s, out, local_rc, want, nw, NULL, NULL));
     /* The G block sizes the inter-node phase sends (stream_wants' order). */
     for (int t = 0, w = 0; t < H.Qn; t++) {
         const int j = want[w].member;
@@ -273,10 +337,23 @@ int ct_alltoallv_node_aware(const ct_alltoallv_args *a, ct_ctx *ctx, const long 
         for (int d = 0; d < H.nd; d++, w++)
             H.gsz[d * H.Qn + j] = (int)want[w].bytes; /* <= M: fits an int */
     }
-    if (H.N > 1 && ctx->topo.uniform)
-        CT_CALL(lane_inter(&H, radix));
-    else if (H.N > 1)
+    if (H.N > 1)
         CT_CALL(ct_tuna_hier_coalesced_inter(&H, block_count));
+out:
+    return rc;
+}
+
+int ct_alltoallv_node_aware(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params)
+{
+    int rc;
+    const int radix = (int)params[0], block_count = (int)params[1];
+    ct_shm_stream *s;
+    CT_CALL(node_window(ctx, &s));
+    if (s == NULL) /* some node has no window: every rank comes here */
+        return ct_alltoallv_tuna(a, ctx, (const long[]){2});
+    if (ctx->topo.uniform)
+        return node_aware_lanes(a, ctx, s, radix);
+    return node_aware_uneven(a, ctx, s, block_count);
 out:
     return rc;
 }

@@ -138,6 +138,6 @@
                    {"block_count", K(1), EXPR(N, 0), EXPR(N, 0),
                     "nodes of different sizes: node pairs per batch (values above N-1 act "
                     "as N-1)"}},
-        .restrictions = CT_A_BYTES | CT_R_INT_OFFSETS | CT_R_NODE_SHARED_MEMORY,
+        .restrictions = CT_A_BYTES | CT_R_NODE_SHARED_MEMORY,
         .run.alltoallv = ct_alltoallv_node_aware,
     },

@@ -278,7 +278,7 @@ int ct_alltoallv_shm(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params
         local_rc = stage_recvs(&x, &rt, s->want, &staged);
     if (local_rc == MPI_SUCCESS)
         local_rc = ct_a2av_self_copy(&x);
-    rc = ct_shm_stream_run(s, s->out, local_rc, s->want, P - 1, d.n > 0 ? &idle : NULL);
+    rc = ct_shm_stream_run(s, s->out, local_rc, s->want, P - 1, d.n > 0 ? &idle : NULL, NULL);
     const int direct_rc = finish_direct(&d, s->want); /* whatever round 0 said */
     if (rc == MPI_SUCCESS)
         rc = direct_rc;

@@ -122,6 +122,13 @@ typedef struct tuna {
 
 static int member(const ct_tuna_group *g, int j) { return g->rank_of ? g->rank_of[j] : j; }
 
+/* Is block c of a slot that reaches its destination in this round (fin)
+ * one whose size the receiver knows? */
+static int known_there(const ct_tuna_group *g, int fin, int c)
+{
+    return fin && (g->known_c == CT_TUNA_ALL_KNOWN || c == g->known_c);
+}
+
 /* ------------------------------------------------------------------ */
 /* Set-up                                                              */
 /* ------------------------------------------------------------------ */
@@ -257,8 +264,8 @@ static void round_plan(tuna *t, round *rd, int x, int z)
         const int fin = o < t->span; /* o's highest digit is x: it arrives now */
         for (int c = 0; c < C; c++) {
             rd->sbytes += t->sz[o * C + c];
-            if (fin && c == g->known_c) /* arriving from member me - o */
-                rd->known += g->known(g->arg, (me - o + P) % P);
+            if (known_there(g, fin, c)) /* arriving from member me - o */
+                rd->known += g->known(g->arg, (me - o + P) % P, c);
             else
                 rd->hn++;
         }
@@ -305,7 +312,7 @@ static void round_pack(tuna *t, const round *rd, char *out)
         const int o = rd->slots[k], fin = o < t->span;
         for (int c = 0; c < g->C; c++) {
             const size_t b = t->sz[o * g->C + c];
-            if (!(fin && c == g->known_c))
+            if (!known_there(g, fin, c))
                 hdr[h++] = (hdr_t)b;
             if (b > 0) {
                 memcpy(data, slot_data(t, o, c), b);
@@ -319,8 +326,8 @@ static void round_pack(tuna *t, const round *rd, char *out)
 static size_t arriving_size(const tuna *t, const round *rd, int *h, int o, int c)
 {
     const ct_tuna_group *g = t->g;
-    if (o < t->span && c == g->known_c)
-        return g->known(g->arg, (g->index - o + g->size) % g->size);
+    if (known_there(g, o < t->span, c))
+        return g->known(g->arg, (g->index - o + g->size) % g->size, c);
     return (size_t)rd->rhdr[(*h)++];
 }
 
@@ -330,7 +337,7 @@ static long long round_incoming(const tuna *t, const round *rd)
     long long total = 0;
     for (int k = 0, h = 0; k < rd->n; k++)
         for (int c = 0; c < t->g->C; c++) {
-            const int from_hdr = !(rd->slots[k] < t->span && c == t->g->known_c);
+            const int from_hdr = !known_there(t->g, rd->slots[k] < t->span, c);
             if (from_hdr && rd->rhdr[h] < 0)
                 return -1;
             const size_t b = arriving_size(t, rd, &h, rd->slots[k], c);
@@ -671,7 +678,11 @@ static char *flat_target(void *arg, int j, int c, size_t bytes)
     return bytes <= side_bytes(&f->r, j) ? side_block(&f->r, j) : NULL;
 }
 
-static size_t flat_known(void *arg, int j) { return side_bytes(&((const flat *)arg)->r, j); }
+static size_t flat_known(void *arg, int j, int c)
+{
+    (void)c;
+    return side_bytes(&((const flat *)arg)->r, j);
+}
 
 /*
  * (Un)packs count elements at ptr to / from packed bytes, in pieces of at

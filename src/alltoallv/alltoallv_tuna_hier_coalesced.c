@@ -70,7 +70,9 @@ out:
     return rc;
 }
 
-void ct_tuna_hier_compact(ct_tuna_hier *H)
+/* "Rearrange T" (Algorithm 3 line 19): each D entry's blocks, in local
+ * source order, moved to the front of its region of G; tot[d] their bytes. */
+static void coalesced_compact(ct_tuna_hier *H)
 {
     for (int d = 0; d < H->nd; d++) {
         char *base = ct_tuna_hier_gblock(H, d, 0);
@@ -94,7 +96,7 @@ int ct_tuna_hier_coalesced_inter(ct_tuna_hier *H, int block_count)
     MPI_Request *reqs = ct_ctx_requests(H->ctx, bc * (1 + per));
     if (reqs == NULL)
         return MPI_ERR_NO_MEM;
-    ct_tuna_hier_compact(H);
+    coalesced_compact(H);
     for (int first = 1; first <= steps; first += bc) {
         const int last = first + bc <= steps + 1 ? first + bc : steps + 1;
         int nreq = 0;

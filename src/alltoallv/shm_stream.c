@@ -189,8 +189,8 @@ static void read_head(const ct_shm_stream *s, round_state *rs, int i, ct_shm_wan
         want[w].direct = h->block[want[w].block].off == DIRECT;
         want[w].off = want[w].direct ? 0 : (size_t)h->block[want[w].block].off;
         want[w].bytes = (size_t)h->block[want[w].block].bytes;
-        if (want[w].direct)
-            continue; /* the caller receives it, and MPI checks its length */
+        if (want[w].direct || want[w].deferred)
+            continue; /* the caller receives it (MPI checks its length), or places it */
         if (want[w].bytes > want[w].cap) {
             want[w].bytes = want[w].cap;
             rs->truncated = 1;
@@ -198,13 +198,14 @@ static void read_head(const ct_shm_stream *s, round_state *rs, int i, ct_shm_wan
     }
 }
 
-/* Copies the parts of member i's wanted blocks that the round carries. */
+/* Copies the parts of member i's wanted blocks that the round carries (only
+ * the deferred ones: their round-0 parts, once placed). */
 static void copy_out(const ct_shm_stream *s, const round_state *rs, int i,
-                     const ct_shm_want *want, int n)
+                     const ct_shm_want *want, int n, int only_deferred)
 {
     const char *data = half_of(s, i, rs->seq) + s->hdr;
     for (int w = 0; w < n; w++) {
-        if (want[w].direct)
+        if (want[w].direct || (want[w].deferred ? want[w].dst == NULL : only_deferred))
             continue;
         const size_t from = max_size(rs->lo, want[w].off);
         const size_t to = min_size(rs->hi, want[w].off + want[w].bytes);
@@ -236,8 +237,25 @@ static void read_round(ct_shm_stream *s, round_state *rs, ct_shm_want *want,
         if (rs->first)
             read_head(s, rs, i, mine, s->want_count[i]);
         if (!rs->error)
-            copy_out(s, rs, i, mine, s->want_count[i]);
+            copy_out(s, rs, i, mine, s->want_count[i], 0);
     }
+}
+
+/* After round 0: the caller places its deferred wants, which then get their
+ * round-0 parts (this rank has not published round 1, so no member has
+ * overwritten them). */
+static int place_deferred(ct_shm_stream *s, const round_state *rs, ct_shm_want *want,
+                          int nwant, size_t rounds, const ct_shm_place *place)
+{
+    const int rc = place->fn(place->arg, want, nwant, rounds);
+    for (int i = 0; i < s->w->size && rc == MPI_SUCCESS; i++)
+        if (s->want_count[i] > 0)
+            copy_out(s, rs, i, want + s->want_first[i], s->want_count[i], 1);
+    if (rc != MPI_SUCCESS) /* the later rounds leave them alone */
+        for (int w = 0; w < nwant; w++)
+            if (want[w].deferred)
+                want[w].dst = NULL;
+    return rc;
 }
 
 /* Where each member's wants are: the caller groups them by member. */
@@ -257,9 +275,10 @@ static int index_wants(ct_shm_stream *s, const ct_shm_want *want, int nwant)
 }
 
 int ct_shm_stream_run(ct_shm_stream *s, const ct_shm_out *out, int local_rc, ct_shm_want *want,
-                      int nwant, const ct_shm_idle *idle)
+                      int nwant, const ct_shm_idle *idle, const ct_shm_place *place)
 {
     ct_shm_win *w = s->w;
+    int place_rc = MPI_SUCCESS;
     size_t total = 0, rounds = 1;
     round_state rs = {0};
     cursor c = {0, 0};
@@ -274,14 +293,18 @@ int ct_shm_stream_run(ct_shm_stream *s, const ct_shm_out *out, int local_rc, ct_
     }
     for (int k = 0; k < s->nblocks && local_rc == MPI_SUCCESS; k++)
         total += in_stream(&out[k]);
+    for (int k = 0; k < nwant && want != NULL; k++)
+        want[k].deferred = place != NULL && want[k].dst == NULL;
     for (size_t r = 0; r < rounds; r++) {
         rs.lo = r * s->W;
         rs.hi = rs.lo + s->W;
         rs.first = r == 0;
         rs.seq = w->seq; /* the half this round writes, on every member */
         char *mine = half_of(s, w->rank, rs.seq);
-        if (r == 0)
+        if (r == 0) {
+            s->seq0 = rs.seq;
             write_head((stream_head *)mine, out, s->nblocks, total, local_rc != MPI_SUCCESS);
+        }
         if (local_rc == MPI_SUCCESS)
             copy_in(mine + s->hdr, out, s->nblocks, rs.lo, rs.hi, &c);
         ct_shm_publish(w);
@@ -294,10 +317,12 @@ int ct_shm_stream_run(ct_shm_stream *s, const ct_shm_out *out, int local_rc, ct_
                 return local_rc != MPI_SUCCESS ? local_rc : MPI_ERR_OTHER;
             }
             rounds = rs.longest == 0 ? 1 : (rs.longest + s->W - 1) / s->W;
+            if (place != NULL)
+                place_rc = place_deferred(s, &rs, want, nwant, rounds, place);
         }
     }
     if (rs.truncated)
         ct_log_once("shm: a block is longer than its receive buffer; the call returns "
                     "MPI_ERR_TRUNCATE");
-    return rs.truncated ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+    return rs.truncated ? MPI_ERR_TRUNCATE : place_rc;
 }

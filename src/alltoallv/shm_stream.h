@@ -48,13 +48,15 @@ typedef struct ct_shm_out {
 
 /* A block this rank reads: block `block` of member `member`'s stream (this
  * rank's own too), into dst, which holds cap bytes (a longer block is an
- * MPI_ERR_TRUNCATE). The exchange sets off, bytes and direct. */
+ * MPI_ERR_TRUNCATE). The exchange sets off, bytes and direct. A want whose
+ * dst is NULL is placed by the caller once its length is known (ct_shm_place). */
 typedef struct ct_shm_want {
     int member, block;
     char *dst;
     size_t cap;
     size_t off, bytes; /* where the block lies in the member's stream, its length */
     int direct;        /* the writer marked it direct: not copied, the caller receives it */
+    int deferred;      /* dst was NULL: placed after round 0 */
     int req;           /* the caller's own: its receive request for the block, or -1 */
 } ct_shm_want;
 
@@ -65,6 +67,18 @@ typedef struct ct_shm_idle {
     void (*fn)(void *arg);
     void *arg;
 } ct_shm_idle;
+
+/* Wants placed once their lengths are known: fn(arg, want, nwant, rounds) is
+ * called once, after round 0 has read every member's header (so every
+ * want's bytes are set), with the number of rounds the exchange runs. It
+ * sets dst (and cap >= bytes) of the wants whose dst is NULL; with rounds ==
+ * 1 it may leave one NULL, to be read in place after the exchange
+ * (ct_shm_stream_block). An error it returns skips the deferred copies; the
+ * rounds still run, and the exchange returns that error. */
+typedef struct ct_shm_place {
+    int (*fn)(void *arg, ct_shm_want *want, int nwant, size_t rounds);
+    void *arg;
+} ct_shm_place;
 
 /* A window for streams of nblocks blocks, created by the first call that
  * needs it and cached in the context (freed with it). */
@@ -85,6 +99,7 @@ typedef struct ct_shm_stream {
     ct_shm_want *want;
     MPI_Request *reqs;
     unsigned long calls; /* exchanges begun on the window, the same on every member */
+    unsigned long seq0;  /* the half round 0 of the last exchange used */
 } ct_shm_stream;
 
 /* Buffers of ct_ctx_buffer() the shared-memory algorithms use. */
@@ -114,9 +129,21 @@ int ct_shm_stream_get(ct_ctx *ctx, ct_ext_id id, MPI_Comm comm, int owns_comm, i
  * want may be NULL when local_rc is an error). A block longer
  * than its destination is cut and the call returns MPI_ERR_TRUNCATE on the
  * reader, after the rounds (the others are not kept waiting). idle, if not
- * NULL, is called whenever this rank waits for another member.
+ * NULL, is called whenever this rank waits for another member; place, if not
+ * NULL, places the wants whose dst is NULL.
  */
 int ct_shm_stream_run(ct_shm_stream *s, const ct_shm_out *out, int local_rc, ct_shm_want *want,
-                      int nwant, const ct_shm_idle *idle);
+                      int nwant, const ct_shm_idle *idle, const ct_shm_place *place);
+
+/*
+ * Where a wanted block lies in its writer's part of the window, after an
+ * exchange of one round. It stays there until this rank's next exchange on
+ * the window: a writer overwrites that half only after every member,
+ * this one included, has published the round after it.
+ */
+static inline const char *ct_shm_stream_block(const ct_shm_stream *s, const ct_shm_want *want)
+{
+    return s->w->part[want->member] + (s->seq0 & 1) * (s->hdr + s->W) + s->hdr + want->off;
+}
 
 #endif

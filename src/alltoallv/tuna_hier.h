@@ -19,7 +19,7 @@
 
 #include "alltoallv/alltoallv.h"
 
-/* The context buffer node_aware's lanes use (the TuNA engine's are 0-5). */
+/* The context buffer node_aware's lanes use for G (the TuNA engine's are 0-5). */
 enum { CT_BUF_NODE_LANE = 6 };
 
 typedef struct ct_tuna_hier {
@@ -67,10 +67,6 @@ int ct_tuna_hier_run(const ct_alltoallv_args *a, ct_ctx *ctx, int radix, int blo
  * scratch (own bytes) and fills them. */
 int ct_tuna_hier_begin(ct_tuna_hier *H, const ct_alltoallv_args *a, ct_ctx *ctx, size_t *own);
 void ct_tuna_hier_tables(ct_tuna_hier *H, char *scratch);
-
-/* "Rearrange T" (Algorithm 3 line 19): each D entry's blocks, in local
- * source order, moved to the front of its region of G; tot[d] their bytes. */
-void ct_tuna_hier_compact(ct_tuna_hier *H);
 
 /* The inter-node phase of coalesced TuNA_l^g (Algorithm 3), for G filled. */
 int ct_tuna_hier_coalesced_inter(ct_tuna_hier *H, int block_count);

@@ -181,12 +181,12 @@ check_run "--check: every error of a file" check_every_error
 # that cannot serve under COLTUNE_FALLBACK=error is an error (exit 1), and
 # --parsable keeps values with colons last.
 check_answers() {
-    printf 'alltoall nodes=2- node_aware\nalltoall pmpi\n' > "$tmp/big.rules"
+    printf 'alltoall nodes=2- tuna_hier_coalesced\nalltoall pmpi\n' > "$tmp/big.rules"
     "$info" --check "$tmp/big.rules" --np 64 --nodes 4 --coll alltoall --parsable > "$tmp/a" ||
         return 1
-    has "decision:alltoall:msg_size=0-33554431:rule line 1:node_aware:radix=2,block_count=4" "$tmp/a" &&
+    has "decision:alltoall:msg_size=0-33554431:rule line 1:tuna_hier_coalesced:radix=2,block_count=1" "$tmp/a" &&
         has "decision:alltoall:msg_size=32m-:rule line 2:pmpi" "$tmp/a" &&
-        has "skipped:alltoall:msg_size=32m-:$tmp/big.rules:1: node_aware skipped: byte offsets overflow int" "$tmp/a" ||
+        has "skipped:alltoall:msg_size=32m-:$tmp/big.rules:1: tuna_hier_coalesced skipped: byte offsets overflow int" "$tmp/a" ||
         return 1
     COLTUNE_FALLBACK=error COLTUNE_ALLTOALLV=shm "$info" --check "$rules" --np 8 --nodes 2 \
         --coll alltoallv > "$tmp/a"

@@ -130,8 +130,13 @@ static void test_nodes_and_restrictions(void **state)
     assert_int_equal(f->choice.params[1], 4); /* block_count=N */
     assert_int_equal(f->log.count, 1);
     assert_non_null(strstr(f->log.lines[0], "t.rules:2: node_aware: emulated nodes"));
-    /* A rank whose offsets overflow int rules out the byte algorithms. */
+    /* A rank whose offsets overflow int rules out tuna_hier_coalesced, which
+     * needs int offsets, and not node_aware, which needs none. */
     place(f, 8, 2, 0);
+    assert_int_equal(decide(f, CT_COLL_ALLTOALLV, 100, CT_R_INT_OFFSETS), MPI_SUCCESS);
+    assert_choice(f, "node_aware", 2);
+    f->topo.emulated = 1;
+    f->topo.shared = 0;
     assert_int_equal(decide(f, CT_COLL_ALLTOALLV, 100, CT_R_INT_OFFSETS), MPI_SUCCESS);
     assert_choice(f, "pairwise", 5);
     assert_int_equal(f->log.count, 3);
