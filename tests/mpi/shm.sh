@@ -32,7 +32,7 @@ for ppn in 4 3:cyclic; do
         TEST_ALGS="$algs" -- run_mpi "$P" "$prog"
 done
 
-# No window on one rank: shm forwards, node_aware runs tuna_hier_coalesced.
+# No window on one rank: shm forwards, node_aware runs tuna:radix=2.
 for case in "4 4" "7 3"; do
     set -- $case
     set -- "$(capped "$1")" "$2"
