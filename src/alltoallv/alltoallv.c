@@ -155,7 +155,7 @@ static long largest_block(int P, const ct_vec *counts, MPI_Aint size)
     return (long)(max * size);
 }
 
-static int local_facts(const void *args, const ct_ctx *ctx, ct_call_facts *f)
+int ct_alltoallv_local_facts(const void *args, const ct_ctx *ctx, ct_call_facts *f)
 {
     const ct_alltoallv_args *a = args;
     int rc, inplace = a->sendbuf == MPI_IN_PLACE;
@@ -420,7 +420,7 @@ int ct_alltoallv_dispatch(const ct_alltoallv_args *a, const ct_spec *forced)
     ct_choice choice;
     /* MPI_Alltoall: the block size is the same on every rank by the standard
      * (matching type signatures), so msg_size costs no communication. */
-    ct_call call = {.coll = a->coll, .args = a, .local_facts = local_facts,
+    ct_call call = {.coll = a->coll, .args = a, .local_facts = ct_alltoallv_local_facts,
                     .msg_size_is_global = a->coll == CT_COLL_ALLTOALL};
     int rc = ct_decide_call(a->comm, &call, forced, &ctx, &choice);
     if (rc != MPI_SUCCESS)

@@ -13,6 +13,7 @@
 
 #include "core/context.h"
 #include "core/datatype.h"
+#include "select/decide.h"
 #include "select/spec.h"
 
 typedef struct ct_a2av {
@@ -128,6 +129,11 @@ int ct_tuna_exchange(const ct_tuna_group *grp, ct_ctx *ctx, int radix, void *scr
             (ptr) = (type *)((base) + (off));                                      \
         (off) = CT_ALIGN_UP((off) + (size_t)(count) * sizeof(type));               \
     } while (0)
+
+/* This rank's facts of a call for the decision (ct_local_facts_fn, no
+ * communication): its largest block and the local restrictions it violates
+ * (non-contiguous types, byte offsets beyond an int). */
+int ct_alltoallv_local_facts(const void *args, const ct_ctx *ctx, ct_call_facts *f);
 
 /*
  * The driver of MPI_Alltoallv and MPI_Alltoall (a->coll): decides (forced

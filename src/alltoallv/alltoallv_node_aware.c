@@ -239,18 +239,6 @@ out:
 /* Nodes of different sizes: Algorithm 3 between them                  */
 /* ------------------------------------------------------------------ */
 
-/* Does any byte offset or total of this rank's call exceed an int? */
-static int offsets_overflow_int(const ct_vec *counts, const ct_vec *displs, int P)
-{
-    MPI_Count total = 0;
-    for (int j = 0; j < P; j++) {
-        total += ct_vec_at(counts, j);
-        if (ct_vec_at(displs, j) + ct_vec_at(counts, j) > INT_MAX || total > INT_MAX)
-            return 1;
-    }
-    return 0;
-}
-
 /*
  * What Algorithm 3 needs of every rank: the call's largest block M (for G)
  * and whether every byte offset fits the int counts its messages use. One
@@ -259,13 +247,13 @@ static int offsets_overflow_int(const ct_vec *counts, const ct_vec *displs, int 
 static int uneven_agree(const ct_alltoallv_args *a, ct_ctx *ctx, size_t *M, int *fits)
 {
     int rc;
-    const int P = ctx->size;
-    long long in[2] = {0, 0}, res[2];
-    for (int j = 0; j < P; j++)
-        if (ct_vec_at(&a->sendcounts, j) > in[0])
-            in[0] = (long long)ct_vec_at(&a->sendcounts, j);
-    in[1] = offsets_overflow_int(&a->sendcounts, &a->sdispls, P) ||
-            offsets_overflow_int(&a->recvcounts, &a->rdispls, P);
+    ct_call_facts f;
+    /* the decision's own local facts, of the byte view (a failure here, which
+     * MPI_BYTE cannot cause, counts as offsets that do not fit) */
+    const int frc = ct_alltoallv_local_facts(a, ctx, &f);
+    long long in[2] = {frc == MPI_SUCCESS ? f.msg_size : 0,
+                       frc != MPI_SUCCESS || (f.violations & CT_R_INT_OFFSETS) != 0},
+              res[2];
     CT_CALL(PMPI_Allreduce(in, res, 2, MPI_LONG_LONG, MPI_MAX, ctx->comm));
     *M = (size_t)res[0];
     *fits = res[1] == 0 && res[0] <= INT_MAX;
