@@ -261,7 +261,7 @@ int coltune_allgatherv_inter_c(const char *spec, const void *sendbuf, MPI_Count 
  * Algorithms (rules files and COLTUNE_ALLTOALL_CRS / COLTUNE_ALLTOALLV_CRS
  * choose among them; "personalized" when nothing is set): personalized,
  * nonblocking, rma (MPIX_Alltoall_crs only), locality_personalized,
- * locality_nonblocking.
+ * locality_nonblocking, locality_dense.
  */
 
 typedef struct MPIX_Info MPIX_Info;

@@ -103,6 +103,8 @@ static const ct_restriction_desc restriction_descs[] = {
     {CT_R_CONTIG_TYPES, "contiguous_types", "send and receive datatypes are contiguous"},
     {CT_R_INT_OFFSETS, "int_offsets", "every byte offset and total fits in an int"},
     {CT_A_BYTES, "bytes", "runs on bytes: non-contiguous datatypes are packed (no restriction)"},
+    {CT_A_AGREES, "agrees", "its exchange carries the validity agreement: no allreduce when "
+                            "the decision needs no facts"},
 };
 
 const ct_restriction_desc *ct_restriction_at(int i)
@@ -242,6 +244,14 @@ static const ct_algorithm registry[] = {
         .run.sdde = ct_sdde_locality_nonblocking,
     },
     {
+        .name = "locality_dense",
+        .coll = CT_COLL_ALLTOALL_CRS,
+        .summary = "an aggregate to every other node and a buffer to every rank of the "
+                   "node, empty or not: no reduction (paper 003 Alg. 4 over lanes)",
+        .restrictions = CT_A_AGREES,
+        .run.sdde = ct_sdde_locality_dense,
+    },
+    {
         .name = "personalized",
         .coll = CT_COLL_ALLTOALLV_CRS,
         .summary = "Reduce_scatter of per-destination message counts, sends, probed "
@@ -268,6 +278,14 @@ static const ct_algorithm registry[] = {
         .summary = "aggregated inter-node NBX, then personalized redistribution inside "
                    "the node (paper 003 Alg. 5)",
         .run.sdde = ct_sdde_locality_nonblocking,
+    },
+    {
+        .name = "locality_dense",
+        .coll = CT_COLL_ALLTOALLV_CRS,
+        .summary = "an aggregate to every other node and a buffer to every rank of the "
+                   "node, empty or not: no reduction (paper 003 Alg. 4 over lanes)",
+        .restrictions = CT_A_AGREES,
+        .run.sdde = ct_sdde_locality_dense,
     },
 };
 

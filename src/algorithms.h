@@ -206,6 +206,10 @@ typedef int (*ct_sdde_fn)(struct ct_sdde *x, struct ct_ctx *ctx, const long *par
                              there must also declare CT_R_INT_OFFSETS, and its
                              received blocks are back to back in rank order
                              (allgather_inter.h) */
+#define CT_A_AGREES 0x200u /* (sparse exchanges) its own exchange tells every rank
+                              whether any rank's arguments are invalid: the driver
+                              skips its agreement allreduce when the decision needs
+                              no per-call facts (sdde.h) */
 
 /* The restriction and adapter bits, one at a time, for listings (coltune-info):
  * the i-th bit's short name ("shared_memory") and what it means; NULL past
@@ -288,5 +292,6 @@ int ct_sdde_nonblocking(struct ct_sdde *x, struct ct_ctx *ctx, const long *param
 int ct_sdde_rma(struct ct_sdde *x, struct ct_ctx *ctx, const long *params);
 int ct_sdde_locality_personalized(struct ct_sdde *x, struct ct_ctx *ctx, const long *params);
 int ct_sdde_locality_nonblocking(struct ct_sdde *x, struct ct_ctx *ctx, const long *params);
+int ct_sdde_locality_dense(struct ct_sdde *x, struct ct_ctx *ctx, const long *params);
 
 #endif

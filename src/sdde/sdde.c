@@ -618,10 +618,22 @@ static int run(ct_sdde *x, const ct_choice *ch, const prepared *p, int me)
         if (p->self_bytes > 0)
             memcpy(to, p->self_ptr, (size_t)p->self_bytes);
     }
-    if (rc == MPI_SUCCESS && stats)
+    if (rc == MPI_SUCCESS && stats && !x->any_invalid)
         ct_stats_record(ct_algorithm_index(ch->alg), p->total_bytes, PMPI_Wtime() - t0,
                         ctx->call_extra + p->staging_bytes + x->got.size);
     return rc;
+}
+
+/* The error of a call some rank's arguments made invalid: the rank's own,
+ * or for the others MPI_ERR_OTHER (said once, by one rank). */
+static int invalid_elsewhere(const ct_sdde_call *c, const ct_ctx *ctx, int arg_rc)
+{
+    if (arg_rc != MPI_SUCCESS)
+        return arg_rc;
+    if (ctx->decide_rank == 0)
+        ct_log_once("%s: another rank passed invalid arguments (its message says which); "
+                    "nothing was written", c->fn);
+    return MPI_ERR_OTHER;
 }
 
 int ct_sdde_dispatch(const ct_sdde_call *c, const ct_spec *forced)
@@ -639,33 +651,51 @@ int ct_sdde_dispatch(const ct_sdde_call *c, const ct_spec *forced)
     if (cache_get(ctx, &x.cache) != MPI_SUCCESS && arg_rc == MPI_SUCCESS)
         arg_rc = MPI_ERR_NO_MEM;
 
-    /* Every rank agrees on validity (and the decision's facts) before any
-     * message moves: a rank with bad arguments still takes part here. */
+    /* First a decision without communication: a forced spec, a cached one,
+     * or rules that need no msg_size. */
     ct_coll coll = c->variable ? CT_COLL_ALLTOALLV_CRS : CT_COLL_ALLTOALL_CRS;
-    ct_call call = {.coll = coll, .args = &p, .local_facts = sdde_facts};
-    CT_CALL(agree(ctx, &p, arg_rc, c->nnz_known, &call, &invalid, &all_known));
-    if (invalid) {
-        rc = arg_rc;
-        if (rc == MPI_SUCCESS) {
-            rc = MPI_ERR_OTHER;
-            if (ctx->decide_rank == 0)
-                ct_log_once("%s: another rank passed invalid arguments (its message says "
-                            "which); nothing was exchanged", c->fn);
+    ct_call call = {.coll = coll, .args = &p, .local_facts = sdde_facts, .defer_facts = 1};
+    int decided = ct_decide_call(c->comm, &call, forced, &ctx, &choice) == MPI_SUCCESS &&
+                  ctx != NULL;
+    /* (x.cache is NULL only where a small calloc failed: that rank then takes
+     * the allreduce alone, and the call cannot complete.) */
+    if (decided && (choice.alg->restrictions & CT_A_AGREES) && x.cache != NULL) {
+        /* The algorithm's exchange carries the agreement: a rank with bad
+         * arguments takes part with no messages, and nobody writes output
+         * if any rank's arguments are invalid. */
+        x.invalid = arg_rc != MPI_SUCCESS;
+        if (x.invalid)
+            x.out.n = 0;
+    } else {
+        /* Every rank agrees on validity (and the decision's facts) before any
+         * message moves: a rank with bad arguments still takes part here. */
+        CT_CALL(agree(ctx, &p, arg_rc, c->nnz_known, &call, &invalid, &all_known));
+        if (invalid) {
+            rc = invalid_elsewhere(c, ctx, arg_rc);
+            goto out;
         }
-        goto out;
+        /* The decision, if not made yet, with its facts and without further
+         * communication. Its errors are agreed, and logged there. rma sizes
+         * its window by the agreed msg_size (ctx->call_msg_size). */
+        ctx->call_msg_size = call.facts.msg_size;
+        if (!decided) {
+            call.defer_facts = 0;
+            rc = ct_decide_call(c->comm, &call, forced, &ctx, &choice);
+            if (rc == MPI_SUCCESS && ctx == NULL) /* cannot happen: ct_ctx_get succeeded */
+                rc = MPI_ERR_INTERN;
+            if (rc != MPI_SUCCESS)
+                goto out;
+        }
     }
-    /* The decision (forced spec, environment, rules) has its facts already:
-     * no further communication. Its errors are agreed, and logged there. */
-    rc = ct_decide_call(c->comm, &call, forced, &ctx, &choice);
-    if (rc == MPI_SUCCESS && ctx == NULL) /* cannot happen: ct_ctx_get succeeded */
-        rc = MPI_ERR_INTERN;
-    if (rc != MPI_SUCCESS)
-        goto out;
 
     x.ctx = ctx;
     x.tag_parity = (int)(x.cache->calls & 1u);
     x.known_nrecv = all_known ? *c->recv_nnz - (p.self >= 0) : -1;
     CT_CALL(run(&x, &choice, &p, me));
+    if (x.any_invalid) {
+        rc = invalid_elsewhere(c, ctx, arg_rc);
+        goto out;
+    }
     rc = write_outputs(c, &x.got, &p.rt, ctx->comm);
 out:
     ct_sdde_out_free(&x.out);

@@ -6,7 +6,11 @@
  * The driver validates the user's arguments, packs the messages into bytes,
  * agrees with every rank (one allreduce, which also carries the decision's
  * msg_size) that all arguments are valid, delivers a rank's message to itself
- * without communication, and runs the chosen algorithm. An algorithm sends
+ * without communication, and runs the chosen algorithm. An algorithm that
+ * declares CT_A_AGREES carries that agreement in its own exchange: when the
+ * decision needs no per-call facts (forced, or rules without msg_size), the
+ * driver skips the allreduce, a rank with invalid arguments takes part with
+ * no messages (x->invalid), and every rank learns x->any_invalid. An algorithm sends
  * x->out (this rank's messages to other ranks, as bytes) and puts every
  * message it receives into the box x->got, in any order; the driver then
  * writes them sorted by source into the caller's arrays, checking capacities,
@@ -14,9 +18,11 @@
  *
  * Every message travels on the context's private communicator (or the cached
  * intra-node communicator). A probe of one call never matches a message of
- * the next: no rank gets past the next call's agreement allreduce before
- * every rank has finished this one. Tags also carry the parity of the call,
- * a second guard: adjacent calls never share a tag.
+ * a later one. Tags carry the parity of the call, so adjacent calls never
+ * share a tag; and no rank finishes call n+1 before every rank has finished
+ * call n: it needs either the agreement allreduce of n+1, or (CT_A_AGREES)
+ * an exchange in which it hears, directly or through a forwarding rank, from
+ * every rank's call n+1.
  */
 #ifndef CT_SDDE_H
 #define CT_SDDE_H
@@ -84,6 +90,9 @@ typedef struct ct_sdde {
     ct_sdde_box got;   /* messages received (the driver's own message to itself
                           included), in arrival order */
     long internode;    /* messages sent to other nodes (algorithms add theirs) */
+    /* CT_A_AGREES algorithms, when the driver skipped its agreement: */
+    int invalid;     /* this rank's arguments are invalid (x->out is empty) */
+    int any_invalid; /* set by the algorithm: some rank's arguments are invalid */
 } ct_sdde;
 
 static inline int ct_sdde_tag(const ct_sdde *x, int base) { return base + x->tag_parity; }
@@ -127,11 +136,15 @@ int ct_sdde_exchange_nbx(MPI_Comm comm, int tag, const ct_sdde_out *o, ct_sdde_b
  * destination node (local index modulo that node's size when the node is
  * smaller), which redistributes inside its node. The algorithm files run:
  *   ct_sdde_aggregate      buf[node] of records (dest, size, data) for every
- *                          other node, cut into pieces in L->out;
+ *                          other node, cut into pieces in L->out (and counted
+ *                          in x->internode);
  *   (their own exchange of L->out on ctx->comm, into L->in);
  *   ct_sdde_redistribute   the records received and this rank's messages to
  *                          its own node, sent on to their destinations with
  *                          a personalized exchange on the node communicator.
+ * With lanes != 0 (locality_dense) an aggregate goes to every other node and
+ * a buffer to every other rank of the node, each closed by an END record, and
+ * both exchanges are ct_sdde_exchange_lanes: no reduction.
  */
 typedef struct ct_sdde_local {
     char *agg;       /* the aggregated records, back to back */
@@ -139,8 +152,15 @@ typedef struct ct_sdde_local {
     ct_sdde_box in;  /* pieces received from other nodes */
 } ct_sdde_local;
 
-int ct_sdde_aggregate(ct_sdde *x, ct_sdde_local *L);
-int ct_sdde_redistribute(ct_sdde *x, ct_sdde_local *L);
+int ct_sdde_aggregate(ct_sdde *x, ct_sdde_local *L, int lanes);
+int ct_sdde_redistribute(ct_sdde *x, ct_sdde_local *L, int lanes);
+/* Aggregates this rank receives from other nodes when every rank sends one
+ * to its partner on every other node. */
+int ct_sdde_lane_senders(const ct_sdde *x);
+/* Sends o; receives into box until senders aggregates have ended, and ORs
+ * into *flags the flags their END records carry. */
+int ct_sdde_exchange_lanes(MPI_Comm comm, int tag, const ct_sdde_out *o, int senders,
+                           ct_sdde_box *box, int *flags);
 void ct_sdde_local_free(ct_sdde_local *L);
 
 /* ------------------------------------------------------------------ */

@@ -15,15 +15,42 @@
  * Records. An aggregate is a sequence of records, an 8-byte header (two
  * ints: a rank and a byte count) then the message bytes. Between nodes the
  * rank is the final destination; inside the node it is the origin. An
- * aggregate larger than CT_SDDE_PIECE_BYTES travels as several messages cut
- * at record boundaries (a record always fits: CT_SDDE_MAX_MSG_BYTES).
+ * aggregate larger than CT_SDDE_PIECE_BYTES (or COLTUNE_TEST_SDDE_PIECE)
+ * travels as several messages cut at record boundaries (a record always
+ * fits: CT_SDDE_MAX_MSG_BYTES).
+ *
+ * Lanes (locality_dense). Every rank sends one aggregate to its partner on
+ * every other node and one buffer to every other rank of its node, empty or
+ * not, each closed by an END record (a negative rank: -1 - flags). A rank
+ * then knows from the topology alone how many aggregates it receives
+ * (ct_sdde_lane_senders) and probes until that many have ended: no
+ * reduction and no barrier. A sender's pieces share one tag and
+ * communicator, so by MPI's non-overtaking rule the piece holding its END
+ * record is matched last.
+ *
+ * The END records also carry the driver's agreement (CT_A_AGREES): flag 1
+ * says the sender or a rank it heard from has invalid arguments. Every rank
+ * of node m hears in the first exchange from one rank of m, so together
+ * they hear from every rank of every other node, and in the second exchange
+ * each forwards what it heard to the whole node: after both, every rank
+ * knows whether any rank's arguments are invalid.
  */
 #include "sdde/sdde.h"
+#include "core/state.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 enum { HEADER = 2 * (int)sizeof(int) };
+
+/* The record that closes an aggregate of the lanes: rank -1 - flags. */
+static int is_end(int rank) { return rank < 0; }
+
+static void put_end(char *at, int flags)
+{
+    int h[2] = {-1 - flags, 0};
+    memcpy(at, h, HEADER);
+}
 
 static void put_record(char *at, int rank, const char *data, int bytes)
 {
@@ -87,16 +114,23 @@ static int partner(const ct_sdde *x, int m)
 /* Pieces                                                              */
 /* ------------------------------------------------------------------ */
 
+/* Largest piece: COLTUNE_TEST_SDDE_PIECE (tests), else CT_SDDE_PIECE_BYTES. */
+static size_t piece_bytes(void)
+{
+    int test = ct_cfg()->test_sdde_piece;
+    return test > 0 ? (size_t)test : (size_t)CT_SDDE_PIECE_BYTES;
+}
+
 /* Appends to o the records agg[from..to) for dest, in pieces. */
 static int push_pieces(ct_sdde_out *o, int dest, const char *agg, size_t from, size_t to)
 {
     int rc = MPI_SUCCESS;
-    size_t start = from, at = from;
+    size_t start = from, at = from, limit = piece_bytes();
     while (at < to) {
         int rank, bytes;
         get_record(agg + at, &rank, &bytes);
         size_t rec = HEADER + (size_t)bytes;
-        if (at > start && at + rec - start > (size_t)CT_SDDE_PIECE_BYTES) {
+        if (at > start && at + rec - start > limit) {
             CT_CALL(ct_sdde_out_push(o, dest, agg + start, (int)(at - start)));
             start = at;
         }
@@ -123,7 +157,19 @@ static int by_key(const void *a, const void *b)
     return (x->index > y->index) - (x->index < y->index);
 }
 
-int ct_sdde_aggregate(ct_sdde *x, ct_sdde_local *L)
+/* Pieces of o carrying at least one message (not only an END record). */
+static long data_pieces(const ct_sdde_out *o)
+{
+    long n = 0;
+    for (int i = 0; i < o->n; i++) {
+        int rank, bytes;
+        get_record(o->ptr[i], &rank, &bytes);
+        n += !is_end(rank);
+    }
+    return n;
+}
+
+int ct_sdde_aggregate(ct_sdde *x, ct_sdde_local *L, int lanes)
 {
     int rc = MPI_SUCCESS, n = 0;
     const ct_sdde_out *o = &x->out;
@@ -141,22 +187,81 @@ int ct_sdde_aggregate(ct_sdde *x, ct_sdde_local *L)
         items[n++] = (item){m, i};
         total += HEADER + (size_t)o->bytes[i];
     }
+    if (lanes)
+        total += (size_t)t->N * HEADER; /* an END record per other node */
     qsort(items, (size_t)n, sizeof *items, by_key);
     /* copy proc, size and sendvals[ctr:ctr+size] into buf[region] */
-    CT_ALLOC(L->agg, total);
-    for (int k = 0; k < n;) {
-        int m = items[k].key;
+    CT_ALLOC(L->agg, total ? total : 1);
+    for (int m = 0, k = 0; m < t->N; m++) {
         size_t from = at;
         for (; k < n && items[k].key == m; k++) {
             int i = items[k].index;
             put_record(L->agg + at, o->dest[i], o->ptr[i], o->bytes[i]);
             at += HEADER + (size_t)o->bytes[i];
         }
+        if (m == t->node || (!lanes && at == from))
+            continue;
+        if (lanes) {
+            put_end(L->agg + at, x->invalid);
+            at += HEADER;
+        }
         /* buf[region] goes to the rank of this local index on that region */
         CT_CALL(push_pieces(&L->out, partner(x, m), L->agg, from, at));
     }
+    x->internode += data_pieces(&L->out);
 out:
     free(items);
+    return rc;
+}
+
+int ct_sdde_lane_senders(const ct_sdde *x)
+{
+    /* Rank l of node m sends to local index l mod q here: the l in
+     * [0, size_m) congruent to this rank's local index i. */
+    const ct_topo *t = &x->ctx->topo;
+    int n = 0, q = t->node_size[t->node], i = t->local_rank;
+    for (int m = 0; m < t->N; m++)
+        if (m != t->node && t->node_size[m] > i)
+            n += (t->node_size[m] - 1 - i) / q + 1;
+    return n;
+}
+
+/* Whether the piece at data (bytes long) closes its aggregate; ORs the END
+ * record's flags into *flags. */
+static int piece_ends(const char *data, size_t bytes, int *flags)
+{
+    for (size_t at = 0; at < bytes;) {
+        int rank, size;
+        get_record(data + at, &rank, &size);
+        if (is_end(rank)) {
+            *flags |= -1 - rank;
+            return 1;
+        }
+        at += HEADER + (size_t)size;
+    }
+    return 0;
+}
+
+int ct_sdde_exchange_lanes(MPI_Comm comm, int tag, const ct_sdde_out *o, int senders,
+                           ct_sdde_box *box, int *flags)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Request *reqs = NULL;
+    CT_ALLOC(reqs, (size_t)(o->n ? o->n : 1) * sizeof *reqs);
+    for (int i = 0; i < o->n; i++)
+        CT_CALL(PMPI_Isend(o->ptr[i], o->bytes[i], MPI_BYTE, o->dest[i], tag, comm, &reqs[i]));
+    /* probe and receive until every sender's aggregate has ended */
+    for (int ended = 0; ended < senders;) {
+        MPI_Message msg;
+        MPI_Status st;
+        CT_CALL(PMPI_Mprobe(MPI_ANY_SOURCE, tag, comm, &msg, &st));
+        CT_CALL(ct_sdde_recv_matched(box, &msg, &st));
+        const ct_sdde_msg *m = &box->msgs[box->n - 1];
+        ended += piece_ends(box->data + m->off, (size_t)m->bytes, flags);
+    }
+    CT_CALL(PMPI_Waitall(o->n, reqs, MPI_STATUSES_IGNORE));
+out:
+    free(reqs);
     return rc;
 }
 
@@ -193,6 +298,8 @@ static int gather_records(ct_sdde *x, const ct_sdde_local *L, record **recs, ite
             int dest, bytes;
             const char *data = get_record(L->in.data + m->off + at, &dest, &bytes);
             at += HEADER + (size_t)bytes;
+            if (is_end(dest))
+                continue;
             if (dest < 0 || dest >= x->ctx->size || t->node_of[dest] != t->node) {
                 rc = MPI_ERR_INTERN;
                 ct_log_mpi_error(rc, "record for another node", __FILE__, __LINE__);
@@ -226,7 +333,39 @@ out:
     return rc;
 }
 
-int ct_sdde_redistribute(ct_sdde *x, ct_sdde_local *L)
+/* buf[proc] for every local rank proc, records (origin, size, data), cut
+ * into pieces in out; with lanes, for every other local rank, closed by END. */
+static int pack_for_node(const ct_sdde *x, const record *recs, const item *items, int n,
+                         int lanes, char **buf, size_t *total, ct_sdde_out *out)
+{
+    int rc = MPI_SUCCESS;
+    const ct_topo *t = &x->ctx->topo;
+    const int Q = t->node_size[t->node];
+    size_t at = 0;
+    *total = lanes ? (size_t)Q * HEADER : 0;
+    for (int k = 0; k < n; k++)
+        *total += HEADER + (size_t)recs[k].bytes;
+    CT_ALLOC(*buf, *total ? *total : 1);
+    for (int local = 0, k = 0; local < Q; local++) {
+        size_t from = at;
+        for (; k < n && items[k].key == local; k++) {
+            const record *r = &recs[items[k].index];
+            put_record(*buf + at, r->origin, r->data, r->bytes);
+            at += HEADER + (size_t)r->bytes;
+        }
+        if (local == t->local_rank || (!lanes && at == from))
+            continue;
+        if (lanes) { /* forwards what the first exchange told */
+            put_end(*buf + at, x->invalid | x->any_invalid);
+            at += HEADER;
+        }
+        CT_CALL(push_pieces(out, local, *buf, from, at));
+    }
+out:
+    return rc;
+}
+
+int ct_sdde_redistribute(ct_sdde *x, ct_sdde_local *L, int lanes)
 {
     int rc = MPI_SUCCESS, n = 0;
     record *recs = NULL;
@@ -234,33 +373,29 @@ int ct_sdde_redistribute(ct_sdde *x, ct_sdde_local *L)
     char *buf = NULL;
     ct_sdde_out out = {0};
     ct_sdde_box in = {0};
-    size_t total = 0, at = 0;
+    size_t total = 0;
+    MPI_Comm node = x->cache->node_comm;
+    const int tag = ct_sdde_tag(x, CT_TAG_SDDE_LOCAL);
     CT_CALL(gather_records(x, L, &recs, &items, &n));
-    /* buf[proc] for every local rank proc, records (origin, size, data) */
     qsort(items, (size_t)n, sizeof *items, by_key);
-    for (int k = 0; k < n; k++)
-        total += HEADER + (size_t)recs[k].bytes;
-    CT_ALLOC(buf, total);
-    for (int k = 0; k < n;) {
-        int local = items[k].key;
-        size_t from = at;
-        for (; k < n && items[k].key == local; k++) {
-            const record *r = &recs[items[k].index];
-            put_record(buf + at, r->origin, r->data, r->bytes);
-            at += HEADER + (size_t)r->bytes;
-        }
-        CT_CALL(push_pieces(&out, local, buf, from, at));
-    }
+    CT_CALL(pack_for_node(x, recs, items, n, lanes, &buf, &total, &out));
     /* non-blocking send of buf[proc] to proc; MPI_Allreduce(sizes) (here a
-     * Reduce_scatter_block on the node); probe for messages and receive */
-    CT_CALL(ct_sdde_exchange_personalized(x->cache->node_comm,
-                                          ct_sdde_tag(x, CT_TAG_SDDE_LOCAL), &out, -1, &in));
+     * Reduce_scatter_block on the node); probe for messages and receive.
+     * With lanes every other rank of the node sends one buffer. */
+    if (lanes)
+        CT_CALL(ct_sdde_exchange_lanes(node, tag, &out,
+                                       x->ctx->topo.node_size[x->ctx->topo.node] - 1, &in,
+                                       &x->any_invalid));
+    else
+        CT_CALL(ct_sdde_exchange_personalized(node, tag, &out, -1, &in));
     /* every record received is a message for this rank from its origin */
     for (int k = 0; k < in.n; k++) {
         for (size_t pos = 0; pos < (size_t)in.msgs[k].bytes;) {
             int origin, bytes;
             const char *data = get_record(in.data + in.msgs[k].off + pos, &origin, &bytes);
             pos += HEADER + (size_t)bytes;
+            if (is_end(origin))
+                continue;
             char *to = ct_sdde_box_add(&x->got, origin, (size_t)bytes);
             if (to == NULL) {
                 rc = MPI_ERR_NO_MEM;

@@ -20,13 +20,12 @@ int ct_sdde_locality_nonblocking(ct_sdde *x, ct_ctx *ctx, const long *params)
     int rc;
     ct_sdde_local L = {0};
     /* for each message: copy proc, size and data into buf[region] */
-    CT_CALL(ct_sdde_aggregate(x, &L));
+    CT_CALL(ct_sdde_aggregate(x, &L, 0));
     /* synchronous send of buf[region] to its partner; probe and receive until
      * the sends complete, then an Ibarrier, probing until it completes */
-    ct_sdde_count_internode(x, &L.out);
     CT_CALL(ct_sdde_exchange_nbx(ctx->comm, ct_sdde_tag(x, CT_TAG_SDDE_NODE), &L.out, &L.in));
     /* redistribute inside the node: a personalized exchange */
-    CT_CALL(ct_sdde_redistribute(x, &L));
+    CT_CALL(ct_sdde_redistribute(x, &L, 0));
 out:
     ct_sdde_local_free(&L);
     return rc;

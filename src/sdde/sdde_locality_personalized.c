@@ -23,14 +23,13 @@ int ct_sdde_locality_personalized(ct_sdde *x, ct_ctx *ctx, const long *params)
     int rc;
     ct_sdde_local L = {0};
     /* for each message: copy proc, size and data into buf[region] */
-    CT_CALL(ct_sdde_aggregate(x, &L));
+    CT_CALL(ct_sdde_aggregate(x, &L, 0));
     /* non-blocking send of buf[region] to its partner; MPI_Allreduce(sizes)
      * (a Reduce_scatter_block); probe for messages and receive dynamically */
-    ct_sdde_count_internode(x, &L.out);
     CT_CALL(ct_sdde_exchange_personalized(ctx->comm, ct_sdde_tag(x, CT_TAG_SDDE_NODE), &L.out,
                                           -1, &L.in));
     /* redistribute inside the node: a personalized exchange */
-    CT_CALL(ct_sdde_redistribute(x, &L));
+    CT_CALL(ct_sdde_redistribute(x, &L, 0));
 out:
     ct_sdde_local_free(&L);
     return rc;

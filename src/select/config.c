@@ -33,6 +33,7 @@ const char *ct_config_env_name(ct_coll coll) { return forced_env[coll]; }
 static const char *const plain_vars[] = {
     "COLTUNE_RULES",    "COLTUNE_DISABLE", "COLTUNE_VERBOSE",    "COLTUNE_STATS",
     "COLTUNE_FALLBACK", "COLTUNE_PPN",     "COLTUNE_SHM_WINDOW", "COLTUNE_TEST_SHM_FAIL",
+    "COLTUNE_TEST_SDDE_PIECE",
 };
 
 int ct_config_known_variable(const char *name)
@@ -220,6 +221,8 @@ void ct_config_read(ct_config *cfg, const char *(*getenv_fn)(const char *name))
     read_shm_window(cfg, get);
     read_int(cfg, get, "COLTUNE_TEST_SHM_FAIL", 0, INT_MAX, "a rank >= 0",
              &cfg->test_shm_fail);
+    read_int(cfg, get, "COLTUNE_TEST_SDDE_PIECE", 1, INT_MAX, "a byte count >= 1",
+             &cfg->test_sdde_piece);
     read_forced(cfg, get);
     read_rules(cfg, get);
 }

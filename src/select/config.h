@@ -24,6 +24,9 @@ typedef struct ct_config {
                           Alltoall(v) shared windows (alltoallv/shm_stream.h) */
     int test_shm_fail; /* COLTUNE_TEST_SHM_FAIL=r: rank r of every communicator
                           cannot use a shared window (tests only); -1 none */
+    int test_sdde_piece; /* COLTUNE_TEST_SDDE_PIECE=b: the locality-aware sparse
+                            exchanges cut aggregates into pieces of at most b
+                            bytes (tests only); 0 none */
     ct_ruleset rules;
     const char *rules_origin; /* "COLTUNE_RULES" or "default", for messages */
     const char *rules_path;   /* the file read (NULL: none), for coltune-info */

@@ -71,6 +71,8 @@ static int facts(decision *d)
         return MPI_SUCCESS;
     if (d->ctx == NULL)
         return MPI_ERR_INTERN; /* offline decisions are given their facts */
+    if (d->call->defer_facts)
+        return CT_DECIDE_NEEDS_FACTS;
     return ensure_facts(d->ctx, d->call);
 }
 

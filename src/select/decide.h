@@ -38,7 +38,15 @@ typedef struct ct_call {
      * msg_size conditions then cost no communication. */
     int msg_size_is_global;
     int used_msg_size; /* the decision looked at msg_size: not cacheable */
+    /* Set by a driver that would rather not communicate to decide: where the
+     * facts would be needed, ct_decide returns CT_DECIDE_NEEDS_FACTS instead
+     * of computing them (and nothing is cached or logged). */
+    int defer_facts;
 } ct_call;
+
+/* ct_decide's answer to a call with defer_facts that needs its facts (never
+ * an MPI error code, which are >= 0). */
+#define CT_DECIDE_NEEDS_FACTS (-1)
 
 /*
  * Chooses the algorithm for call. forced (may be NULL) is a spec from the

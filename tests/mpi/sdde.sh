@@ -42,6 +42,28 @@ check_run "sdde P=8 COLTUNE_PPN=3 forced rma / locality_nonblocking" \
     with_env COLTUNE_FALLBACK=error COLTUNE_PPN=3 COLTUNE_ALLTOALL_CRS=rma \
     COLTUNE_ALLTOALLV_CRS=locality_nonblocking -- run_mpi 8 "$prog"
 
+# locality_dense chosen by rules without msg_size: the decision is cached
+# and the driver skips its agreement allreduce (the exchange carries it).
+# (sdde.rules reaches it after an agreement, through a msg_size rule.)
+printf 'alltoall_crs nodes=2- locality_dense\nalltoall_crs personalized\nalltoallv_crs locality_dense\n' \
+    > "$tmp/dense.rules"
+for run in 7:3 13:4:cyclic; do
+    P=${run%%:*}
+    check_run "sdde P=$P COLTUNE_PPN=${run#*:} locality_dense by rules without msg_size" \
+        with_env COLTUNE_FALLBACK=error COLTUNE_RULES="$tmp/dense.rules" \
+        COLTUNE_PPN="${run#*:}" -- run_mpi "$P" "$prog"
+done
+
+# Aggregates cut into pieces of at most 16 bytes (a test-only setting): one
+# record per piece, the END record of the lanes in a piece of its own.
+for run in 8:3 13:4:cyclic; do
+    P=${run%%:*}
+    check_run "sdde P=$P COLTUNE_PPN=${run#*:} locality-aware, 16-byte pieces" \
+        with_env COLTUNE_FALLBACK=error COLTUNE_TEST_SDDE_PIECE=16 COLTUNE_PPN="${run#*:}" \
+        TEST_ALGS=locality_personalized,locality_nonblocking,locality_dense -- \
+        run_mpi "$P" "$prog"
+done
+
 # Misuse: each offending rank prints one line naming the index and value.
 # (Run through check_run:)
 # shellcheck disable=SC2317
@@ -64,6 +86,9 @@ misuse_messages() {
     done
 }
 check_run "sdde P=4 misuse messages" misuse_messages
+# Misuse across emulated nodes: locality_dense's exchange must tell every rank.
+check_run "sdde P=5 COLTUNE_PPN=2 misuse" \
+    with_env COLTUNE_FALLBACK=error COLTUNE_PPN=2 TEST_FILTER=test_misuse -- run_mpi 5 "$prog"
 
 # Under valgrind (Open MPI's suppression file covers its own internals, ours
 # the PMIx launcher channel): no invalid access or uninitialised read in any

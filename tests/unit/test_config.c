@@ -118,6 +118,9 @@ static void test_shm_window(void **state)
     read_env(&cfg, (const char *[]){"COLTUNE_TEST_SHM_FAIL", "3", NULL});
     assert_int_equal(cfg.test_shm_fail, 3);
     ct_config_free(&cfg);
+    read_env(&cfg, (const char *[]){"COLTUNE_TEST_SDDE_PIECE", "16", NULL});
+    assert_int_equal(cfg.test_sdde_piece, 16);
+    ct_config_free(&cfg);
 }
 
 /* One bad variable: exactly one message, and the variable is ignored. */
@@ -175,6 +178,8 @@ static void test_bad_values(void **state)
     }
     expect_one_error("COLTUNE_TEST_SHM_FAIL", "-2",
                      "COLTUNE_TEST_SHM_FAIL='-2': expected a rank >= 0; variable ignored");
+    expect_one_error("COLTUNE_TEST_SDDE_PIECE", "0",
+                     "COLTUNE_TEST_SDDE_PIECE='0': expected a byte count >= 1; variable ignored");
     expect_one_error("COLTUNE_ALLTOALLV", "scattered:block_count=0",
                      "COLTUNE_ALLTOALLV='scattered:block_count=0': column 23: value 0 for "
                      "parameter 'block_count' of 'scattered' is out of range (1..P); variable "
@@ -208,7 +213,7 @@ static void test_known_variables(void **state)
     static const char *const known[] = {
         "COLTUNE_RULES", "COLTUNE_DISABLE", "COLTUNE_VERBOSE", "COLTUNE_STATS",
         "COLTUNE_FALLBACK", "COLTUNE_PPN", "COLTUNE_SHM_WINDOW", "COLTUNE_TEST_SHM_FAIL",
-        "COLTUNE_ALLTOALLV", "COLTUNE_ALLTOALL", "COLTUNE_ALLGATHER_INTER",
+        "COLTUNE_TEST_SDDE_PIECE", "COLTUNE_ALLTOALLV", "COLTUNE_ALLTOALL", "COLTUNE_ALLGATHER_INTER",
         "COLTUNE_ALLGATHERV_INTER", "COLTUNE_ALLTOALL_CRS", "COLTUNE_ALLTOALLV_CRS"};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         assert_true(ct_config_known_variable(known[i]));

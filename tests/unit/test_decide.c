@@ -3,7 +3,10 @@
  * coltune-info --check --np uses): rule order, conditions, msg_size,
  * communicator and local restrictions, parameter ranges, forced variables
  * and COLTUNE_FALLBACK, each candidate passed over reported with its reason.
- * tests/mpi/info.sh compares the same decisions with real jobs' logs.
+ * tests/mpi/info.sh compares the same decisions with real jobs' logs. Also
+ * ct_decide itself with deferred facts (the sparse exchanges' first try):
+ * it never computes them, answers CT_DECIDE_NEEDS_FACTS where a rule needs
+ * msg_size, and caches what it decided without them.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/state.h"
 #include "select/decide.h"
 
 static const char rules_text[] =
@@ -187,6 +191,49 @@ static void test_forced(void **state)
     f->cfg.forced_set[CT_COLL_ALLTOALLV] = 0;
 }
 
+static int facts_not_wanted(const void *args, const ct_ctx *ctx, ct_call_facts *local)
+{
+    (void)args;
+    (void)ctx;
+    (void)local;
+    fail_msg("a decision with deferred facts computed them");
+    return MPI_ERR_INTERN;
+}
+
+/* ct_decide with defer_facts, on a context that has only what the decision
+ * reads (no MPI: nothing may communicate), under this file's rules. */
+static int decide_deferred(fixture *f, ct_ctx *ctx, int P, int ppn, int emulated)
+{
+    place(f, P, ppn, emulated);
+    memset(ctx, 0, sizeof *ctx);
+    ctx->topo = f->topo; /* borrowed: freed by the fixture */
+    ctx->env = f->env;
+    ct_call call = {.coll = CT_COLL_ALLTOALLV, .local_facts = facts_not_wanted,
+                    .defer_facts = 1};
+    memset(&f->choice, 0, sizeof f->choice);
+    return ct_decide(ctx, &call, NULL, &f->choice);
+}
+
+static void test_deferred_facts(void **state)
+{
+    fixture *f = *state;
+    static ct_ctx ctx;
+    ct_config *cfg = &ct_state_get()->cfg;
+    const ct_ruleset saved = cfg->rules;
+    cfg->rules = f->cfg.rules;
+    /* 4 emulated nodes: line 2 (no msg_size) decides, and is cached */
+    assert_int_equal(decide_deferred(f, &ctx, 16, 4, 1), MPI_SUCCESS);
+    assert_choice(f, "node_aware", 2);
+    assert_true(ctx.cached[CT_COLL_ALLTOALLV].valid);
+    /* one node: line 1 needs msg_size; nothing decided, nothing cached */
+    assert_int_equal(decide_deferred(f, &ctx, 16, 16, 0), CT_DECIDE_NEEDS_FACTS);
+    assert_null(f->choice.alg);
+    assert_false(ctx.cached[CT_COLL_ALLTOALLV].valid);
+    /* 2 ranks: line 1 does not hold (comm_size), line 3 needs msg_size */
+    assert_int_equal(decide_deferred(f, &ctx, 2, 2, 0), CT_DECIDE_NEEDS_FACTS);
+    cfg->rules = saved;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -194,6 +241,7 @@ int main(void)
         cmocka_unit_test(test_nodes_and_restrictions),
         cmocka_unit_test(test_other_collective_and_default),
         cmocka_unit_test(test_forced),
+        cmocka_unit_test(test_deferred_facts),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

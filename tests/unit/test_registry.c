@@ -238,11 +238,19 @@ static void test_sdde_entries(void **state)
 {
     (void)state;
     static const char *const both[] = {"personalized", "nonblocking", "locality_personalized",
-                                       "locality_nonblocking"};
+                                       "locality_nonblocking", "locality_dense"};
     assert_string_equal(ct_algorithm_fallback(CT_COLL_ALLTOALL_CRS)->name, "personalized");
     assert_string_equal(ct_algorithm_fallback(CT_COLL_ALLTOALLV_CRS)->name, "personalized");
     assert_non_null(ct_algorithm_find(CT_COLL_ALLTOALL_CRS, "rma", 3));
     assert_null(ct_algorithm_find(CT_COLL_ALLTOALLV_CRS, "rma", 3));
+    /* only locality_dense carries the agreement in its own exchange */
+    for (int i = 0; i < ct_algorithm_count(); i++) {
+        const ct_algorithm *a = ct_algorithm_at(i);
+        int agrees = (a->restrictions & CT_A_AGREES) != 0;
+        assert_int_equal(agrees, (a->coll == CT_COLL_ALLTOALL_CRS ||
+                                  a->coll == CT_COLL_ALLTOALLV_CRS) &&
+                                     strcmp(a->name, "locality_dense") == 0);
+    }
     for (size_t i = 0; i < sizeof both / sizeof both[0]; i++) {
         assert_non_null(ct_algorithm_find(CT_COLL_ALLTOALL_CRS, both[i], strlen(both[i])));
         assert_non_null(ct_algorithm_find(CT_COLL_ALLTOALLV_CRS, both[i], strlen(both[i])));
