@@ -77,6 +77,7 @@ typedef struct ct_sdde_cache {
     MPI_Win win;
     char *win_base;
     size_t win_bytes;
+    int rma_unusable; /* MPI_Win_allocate failed on some rank: rma runs personalized */
 } ct_sdde_cache;
 
 /* One call, as the algorithms see it. */

@@ -16,40 +16,72 @@
  * size is the decision's msg_size (largest message any rank sends), on which
  * every rank agrees, so every rank grows it in the same call.
  *
+ * Where the window cannot be made (Open MPI 4.1 has no one-sided transport
+ * between hosts over TCP: MPI_Win_allocate fails with MPI_ERR_WIN), every
+ * rank learns it in the same call (one allreduce, only in a call that makes
+ * the window), and that call and every later one on the communicator are
+ * served by the personalized exchange.
+ *
  * Cost: two fences (each about a barrier) and one put pair per message, no
  * matching and no probing; O(P * msg_size) window memory per rank. Messages
  * arrive already ordered by source.
  */
 #include "sdde/sdde.h"
+#include "core/log.h"
+#include "algorithms.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 static size_t round8(size_t n) { return (n + 7) & ~(size_t)7; }
 
-/* Makes the cached window at least need bytes (collective when it grows). */
-static int window_ensure(ct_sdde_cache *c, MPI_Comm comm, size_t need)
+/* Makes the cached window bytes long; *made tells whether this rank has
+ * it (a failed MPI_Win_allocate is not an error here: see above). */
+static int window_make(ct_sdde_cache *c, MPI_Comm comm, size_t bytes, int *made)
 {
     int rc = MPI_SUCCESS;
     MPI_Info info = MPI_INFO_NULL;
     void *base = NULL;
-    if (c->win != MPI_WIN_NULL && c->win_bytes >= need)
-        return MPI_SUCCESS;
-    size_t bytes = need > 2 * c->win_bytes ? need : 2 * c->win_bytes;
+    *made = 0;
     if (c->win != MPI_WIN_NULL)
         CT_CALL(PMPI_Win_free(&c->win));
     c->win_base = NULL;
     c->win_bytes = 0;
     CT_CALL(PMPI_Info_create(&info));
     CT_CALL(PMPI_Info_set(info, "no_locks", "true")); /* fences only */
-    CT_CALL(PMPI_Win_allocate((MPI_Aint)bytes, 1, info, comm, &base, &c->win));
+    if (PMPI_Win_allocate((MPI_Aint)bytes, 1, info, comm, &base, &c->win) != MPI_SUCCESS) {
+        c->win = MPI_WIN_NULL;
+        goto out;
+    }
     CT_CALL(PMPI_Win_set_errhandler(c->win, MPI_ERRORS_RETURN));
     memset(base, 0, bytes); /* no flag set: made public by the next fence */
     c->win_base = base;
     c->win_bytes = bytes;
+    *made = 1;
 out:
     if (info != MPI_INFO_NULL)
         PMPI_Info_free(&info);
+    return rc;
+}
+
+/* Makes the cached window at least need bytes (collective when it grows,
+ * which every rank does in the same call). *usable: every rank has it. */
+static int window_ensure(ct_sdde_cache *c, MPI_Comm comm, size_t need, int *usable)
+{
+    int rc = MPI_SUCCESS, made;
+    *usable = !c->rma_unusable;
+    if (c->rma_unusable || (c->win != MPI_WIN_NULL && c->win_bytes >= need))
+        return MPI_SUCCESS;
+    CT_CALL(window_make(c, comm, need > 2 * c->win_bytes ? need : 2 * c->win_bytes, &made));
+    CT_CALL(PMPI_Allreduce(&made, usable, 1, MPI_INT, MPI_MIN, comm));
+    if (!*usable) {
+        /* A rank that has the window cannot free it alone (collective). */
+        c->win = MPI_WIN_NULL;
+        c->win_base = NULL;
+        c->win_bytes = 0;
+        c->rma_unusable = 1;
+    }
+out:
     return rc;
 }
 
@@ -63,9 +95,16 @@ int ct_sdde_rma(ct_sdde *x, ct_ctx *ctx, const long *params)
     /* Window layout: P flags (int), then P slots of the largest message. */
     const size_t slot = round8(ctx->call_msg_size > 0 ? (size_t)ctx->call_msg_size : 0);
     const size_t flags_bytes = round8((size_t)P * sizeof(int));
-    CT_ALLOC(flag_of, (size_t)o->n * sizeof *flag_of);
+    int usable;
     /* Create window */
-    CT_CALL(window_ensure(x->cache, ctx->comm, flags_bytes + (size_t)P * slot));
+    CT_CALL(window_ensure(x->cache, ctx->comm, flags_bytes + (size_t)P * slot, &usable));
+    if (!usable) {
+        if (ctx->decide_rank == 0)
+            ct_log_once("alltoall_crs: rma: MPI_Win_allocate failed on %s; its calls that "
+                        "choose rma are served by personalized", ctx->name);
+        return ct_sdde_personalized(x, ctx, params);
+    }
+    CT_ALLOC(flag_of, (size_t)o->n * sizeof *flag_of);
     MPI_Win win = x->cache->win;
     int *flags = (int *)x->cache->win_base;
     const char *slots = x->cache->win_base + flags_bytes;
