@@ -19,9 +19,13 @@ for place in "4x4 h0:4,h1:4,h2:4,h3:4" "2x8 h0:8,h1:8"; do
         --iters 100 --warmup 5 --no-progress --csv $O/a2av-$1.csv > $O/a2av-$1.txt 2>&1
     echo "alltoallv $1 done: $?"
 done
+# 'rules': locality_dense chosen by a rules file without msg_size, as an
+# application's MPIX calls would run it (cached decision, no allreduce).
+printf 'alltoall_crs locality_dense\nalltoallv_crs locality_dense\n' > $O/dense.rules
 for pat in stencil2d random:3; do
     for coll in alltoall_crs alltoallv_crs; do
-        $C mpirun -H h0:4,h1:4,h2:4,h3:4 -np 16 $B --coll $coll --pattern $pat --algs all \
+        $C mpirun -H h0:4,h1:4,h2:4,h3:4 -np 16 -x COLTUNE_RULES=$O/dense.rules $B --coll $coll \
+            --pattern $pat --algs all,rules \
             --sizes 16,4k --iters 100 --warmup 5 --no-progress --csv "$O/$coll-${pat%%:*}.csv" > "$O/$coll-${pat%%:*}.txt" 2>&1
         echo "$coll $pat done: $?"
     done
