@@ -418,7 +418,8 @@ static int sdde_facts(const void *args, const ct_ctx *ctx, ct_call_facts *f)
 }
 
 /*
- * The one allreduce of every call: the decision's msg_size (largest message
+ * The one allreduce of a call (every call but those of a CT_A_AGREES
+ * algorithm decided without facts): the decision's msg_size (largest message
  * any rank sends), whether some rank's arguments are invalid, and whether
  * some rank lacks an exact receive count. SDDE algorithms declare no local
  * restrictions (they run on packed bytes), so no violation flags travel.
@@ -610,7 +611,8 @@ static int run(ct_sdde *x, const ct_choice *ch, const prepared *p, int me)
     ctx->call_extra = 0;
     rc = ch->alg->run.sdde(x, ctx, ch->params);
     x->cache->calls++;
-    x->cache->internode_msgs = x->internode;
+    if (!x->any_invalid) /* as after a call the agreement stopped */
+        x->cache->internode_msgs = x->internode;
     if (rc == MPI_SUCCESS && p->self >= 0) {
         char *to = ct_sdde_box_add(&x->got, me, (size_t)p->self_bytes);
         if (to == NULL)

@@ -12,9 +12,10 @@
  * in flight.
  *
  * Cost: one message per destination plus one Ibarrier (O(log P) latency), no
- * O(P) array anywhere. (Like every algorithm here it also pays the driver's
- * small allreduce, in which all ranks agree that every rank's arguments are
- * valid before anything is sent; NBX alone would not need it.) Probes are matched probes (MPI_Improbe/MPI_Mrecv), so
+ * O(P) array anywhere. (Like every algorithm here but locality_dense it also
+ * pays the driver's small allreduce, in which all ranks agree that every
+ * rank's arguments are valid before anything is sent; NBX alone would not
+ * need it.) Probes are matched probes (MPI_Improbe/MPI_Mrecv), so
  * a message is received exactly where it was found even if other threads
  * probe on other communicators.
  */

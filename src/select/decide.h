@@ -40,7 +40,8 @@ typedef struct ct_call {
     int used_msg_size; /* the decision looked at msg_size: not cacheable */
     /* Set by a driver that would rather not communicate to decide: where the
      * facts would be needed, ct_decide returns CT_DECIDE_NEEDS_FACTS instead
-     * of computing them (and nothing is cached or logged). */
+     * of computing them (nothing is cached, and the decision is not logged;
+     * in verbose jobs a rule passed over before that point is). */
     int defer_facts;
 } ct_call;
 
