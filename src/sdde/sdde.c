@@ -659,9 +659,11 @@ int ct_sdde_dispatch(const ct_sdde_call *c, const ct_spec *forced)
     ct_call call = {.coll = coll, .args = &p, .local_facts = sdde_facts, .defer_facts = 1};
     int decided = ct_decide_call(c->comm, &call, forced, &ctx, &choice) == MPI_SUCCESS &&
                   ctx != NULL;
-    /* (x.cache is NULL only where a small calloc failed: that rank then takes
-     * the allreduce alone, and the call cannot complete.) */
-    if (decided && (choice.alg->restrictions & CT_A_AGREES) && x.cache != NULL) {
+    /* Not before one call on the communicator has passed the agreement: a
+     * rank whose cache could not be allocated must not be the only one to
+     * take the allreduce. */
+    if (decided && (choice.alg->restrictions & CT_A_AGREES) && x.cache != NULL &&
+        x.cache->agreed) {
         /* The algorithm's exchange carries the agreement: a rank with bad
          * arguments takes part with no messages, and nobody writes output
          * if any rank's arguments are invalid. */
@@ -676,6 +678,7 @@ int ct_sdde_dispatch(const ct_sdde_call *c, const ct_spec *forced)
             rc = invalid_elsewhere(c, ctx, arg_rc);
             goto out;
         }
+        x.cache->agreed = 1; /* valid everywhere: no rank lacks its cache */
         /* The decision, if not made yet, with its facts and without further
          * communication. Its errors are agreed, and logged there. rma sizes
          * its window by the agreed msg_size (ctx->call_msg_size). */

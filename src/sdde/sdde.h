@@ -8,8 +8,9 @@
  * msg_size) that all arguments are valid, delivers a rank's message to itself
  * without communication, and runs the chosen algorithm. An algorithm that
  * declares CT_A_AGREES carries that agreement in its own exchange: when the
- * decision needs no per-call facts (forced, or rules without msg_size), the
- * driver skips the allreduce, a rank with invalid arguments takes part with
+ * decision needs no per-call facts (forced, or rules without msg_size) and
+ * an earlier call on the communicator has agreed, the driver skips the
+ * allreduce, a rank with invalid arguments takes part with
  * no messages (x->invalid), and every rank learns x->any_invalid. An algorithm sends
  * x->out (this rank's messages to other ranks, as bytes) and puts every
  * message it receives into the box x->got, in any order; the driver then
@@ -67,6 +68,8 @@ typedef struct ct_sdde_box {
 /* What src/sdde keeps per communicator (ctx->ext[CT_EXT_SDDE]), freed with the context. */
 typedef struct ct_sdde_cache {
     unsigned calls;      /* exchanges run so far: its parity is added to the tags */
+    int agreed;          /* a call here passed the agreement allreduce: every rank
+                            has this cache, so CT_A_AGREES may skip it from now on */
     long internode_msgs; /* messages this rank sent to other nodes in the last call */
     /* Locality-aware algorithms: */
     MPI_Comm node_comm; /* this rank's node, ranked by local index; MPI_COMM_NULL

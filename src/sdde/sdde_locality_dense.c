@@ -11,8 +11,8 @@
  * (Alg. 4) or the Ibarrier (Alg. 5) that tells the others' intentions: the
  * only collective of the call is the driver's agreement, and not even that
  * when the decision needs no per-call facts: the END records carry it
- * (CT_A_AGREES; see sdde_locality.c). (The first locality-aware call on a
- * communicator also makes the node communicator, MPI_Comm_split.)
+ * (CT_A_AGREES; see sdde_locality.c). (The first call on a communicator
+ * still agrees, and makes the node communicator, MPI_Comm_split.)
  *
  * Cost: N-1 inter-node and Q-1 intra-node messages per rank whatever the
  * pattern (empty ones are 8 bytes), no collective. It pays where a
