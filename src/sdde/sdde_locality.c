@@ -157,6 +157,57 @@ static int by_key(const void *a, const void *b)
     return (x->index > y->index) - (x->index < y->index);
 }
 
+/* A record to write: rank (destination between nodes, origin inside one),
+ * and its message. */
+typedef struct record {
+    int rank;
+    int bytes;
+    const char *data;
+} record;
+
+/* Inside the node, group g (pack_groups) goes to local index g: its rank in
+ * the node communicator. */
+static int local_rank_of(const ct_sdde *x, int g)
+{
+    (void)x;
+    return g;
+}
+
+/*
+ * Writes recs, ordered by items (key: group), group after group into *buf,
+ * and pushes each group's records in pieces to rank dest_of(x, g) into out:
+ * groups 0 .. ngroups-1 but own. Without lanes, groups with no record are
+ * not sent; with lanes, every group is, closed by an END record of flags.
+ */
+static int pack_groups(const ct_sdde *x, const record *recs, const item *items, int n,
+                       int ngroups, int own, int (*dest_of)(const ct_sdde *x, int g),
+                       int lanes, int flags, char **buf, size_t *total, ct_sdde_out *out)
+{
+    int rc = MPI_SUCCESS;
+    size_t at = 0;
+    *total = lanes ? (size_t)ngroups * HEADER : 0;
+    for (int k = 0; k < n; k++)
+        *total += HEADER + (size_t)recs[k].bytes;
+    CT_ALLOC(*buf, *total ? *total : 1);
+    for (int g = 0, k = 0; g < ngroups; g++) {
+        size_t from = at;
+        for (; k < n && items[k].key == g; k++) {
+            const record *r = &recs[items[k].index];
+            put_record(*buf + at, r->rank, r->data, r->bytes);
+            at += HEADER + (size_t)r->bytes;
+        }
+        if (g == own || (!lanes && at == from))
+            continue;
+        if (lanes) {
+            put_end(*buf + at, flags);
+            at += HEADER;
+        }
+        CT_CALL(push_pieces(out, dest_of(x, g), *buf, from, at));
+    }
+out:
+    return rc;
+}
+
 /* Pieces of o carrying at least one message (not only an END record). */
 static long data_pieces(const ct_sdde_out *o)
 {
@@ -175,42 +226,30 @@ int ct_sdde_aggregate(ct_sdde *x, ct_sdde_local *L, int lanes)
     const ct_sdde_out *o = &x->out;
     const ct_topo *t = &x->ctx->topo;
     item *items = NULL;
-    size_t total = 0, at = 0;
+    record *recs = NULL;
+    size_t total;
     memset(L, 0, sizeof *L);
     CT_CALL(node_setup(x));
     /* region = get_region(proc) for every message to another node */
     CT_ALLOC(items, (size_t)o->n * sizeof *items);
+    CT_ALLOC(recs, (size_t)o->n * sizeof *recs);
     for (int i = 0; i < o->n; i++) {
         int m = t->node_of[o->dest[i]];
         if (m == t->node)
             continue; /* redistributed inside this node (ct_sdde_redistribute) */
-        items[n++] = (item){m, i};
-        total += HEADER + (size_t)o->bytes[i];
+        recs[n] = (record){o->dest[i], o->bytes[i], o->ptr[i]};
+        items[n] = (item){m, n};
+        n++;
     }
-    if (lanes)
-        total += (size_t)t->N * HEADER; /* an END record per other node */
     qsort(items, (size_t)n, sizeof *items, by_key);
-    /* copy proc, size and sendvals[ctr:ctr+size] into buf[region] */
-    CT_ALLOC(L->agg, total ? total : 1);
-    for (int m = 0, k = 0; m < t->N; m++) {
-        size_t from = at;
-        for (; k < n && items[k].key == m; k++) {
-            int i = items[k].index;
-            put_record(L->agg + at, o->dest[i], o->ptr[i], o->bytes[i]);
-            at += HEADER + (size_t)o->bytes[i];
-        }
-        if (m == t->node || (!lanes && at == from))
-            continue;
-        if (lanes) {
-            put_end(L->agg + at, x->invalid);
-            at += HEADER;
-        }
-        /* buf[region] goes to the rank of this local index on that region */
-        CT_CALL(push_pieces(&L->out, partner(x, m), L->agg, from, at));
-    }
+    /* copy proc, size and sendvals[ctr:ctr+size] into buf[region]; buf[region]
+     * goes to the rank of this local index on that region */
+    CT_CALL(pack_groups(x, recs, items, n, t->N, t->node, partner, lanes, x->invalid, &L->agg,
+                        &total, &L->out));
     x->internode += data_pieces(&L->out);
 out:
     free(items);
+    free(recs);
     return rc;
 }
 
@@ -268,12 +307,6 @@ out:
 /* ------------------------------------------------------------------ */
 /* Redistribution inside the node                                      */
 /* ------------------------------------------------------------------ */
-
-typedef struct record {
-    int origin;
-    int bytes;
-    const char *data;
-} record;
 
 /* Records to pass on inside this node: every record of the pieces received,
  * then this rank's own messages to ranks of its node. Records for this rank
@@ -333,38 +366,6 @@ out:
     return rc;
 }
 
-/* buf[proc] for every local rank proc, records (origin, size, data), cut
- * into pieces in out; with lanes, for every other local rank, closed by END. */
-static int pack_for_node(const ct_sdde *x, const record *recs, const item *items, int n,
-                         int lanes, char **buf, size_t *total, ct_sdde_out *out)
-{
-    int rc = MPI_SUCCESS;
-    const ct_topo *t = &x->ctx->topo;
-    const int Q = t->node_size[t->node];
-    size_t at = 0;
-    *total = lanes ? (size_t)Q * HEADER : 0;
-    for (int k = 0; k < n; k++)
-        *total += HEADER + (size_t)recs[k].bytes;
-    CT_ALLOC(*buf, *total ? *total : 1);
-    for (int local = 0, k = 0; local < Q; local++) {
-        size_t from = at;
-        for (; k < n && items[k].key == local; k++) {
-            const record *r = &recs[items[k].index];
-            put_record(*buf + at, r->origin, r->data, r->bytes);
-            at += HEADER + (size_t)r->bytes;
-        }
-        if (local == t->local_rank || (!lanes && at == from))
-            continue;
-        if (lanes) { /* forwards what the first exchange told */
-            put_end(*buf + at, x->invalid | x->any_invalid);
-            at += HEADER;
-        }
-        CT_CALL(push_pieces(out, local, *buf, from, at));
-    }
-out:
-    return rc;
-}
-
 int ct_sdde_redistribute(ct_sdde *x, ct_sdde_local *L, int lanes)
 {
     int rc = MPI_SUCCESS, n = 0;
@@ -374,17 +375,20 @@ int ct_sdde_redistribute(ct_sdde *x, ct_sdde_local *L, int lanes)
     ct_sdde_out out = {0};
     ct_sdde_box in = {0};
     size_t total = 0;
+    const ct_topo *t = &x->ctx->topo;
     MPI_Comm node = x->cache->node_comm;
     const int tag = ct_sdde_tag(x, CT_TAG_SDDE_LOCAL);
     CT_CALL(gather_records(x, L, &recs, &items, &n));
     qsort(items, (size_t)n, sizeof *items, by_key);
-    CT_CALL(pack_for_node(x, recs, items, n, lanes, &buf, &total, &out));
+    /* buf[proc] for every local rank proc, records (origin, size, data); with
+     * lanes the END records forward what the first exchange told */
+    CT_CALL(pack_groups(x, recs, items, n, t->node_size[t->node], t->local_rank,
+                        local_rank_of, lanes, x->invalid | x->any_invalid, &buf, &total, &out));
     /* non-blocking send of buf[proc] to proc; MPI_Allreduce(sizes) (here a
      * Reduce_scatter_block on the node); probe for messages and receive.
      * With lanes every other rank of the node sends one buffer. */
     if (lanes)
-        CT_CALL(ct_sdde_exchange_lanes(node, tag, &out,
-                                       x->ctx->topo.node_size[x->ctx->topo.node] - 1, &in,
+        CT_CALL(ct_sdde_exchange_lanes(node, tag, &out, t->node_size[t->node] - 1, &in,
                                        &x->any_invalid));
     else
         CT_CALL(ct_sdde_exchange_personalized(node, tag, &out, -1, &in));
