@@ -92,6 +92,7 @@ if step "build: AddressSanitizer" build build-asan --enable-asan; then
         TESTS="tests/mpi/alltoallv.sh tests/mpi/isolation.sh tests/mpi/sdde.sh \
         tests/mpi/allgather_inter.sh tests/mpi/shm.sh" \
         CT_TEST_NP="1 3 4 7" CT_TEST_NP_TINY="1 3 7" CT_TEST_NP_NODES_TINY=7 \
+        CT_TEST_NP_NODES_EVEN=6 \
         CT_TEST_CHURN=300 CT_TEST_QUICK=1 \
         VALGRIND=
     tally build-asan

@@ -82,21 +82,20 @@ int ct_a2av_window(const ct_a2av *x, int stride, ct_a2av_any_fn wait_any);
  * of the bundle this rank sends through member j (NULL and 0 bytes for none);
  * target() says where block c of the bundle from member j lands once it has
  * reached this rank, its last hop (NULL when bytes do not fit: an error).
- * Block known_c of a bundle is the one the member itself receives: its size,
- * known(j, c), is known at the receiver, so it travels without metadata.
- * With known_c == CT_TUNA_ALL_KNOWN every block of a bundle is one its member
- * receives (node_aware's lanes: one block per rank of the sending node), and
- * none carries metadata on its last hop.
+ * Blocks known_c .. known_c + known_n - 1 of a bundle are the ones its
+ * member itself receives: their sizes, known(j, c), are known at the
+ * receiver, so they travel without metadata on their last hop. tuna_hier
+ * knows one position (the block for the member itself), node_aware's lanes
+ * every position (one block per rank of the sending node), and its leaders
+ * the first Q (the leader's own; the rest it delivers inside its node).
  */
-#define CT_TUNA_ALL_KNOWN (-1)
 
 typedef struct ct_tuna_group {
     int size;           /* ranks in the group */
     int index;          /* this rank's index in the group */
     const int *rank_of; /* [size] rank in ctx->comm of each member; NULL: identity */
     int C;              /* blocks per slot */
-    int known_c;        /* the position in a bundle that its member receives, or
-                           CT_TUNA_ALL_KNOWN */
+    int known_c, known_n; /* the positions in a bundle its member receives */
     void *arg;
     const char *(*source)(void *arg, int j, int c, size_t *bytes);
     char *(*target)(void *arg, int j, int c, size_t bytes);

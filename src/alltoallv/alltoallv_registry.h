@@ -128,16 +128,21 @@
         .name = "node_aware",
         .coll = CT_A2A_COLL,
         .summary = "each node gathers its blocks per destination through its shared-memory "
-                   "window, then coalesced messages between ranks of equal local index: "
-                   "TuNA over the nodes (paper 001 III) where nodes are equal, else one "
-                   "message per node pair (IV-B, Alg. 3)",
-        .nparams = 2,
+                   "window, then coalesced messages between ranks of equal local index "
+                   "(every rank, or a few leaders that deliver through the window): TuNA "
+                   "over the nodes (paper 001 III) where nodes are equal, else one message "
+                   "per node pair (IV-B, Alg. 3)",
+        .nparams = 3,
         .params = {{"radix", K(2), EXPR(N, 1), K(2),
                     "TuNA radix over the nodes (values >= N-1 send to every node at once; "
                     "N+1 lets N=1 run)"},
                    {"block_count", K(1), EXPR(N, 0), EXPR(N, 0),
                     "nodes of different sizes: node pairs per batch (values above N-1 act "
-                    "as N-1)"}},
+                    "as N-1)"},
+                   {"leaders", K(1), EXPR(Q, 0), EXPR(Q, 0),
+                    "equal nodes: ranks per node that exchange between nodes (Q: every "
+                    "rank; fewer: they carry the others' blocks, one more synchronisation "
+                    "in the node)"}},
         .restrictions = CT_A_BYTES | CT_R_NODE_SHARED_MEMORY,
         .run.alltoallv = ct_alltoallv_node_aware,
     },

@@ -69,9 +69,10 @@ static void plan(const ct_a2av *x, const ct_typeinfo *st, const ct_typeinfo *rt,
 {
     const int P = x->ctx->size, me = x->ctx->rank;
     for (int j = 0; j < P; j++) {
-        out[j].bytes = j == me ? 0 : (size_t)ct_a2av_scount(x, j) * (size_t)st->size;
-        out[j].src = ct_a2av_sendblock(x, j) + st->true_lb;
-        out[j].direct = is_direct(out[j].bytes, large);
+        const size_t bytes = j == me ? 0 : (size_t)ct_a2av_scount(x, j) * (size_t)st->size;
+        out[j] = (ct_shm_out){.src = ct_a2av_sendblock(x, j) + st->true_lb,
+                              .bytes = bytes,
+                              .direct = is_direct(bytes, large)};
     }
     for (int w = 0; w < P - 1; w++) {
         const int i = (me + 1 + w) % P;

@@ -90,6 +90,8 @@ typedef struct round {
     int to, from;       /* ranks in ctx->comm */
     int direct;         /* one block whose size the receiver knows: no copies */
     int in;             /* IN_* */
+    int discard;        /* IN_KNOWN: its one block did not fit its target: dropped */
+    char *ddst;         /* IN_DIRECT: the target the block is received into */
     int *slots;         /* [n] ascending */
     size_t sbytes;      /* data this rank sends */
     size_t known;       /* data this rank receives whose sizes it knows */
@@ -118,6 +120,7 @@ typedef struct tuna {
     size_t pend_bytes;  /* bytes of the previous digit's send buffer */
     size_t send_bytes;  /* bytes of this digit's send buffer */
     size_t peak;        /* most bytes of round buffers one digit used */
+    int err;            /* a final block did not fit its target: returned at the end */
 } tuna;
 
 static int member(const ct_tuna_group *g, int j) { return g->rank_of ? g->rank_of[j] : j; }
@@ -126,7 +129,7 @@ static int member(const ct_tuna_group *g, int j) { return g->rank_of ? g->rank_o
  * one whose size the receiver knows? */
 static int known_there(const ct_tuna_group *g, int fin, int c)
 {
-    return fin && (g->known_c == CT_TUNA_ALL_KNOWN || c == g->known_c);
+    return fin && c >= g->known_c && c - g->known_c < g->known_n;
 }
 
 /* ------------------------------------------------------------------ */
@@ -275,6 +278,7 @@ static void round_plan(tuna *t, round *rd, int x, int z)
                                     : rd->direct   ? IN_DIRECT
                                                    : IN_KNOWN;
     rd->split = 0;
+    rd->discard = 0;
 }
 
 /* Where block c of slot o is now at this rank: still in the send buffer when
@@ -348,6 +352,20 @@ static long long round_incoming(const tuna *t, const round *rd)
     return total;
 }
 
+/*
+ * Where block c of the bundle from member src lands on its last hop. A
+ * block its target refuses (NULL: longer than its buffer, or no room) is
+ * dropped and the exchange returns MPI_ERR_TRUNCATE after its last digit:
+ * stopping at once would leave the peers of later digits waiting.
+ */
+static char *final_target(tuna *t, int src, int c, size_t bytes)
+{
+    char *dst = t->g->target(t->g->arg, src, c, bytes);
+    if (dst == NULL && t->err == MPI_SUCCESS)
+        t->err = MPI_ERR_TRUNCATE;
+    return dst;
+}
+
 /* Stores the received blocks: final ones through target(), the others in T. */
 static int round_unpack(tuna *t, const round *rd)
 {
@@ -367,10 +385,9 @@ static int round_unpack(tuna *t, const round *rd)
             }
             if (b == 0)
                 continue;
-            dst = fin ? g->target(g->arg, src, c, b) : tslot(t, o, c);
-            if (dst == NULL)
-                CT_CALL(MPI_ERR_TRUNCATE);
-            memcpy(dst, data, b);
+            dst = fin ? final_target(t, src, c, b) : tslot(t, o, c);
+            if (dst != NULL)
+                memcpy(dst, data, b);
             data += b;
         }
     }
@@ -383,7 +400,8 @@ out:
 /* ------------------------------------------------------------------ */
 
 /* Receives whose sizes are all known, posted before any send: one block
- * straight into its target, several into the known-receive buffer. */
+ * straight into its target (into the known-receive buffer, to be dropped,
+ * when the target refuses it), several into the known-receive buffer. */
 static int digit_post_known(tuna *t, int nz)
 {
     int rc = MPI_SUCCESS;
@@ -392,6 +410,14 @@ static int digit_post_known(tuna *t, int nz)
     char *buf;
     for (int k = 0; k < nz; k++) {
         round *rd = &t->rounds[k];
+        if (rd->in == IN_DIRECT) {
+            const int src = (g->index - rd->slots[0] + g->size) % g->size;
+            rd->ddst = final_target(t, src, 0, rd->known);
+            if (rd->ddst == NULL) {
+                rd->in = IN_KNOWN;
+                rd->discard = 1;
+            }
+        }
         if (rd->in == IN_KNOWN) {
             rd->roff = total;
             total = ALIGN8(total + rd->known);
@@ -406,11 +432,7 @@ static int digit_post_known(tuna *t, int nz)
             rd->rdata = buf + rd->roff;
             CT_CALL(post_bytes(t, 0, rd->rdata, rd->known, rd->from));
         } else if (rd->in == IN_DIRECT) {
-            const int src = (g->index - rd->slots[0] + g->size) % g->size;
-            char *dst = g->target(g->arg, src, 0, rd->known);
-            if (dst == NULL)
-                CT_CALL(MPI_ERR_TRUNCATE);
-            CT_CALL(post_bytes(t, 0, dst, rd->known, rd->from));
+            CT_CALL(post_bytes(t, 0, rd->ddst, rd->known, rd->from));
         }
     }
 out:
@@ -579,7 +601,7 @@ static int tuna_digit(tuna *t, int x)
     t->pend_bytes = t->send_bytes;
     for (int k = 0; k < nz; k++) {
         const round *rd = &t->rounds[k];
-        if (rd->in == IN_KNOWN || rd->in == IN_PROBED)
+        if ((rd->in == IN_KNOWN && !rd->discard) || rd->in == IN_PROBED)
             CT_CALL(round_unpack(t, rd));
     }
 out:
@@ -607,10 +629,8 @@ int ct_tuna_exchange(const ct_tuna_group *grp, ct_ctx *ctx, int radix, void *scr
     for (int c = 0; c < C; c++) {
         size_t b;
         const char *src = grp->source(grp->arg, me, c, &b);
-        char *dst = b > 0 ? grp->target(grp->arg, me, c, b) : NULL;
-        if (b > 0 && dst == NULL)
-            CT_CALL(MPI_ERR_TRUNCATE);
-        if (b > 0)
+        char *dst = b > 0 ? final_target(&t, me, c, b) : NULL;
+        if (dst != NULL)
             memcpy(dst, src, b);
     }
     /* Digit positions x = 0 .. w-1 in order: a slot's digits are used low to high. */
@@ -626,7 +646,7 @@ out:
         rc = rc != MPI_SUCCESS ? rc : wrc;
     }
     ctx->call_extra += t.tused + peak;
-    return rc;
+    return rc != MPI_SUCCESS ? rc : t.err;
 }
 
 /* ------------------------------------------------------------------ */
@@ -748,7 +768,7 @@ int ct_alltoallv_tuna(const ct_alltoallv_args *a, ct_ctx *ctx, const long *param
     char *scratch;
     flat f;
     ct_tuna_group grp = {.size = P, .index = ctx->rank, .rank_of = NULL, .C = 1,
-                         .known_c = 0, .arg = &f, .source = flat_source,
+                         .known_c = 0, .known_n = 1, .arg = &f, .source = flat_source,
                          .target = flat_target, .known = flat_known};
     CT_CALL(side_init(&f.s, &a->sendcounts, &a->sdispls, a->sendtype, a->sendbuf));
     CT_CALL(side_init(&f.r, &a->recvcounts, &a->rdispls, a->recvtype, a->recvbuf));

@@ -183,6 +183,7 @@ int ct_tuna_hier_run(const ct_alltoallv_args *a, ct_ctx *ctx, int radix, int blo
     ct_tuna_hier_tables(&H, scratch);
     grp.rank_of = H.rank_at + H.node_start[H.n];
     grp.known_c = H.known_c;
+    grp.known_n = 1;
     CT_CALL(ct_tuna_exchange(&grp, ctx, radix, scratch + own));
     if (H.N > 1)
         CT_CALL(inter(&H, block_count));

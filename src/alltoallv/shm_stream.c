@@ -21,6 +21,9 @@ typedef struct stream_head {
 
 #define DIRECT UINT64_MAX
 
+static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
+
 /* Bytes a block takes in its stream. */
 static size_t in_stream(const ct_shm_out *o) { return o->direct ? 0 : o->bytes; }
 
@@ -118,9 +121,6 @@ int ct_shm_stream_get(ct_ctx *ctx, ct_ext_id id, MPI_Comm comm, int owns_comm, i
     return rc;
 }
 
-static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
-static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
-
 static char *half_of(const ct_shm_stream *s, int member, unsigned long seq)
 {
     return s->w->part[member] + (seq & 1) * (s->hdr + s->W);
@@ -133,6 +133,27 @@ typedef struct cursor {
     size_t start;
 } cursor;
 
+/* Copies bytes [at, at + len) of block o to dst. */
+static void block_copy(char *dst, const ct_shm_out *o, size_t at, size_t len)
+{
+    if (o->npiece == 0) {
+        memcpy(dst, o->src + at, len);
+        return;
+    }
+    for (int i = 0; i < o->npiece && len > 0; i++) {
+        const ct_shm_piece *p = &o->piece[i];
+        if (at >= p->bytes) {
+            at -= p->bytes;
+            continue;
+        }
+        const size_t n = min_size(len, p->bytes - at);
+        memcpy(dst, p->src + at, n);
+        dst += n;
+        len -= n;
+        at = 0;
+    }
+}
+
 /* Copies stream bytes [lo, hi) into data (the half's data area). */
 static void copy_in(char *data, const ct_shm_out *out, int nblocks, size_t lo, size_t hi,
                     cursor *c)
@@ -141,7 +162,7 @@ static void copy_in(char *data, const ct_shm_out *out, int nblocks, size_t lo, s
         const size_t end = c->start + in_stream(&out[c->k]);
         const size_t from = max_size(lo, c->start), to = min_size(hi, end);
         if (to > from)
-            memcpy(data + (from - lo), out[c->k].src + (from - c->start), to - from);
+            block_copy(data + (from - lo), &out[c->k], from - c->start, to - from);
         if (end > hi)
             break; /* the block goes on in the next round */
         c->start = end;

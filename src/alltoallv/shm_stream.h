@@ -39,11 +39,20 @@
 #include "alltoallv/alltoallv.h"
 #include "core/shm.h"
 
-/* One of this rank's outgoing blocks. */
+/* A piece of an outgoing block. */
+typedef struct ct_shm_piece {
+    const char *src;
+    size_t bytes;
+} ct_shm_piece;
+
+/* One of this rank's outgoing blocks: bytes at src, or, with npiece > 0,
+ * the pieces piece[0 .. npiece-1] back to back (bytes their sum). */
 typedef struct ct_shm_out {
     const char *src;
     size_t bytes;
     int direct; /* not in the stream: the caller sends it otherwise */
+    const ct_shm_piece *piece;
+    int npiece;
 } ct_shm_out;
 
 /* A block this rank reads: block `block` of member `member`'s stream (this

@@ -47,7 +47,7 @@ typedef enum ct_ext_id {
 } ct_ext_id;
 
 /* Cached growable buffers per context (ct_ctx_buffer). */
-#define CT_CTX_NBUFS 7 /* the most any algorithm uses: node_aware, TuNA's 6 and one */
+#define CT_CTX_NBUFS 8 /* the most any algorithm uses: node_aware, TuNA's 6 and two */
 
 typedef struct ct_ctx {
     MPI_Comm comm; /* private duplicate of the user's communicator */

@@ -198,43 +198,86 @@ static int param_values(long lo, long hi, long def, long *v)
     return n;
 }
 
+/* One parameter's name and the values to test. */
+typedef struct param_sweep {
+    const char *key;
+    long v[SWEEP_MAX];
+    int n;
+} param_sweep;
+
+/* Appends ",key=value" (or ":key=value" first) for each parameter. */
+static void format_spec(char *buf, size_t len, const char *name, const param_sweep *p,
+                        const int *idx, int np)
+{
+    int at = snprintf(buf, len, "%s", name);
+    for (int k = 0; k < np && at > 0 && (size_t)at < len; k++)
+        at += snprintf(buf + at, len - (size_t)at, "%c%s=%ld", k == 0 ? ':' : ',', p[k].key,
+                       p[k].v[idx[k]]);
+}
+
+/*
+ * The specs of one algorithm. One or two parameters: every combination.
+ * Three: every pair of values of any two of them (all-pairs), in |A| |B|
+ * specs with A and B the two longest sweeps: spec (i, j) takes A's i-th
+ * value, B's j-th and C's ((i + j) mod |C|)-th. For fixed i, j runs over
+ * |B| >= |C| values, so every (A, C) pair occurs; likewise every (B, C).
+ */
+static void push_specs(spec_list *l, const char *name, param_sweep *p, int np)
+{
+    char buf[256];
+    int idx[3] = {0, 0, 0}, order[3] = {0, 1, 2};
+    assert_true(np <= 3); /* extend this enumeration for more parameters */
+    if (np < 3) {
+        for (idx[0] = 0; idx[0] < (np > 0 ? p[0].n : 1); idx[0]++)
+            for (idx[1] = 0; idx[1] < (np > 1 ? p[1].n : 1); idx[1]++) {
+                format_spec(buf, sizeof buf, name, p, idx, np);
+                push(l, buf);
+            }
+        return;
+    }
+    for (int a = 0; a < 3; a++) /* order: the sweeps longest first */
+        for (int b = a + 1; b < 3; b++)
+            if (p[order[b]].n > p[order[a]].n) {
+                const int t = order[a];
+                order[a] = order[b];
+                order[b] = t;
+            }
+    if (p[order[2]].n == 0)
+        return; /* a parameter with an empty range at this P: none */
+    for (int i = 0; i < p[order[0]].n; i++)
+        for (int j = 0; j < p[order[1]].n; j++) {
+            idx[order[0]] = i;
+            idx[order[1]] = j;
+            idx[order[2]] = (i + j) % p[order[2]].n;
+            format_spec(buf, sizeof buf, name, p, idx, np);
+            push(l, buf);
+        }
+}
+
 int th_algorithm_specs(const char *collective, int P, int Q, int N, char ***specs)
 {
     spec_list l = {0};
     for (int i = 0; i < coltune_algorithm_count(); i++) {
-        const char *coll, *name, *k0, *k1;
-        int np, n0, n1;
-        long lo0 = 0, hi0 = 0, d0, lo1 = 0, hi1 = 0, d1;
-        long v0[SWEEP_MAX], v1[SWEEP_MAX];
-        char buf[256];
+        const char *coll, *name;
+        int np;
+        param_sweep p[3];
         coltune_algorithm_info(i, &coll, &name, &np);
         if (strcmp(coll, collective) != 0 || !wanted(name))
             continue;
-        if (np == 0) {
-            push(&l, name);
-            continue;
+        for (int k = 0; k < np && k < 3; k++) {
+            long lo = 0, hi = 0, def;
+            coltune_algorithm_param(i, k, P, Q, N, &p[k].key, &lo, &hi, &def);
+            p[k].n = param_values(lo, hi, def, p[k].v);
         }
-        coltune_algorithm_param(i, 0, P, Q, N, &k0, &lo0, &hi0, &d0);
-        n0 = param_values(lo0, hi0, d0, v0);
-        if (np == 1) {
-            for (int a = 0; a < n0; a++) {
-                snprintf(buf, sizeof buf, "%s:%s=%ld", name, k0, v0[a]);
-                push(&l, buf);
-            }
-            continue;
-        }
-        /* Two parameters: every combination (ranges are small at test P). */
-        assert_true(np <= 2); /* extend this enumeration for more parameters */
-        coltune_algorithm_param(i, 1, P, Q, N, &k1, &lo1, &hi1, &d1);
-        n1 = param_values(lo1, hi1, d1, v1);
-        for (int a = 0; a < n0; a++)
-            for (int b = 0; b < n1; b++) {
-                snprintf(buf, sizeof buf, "%s:%s=%ld,%s=%ld", name, k0, v0[a], k1, v1[b]);
-                push(&l, buf);
-            }
+        push_specs(&l, name, p, np);
     }
     *specs = l.v;
     return l.n;
+}
+
+int th_world_specs(const char *collective, char ***specs)
+{
+    return th_algorithm_specs(collective, th.size, th.Q, th.N, specs);
 }
 
 void th_specs_free(char **specs, int n)

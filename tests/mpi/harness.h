@@ -48,11 +48,14 @@ int th_run(const char *group, struct CMUnitTest *tests, size_t n);
 /* Every registered algorithm spec of a collective with every parameter
  * value it accepts on a communicator of P ranks on N nodes of at most Q:
  * single parameters over their whole range (a size threshold, whose range is
- * too wide, at the values where it changes what runs), pairs over every
- * combination.
+ * too wide, at the values where it changes what runs), two parameters in
+ * every combination, three in every pair of values (all-pairs).
  * TEST_ALGS (comma-separated names) keeps only those algorithms.
  * Returns the count; free with th_specs_free. */
 int th_algorithm_specs(const char *collective, int P, int Q, int N, char ***specs);
+/* The same for MPI_COMM_WORLD as coltune sees it (size, nodes, ranks per
+ * node, COLTUNE_PPN's emulation included). */
+int th_world_specs(const char *collective, char ***specs);
 void th_specs_free(char **specs, int n);
 
 #endif

@@ -32,6 +32,16 @@ for ppn in 4 3:cyclic; do
         TEST_ALGS="$algs" -- run_mpi "$P" "$prog"
 done
 
+# Nodes of equal size (node_aware's lanes and leaders, whose delivery phase
+# then runs in rounds too).
+P=$(capped "${CT_TEST_NP_NODES_EVEN:-12}")
+q=$([ $((P % 3)) = 0 ] && echo 3 || echo 2)
+for ppn in $q $q:cyclic; do
+    check_run "shm P=$P COLTUNE_PPN=$ppn COLTUNE_SHM_WINDOW=64 (node_aware)" \
+        with_env COLTUNE_SHM_WINDOW=64 COLTUNE_PPN="$ppn" COLTUNE_FALLBACK=error \
+        TEST_ALGS=node_aware -- run_mpi "$P" "$prog"
+done
+
 # No window on one rank: shm forwards, node_aware runs tuna:radix=2.
 for case in "4 4" "7 3"; do
     set -- $case
