@@ -19,6 +19,26 @@ for place in "4x4 h0:4,h1:4,h2:4,h3:4" "2x8 h0:8,h1:8"; do
         --iters 100 --warmup 5 --no-progress --csv $O/a2av-$1.csv > $O/a2av-$1.txt 2>&1
     echo "alltoallv $1 done: $?"
 done
+# node_aware's leaders: every rank a lane (leaders = Q), against 1, 2 (and 4)
+# leaders per host; --burst 2 as in the tables of node_aware's section.
+for place in "4x4 h0:4,h1:4,h2:4,h3:4 4 1,2" "2x8 h0:8,h1:8 2 1,2,4"; do
+    set -- $place
+    la=pmpi,tuna:radix=2,node_aware:radix=$3
+    for l in ${4//,/ }; do la="$la,node_aware:radix=$3,leaders=$l"; done
+    $C mpirun -H "$2" -np 16 $B --coll alltoallv --algs "$la" --sizes 16,256,1k,4k,64k \
+        --iters 100 --warmup 5 --burst 2 --no-progress --csv $O/a2av-leaders-$1.csv \
+        > $O/a2av-leaders-$1.txt 2>&1
+    echo "alltoallv leaders $1 done: $?"
+done
+# The default rules (conf/coltune.rules) as a job reads them: Alltoallv's msg_size
+# conditions cost the decision an allreduce per call, Alltoall's none.
+for coll in alltoall alltoallv; do
+    $C mpirun -H h0:4,h1:4,h2:4,h3:4 -np 16 -x COLTUNE_RULES=$here/../../conf/coltune.rules \
+        $B --coll $coll --algs "pmpi,node_aware:radix=4,node_aware:radix=4,leaders=1,rules" \
+        --sizes 16,256,1k,4k --iters 100 --warmup 5 --burst 2 --no-progress \
+        --csv $O/${coll/alltoall/a2a}-default-rules-4x4.csv > /dev/null 2>&1
+    echo "$coll default rules done: $?"
+done
 # 'rules': locality_dense chosen by a rules file without msg_size, as an
 # application's MPIX calls would run it (cached decision, no allreduce).
 printf 'alltoall_crs locality_dense\nalltoallv_crs locality_dense\n' > $O/dense.rules
