@@ -114,7 +114,10 @@ decisions() {
 }
 
 # Two runs of one command on a grid whose cells are clear on this machine
-# (large wins, clear losses; a margin of 20% keeps near-ties out). Every cell
+# (large wins, clear losses; a margin of 50% keeps near-ties out: at 20% the
+# sparse exchange's P=2 row, about 1.2-1.3x here, was decided for
+# locality_dense in one fresh-clone CI run and for the baseline in the
+# other, each interval narrow but the two runs apart). Every cell
 # both runs decide is decided alike (a win in one run is never a loss in the
 # other), and on a quiet machine every cell is decided and the two rules files
 # are the same. Under CI's load (oversubscribed tests beside it) a cell's
@@ -124,7 +127,7 @@ decisions() {
 # files there made the test fail on timing, once in two fresh-clone CI runs.)
 reproducible() {
     for run in a b; do
-        tune_run "$out/$run" --colls alltoall,alltoallv_crs --sizes 16,4k --margin 20 \
+        tune_run "$out/$run" --colls alltoall,alltoallv_crs --sizes 16,4k --margin 50 \
             --max-iters 640 || return 1
         baseline_not_flagged "$out/$run.log" || return 1
         decisions "$out/$run.log" > "$out/$run.cells"

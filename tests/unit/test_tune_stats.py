@@ -351,6 +351,19 @@ class Rows(unittest.TestCase):
         self.assertTrue(all(d.status == "baseline" and d.spec == "pmpi"
                             for d in choice.values()))
 
+    def test_a_near_tie_row_is_kept_for_lack_of_evidence(self):
+        """a is exactly at the margin everywhere: its row interval straddles
+        the threshold, so no seed may decide the row either way (two runs
+        once chose a and the baseline); the cells are kept at the baseline
+        for lack of evidence, naming a."""
+        for seed in range(10):
+            data, choice, args = self.row({"a": [1.05] * 4, "b": [0.9] * 4}, seed)
+            best = tune.collapse_row(data, choice, ("alltoallv", 8, 1, 8), args, tune.ROW_WHY)
+            self.assertEqual(best, "pmpi")
+            for d in choice.values():
+                self.assertEqual((d.status, d.spec, d.best[0]), ("no-evidence", "pmpi", "a"))
+                self.assertIn("no evidence", tune.cell_note(d))
+
     def test_which_collectives_decide_by_row(self):
         self.assertEqual({c for c in tune.COLLECTIVES if not tune.per_size(c)},
                          {"alltoallv", "allgatherv_inter", "alltoall_crs", "alltoallv_crs"})
