@@ -363,6 +363,10 @@ class Rows(unittest.TestCase):
             for d in choice.values():
                 self.assertEqual((d.status, d.spec, d.best[0]), ("no-evidence", "pmpi", "a"))
                 self.assertIn("no evidence", tune.cell_note(d))
+        # eligible (nowhere clearly slower) but nowhere near the margin: won
+        data, choice, args = self.row({"a": [1.0] * 4}, 1)
+        tune.collapse_row(data, choice, ("alltoallv", 8, 1, 8), args, tune.ROW_WHY)
+        self.assertTrue(all(d.status == "baseline" for d in choice.values()))
 
     def test_which_collectives_decide_by_row(self):
         self.assertEqual({c for c in tune.COLLECTIVES if not tune.per_size(c)},
