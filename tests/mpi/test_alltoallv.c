@@ -713,15 +713,21 @@ static void test_large_displacements(void **state)
 #endif
 }
 
-/* Whether this run tests shm on one node (the test's TEST_ALGS has it). */
-static int shm_tested_here(int P)
+/* Whether this run's Alltoallv specs (TEST_ALGS) include algorithm name. */
+static int world_tests(const char *name)
 {
     char **specs;
-    int nspecs = th_world_specs("alltoallv", &specs), shm = 0;
+    int nspecs = th_world_specs("alltoallv", &specs), found = 0;
     for (int k = 0; k < nspecs; k++)
-        shm |= strncmp(specs[k], "shm", 3) == 0;
+        found |= strncmp(specs[k], name, strlen(name)) == 0;
     th_specs_free(specs, nspecs);
-    return P >= 2 && shm && getenv("COLTUNE_PPN") == NULL;
+    return found;
+}
+
+/* Whether this run tests shm on one node. */
+static int shm_tested_here(int P)
+{
+    return P >= 2 && world_tests("shm") && getenv("COLTUNE_PPN") == NULL;
 }
 
 /* Buffers an erroneous call may still write into: reachable until exit. */
@@ -812,16 +818,12 @@ static void test_shm_truncation(void **state)
 /* Whether this run tests node_aware on nodes of equal size (real or emulated). */
 static int node_aware_tested_here(int P)
 {
-    char **specs;
-    int Q, N, nspecs = th_world_specs("alltoallv", &specs), found = 0;
+    int Q, N;
     th_topology(&Q, &N);
-    for (int k = 0; k < nspecs; k++)
-        found |= strncmp(specs[k], "node_aware", 10) == 0;
-    th_specs_free(specs, nspecs);
     /* without a window node_aware runs TuNA, whose receivers trust their counts */
     const int window = getenv("COLTUNE_TEST_SHM_FAIL") == NULL &&
                        getenv("TEST_SHM_NO_WINDOW") == NULL;
-    return P >= 2 && found && window && P == Q * N;
+    return P >= 2 && world_tests("node_aware") && window && P == Q * N;
 }
 
 /* Rank r's index on its node, as coltune numbers it (by rank). */
