@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Generates ./configure from configure.ac (needs autoconf, automake, libtool, pkg-config).
 set -e
 cd "$(dirname "$0")"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coltune-bench.c - measures one collective under a list of algorithm specs.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * common_inter.c - the intercommunicator collectives' shared part: groups,
  * paper 002's settings, buffers and the byte-for-byte check.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * common_inter.h - what the intercommunicator drivers share
  * (driver_allgather_inter.c, driver_allgatherv_inter.c): the intercommunicator

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * common_sdde.c - send patterns, outputs and reference of the sparse dynamic
  * data exchange drivers (paper 003).

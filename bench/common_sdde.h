@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * common_sdde.h - what the sparse dynamic data exchange drivers share
  * (driver_alltoall_crs.c, driver_alltoallv_crs.c): the send patterns, the

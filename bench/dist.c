@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dist.c - block sizes of the benchmark's exchanges.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * driver_allgather_inter.c - intercommunicator MPI_Allgather under
  * coltune_allgather_inter(spec, ...).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * driver_allgatherv_inter.c - intercommunicator MPI_Allgatherv under
  * coltune_allgatherv_inter(spec, ...).

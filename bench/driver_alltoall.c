@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * driver_alltoall.c - MPI_Alltoall under coltune_alltoall(spec, ...).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * driver_alltoall_crs.c - MPIX_Alltoall_crs (paper 003) under
  * coltune_alltoall_crs(spec, ...).

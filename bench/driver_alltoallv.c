@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * driver_alltoallv.c - MPI_Alltoallv under coltune_alltoallv(spec, ...).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * driver_alltoallv_crs.c - MPIX_Alltoallv_crs (paper 003) under
  * coltune_alltoallv_crs(spec, ...).

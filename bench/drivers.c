@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * drivers.c - the collectives coltune-bench knows.
  *

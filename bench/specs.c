@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * specs.c - expands --algs into a list of fully resolved algorithm specs.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * util.c - error reports, notes and size formatting shared by coltune-bench.
  */

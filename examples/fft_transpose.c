@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fft_transpose.c - an FFT-style transpose, as an unmodified MPI application
  * would do it (no coltune header, not linked with coltune).

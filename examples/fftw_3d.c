@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fftw_3d.c - a real third-party library under coltune: FFTW's MPI 3-D FFT
  * (Debian libfftw3-mpi-dev), whose transposes call MPI_Alltoall. Plain mpicc,

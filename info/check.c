@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * check.c - coltune-info --check FILE [--np P ...]: a rules file checked by
  * the job's own parser, and what a job's call would run, decided by the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coltune-info.c - what a coltune installation holds, without mpirun (as
  * ompi_info and mpichversion do for their libraries).
@@ -567,10 +568,13 @@ static int report(const info_out *o, const char *library, const ct_config *cfg)
     int bad = 0;
     if (o->parsable) {
         info_kv(o, "version:coltune", "%s", COLTUNE_VERSION);
+        info_kv(o, "license", "%s", CT_LICENSE);
+        info_kv(o, "license:file", "%s", CT_DOCDIR "/LICENSE");
         info_kv(o, "build:prefix", "%s", CT_PREFIX);
         info_kv(o, "library:path", "%s", library);
     } else {
         fprintf(o->f, "coltune %s (prefix %s)\n", COLTUNE_VERSION, CT_PREFIX);
+        fprintf(o->f, "License: %s (%s/LICENSE)\n", CT_LICENSE, CT_DOCDIR);
     }
     report_mpi(o); /* a warning, not an error: the user may know better */
     bad |= report_entry_points(o, library);
@@ -593,7 +597,8 @@ int main(int argc, char **argv)
         return 0;
     }
     if (opt.version) {
-        printf("coltune-info (coltune) %s\n", COLTUNE_VERSION);
+        printf("coltune-info (coltune) %s\nLicense: %s (%s/LICENSE)\n", COLTUNE_VERSION,
+               CT_LICENSE, CT_DOCDIR);
         return 0;
     }
     info_out o = {opt.parsable, stdout};

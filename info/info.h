@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * info.h - coltune-info: what an installation holds, checked without mpirun.
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # check-all.sh - builds coltune three ways and runs the whole test suite:
 #   1. Open MPI (the default mpicc), -Werror: every test (unit tests under
 #      valgrind, MPI tests at P = 1..17 and 33, valgrind, preload).

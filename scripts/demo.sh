@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # demo.sh - the main job, as a newcomer meets coltune:
 #   1. build and install coltune into ./_install;
 #   2. tune it for this machine: coltune-tune --quick writes a rules file, a

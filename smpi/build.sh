@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # build.sh - builds coltune-bench for SimGrid SMPI from the same source files
 # as the normal build (the Makefile passes its own source lists, so there is
 # no second list and no second copy of anything):

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # campaign.sh - the simulated runs behind docs/simulation.md, in two lanes
 # that run side by side (one simulation per core). A development helper, not
 # installed:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * compat.c - MPI calls SimGrid SMPI 3.32 lacks, for the simulated build
  * (see compat.h for what and why). Global state here is per simulated rank:

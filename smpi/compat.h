@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * compat.h - what SimGrid SMPI 3.32 lacks that coltune uses, supplied for
  * the simulated build only (smpi/build.sh force-includes this header into

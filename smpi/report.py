@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """report.py - the plots and tables of docs/simulation.md from coltune-sim
 outputs (their measure.csv files). A development helper, not installed:
 

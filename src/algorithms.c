@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * algorithms.c - the one registry of coltune's algorithms.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * api.c - the direct C API of include/coltune.h. Each call builds a spec and
  * goes through the same driver, restriction checks and fallback as a spec

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * api.h - what the public entry points (api.c, sdde/mpix.c) share.
  */

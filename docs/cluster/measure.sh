@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The measurements of docs/cluster.md: coltune-bench across emulated hosts
 # (scripts/coltune-cluster), as root, from a build tree:
 #   docs/cluster/measure.sh BUILD_DIR OUT_DIR

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Markdown tables of coltune-bench CSV files (docs/cluster.md):
    python3 table.py DIR FILE.csv ...  -> one table per file, speedup over the
    reference (its time in us), inter-host message counts in brackets for the

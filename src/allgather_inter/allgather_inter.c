@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * allgather_inter.c - drivers of the intercommunicator Allgather and
  * Allgatherv: per-call facts for the decision, the byte view (CT_A_BYTES),

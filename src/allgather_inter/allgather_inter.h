@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * allgather_inter.h - drivers of the intercommunicator Allgather and
  * Allgatherv (allgather_inter.c) and what their algorithms share.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * allgather_inter_direct.c - intercommunicator Allgather and Allgatherv by
  * direct exchange: every rank sends its block to every rank of the remote

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * allgather_inter_segmented.c - intercommunicator Allgather by message
  * segmentation (paper 002, Algorithm 1, section 4).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * allgather_inter_shm.c - intercommunicator Allgather and Allgatherv through
  * a shared-memory window, for communicators whose ranks all share one node.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * allgatherv_inter_segmented.c - intercommunicator Allgatherv by byte-index
  * segmentation (paper 002, Algorithm 2 and section 4.1).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * segments.c - segment arithmetic of the segmented intercommunicator
  * Allgather and Allgatherv (see segments.h). No MPI here.

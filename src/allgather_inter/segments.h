@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * segments.h - who sends which byte range to whom in the segmented
  * intercommunicator Allgather and Allgatherv (paper 002, sections 4 and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alltoallv.c - the MPI_Alltoallv driver and the helpers its algorithms share.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alltoallv.h - what the MPI_Alltoallv algorithms share: per-call extents,
  * block addresses, the self-block copy, zero-size-aware point-to-point

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alltoallv_linear.c - linear exchange in ascending rank order (Open MPI's
  * basic linear Alltoallv; paper 001 section II(d)).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alltoallv_multipair_blocking.c - multi-pair blocking exchange (paper 004,
  * Algorithm 3).

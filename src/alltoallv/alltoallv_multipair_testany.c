@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alltoallv_multipair_testany.c - multi-pair test exchange (paper 004,
  * Algorithm 5).

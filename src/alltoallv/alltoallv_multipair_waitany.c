@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alltoallv_multipair_waitany.c - multi-pair non-blocking exchange (paper
  * 004, Algorithm 4).

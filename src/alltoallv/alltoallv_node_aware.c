@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alltoallv_node_aware.c - node-aware hierarchical Alltoallv: coalesced
  * TuNA_l^g (paper 001 section IV-B, Algorithm 3) with its intra-node phase

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alltoallv_nonblocking.c - non-blocking spread-out exchange (paper 004,
  * Algorithm 2; paper 001 section II(d), "spread-out").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alltoallv_pairwise.c - pairwise exchange (paper 004, Algorithm 1).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alltoallv_registry.h - the registry entries of the Alltoallv algorithms,
  * included twice by src/algorithms.c: once with CT_A2A_COLL defined as

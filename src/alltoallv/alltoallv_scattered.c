@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alltoallv_scattered.c - MPICH's scattered Alltoallv (paper 001 section
  * II(d)): spread-out order in batches of block_count peers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alltoallv_shm.c - MPI_Alltoallv and MPI_Alltoall through a shared-memory
  * window, for communicators whose ranks all share one node

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alltoallv_tuna.c - TuNA, the tunable-radix non-uniform Bruck all-to-all
  * (paper 001 section III, Algorithm 1), and the TuNA engine the hierarchical

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alltoallv_tuna_hier.c - the part of hierarchical TuNA_l^g (paper 001
  * section IV-A) that its staggered and coalesced variants share: node

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alltoallv_tuna_hier_staggered.c - staggered TuNA_l^g (paper 001 section
  * IV-B, Algorithm 2, Fig. 6a).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shm_stream.c - personalised exchange through a bounded shared window: the
  * rounds (shm_stream.h).

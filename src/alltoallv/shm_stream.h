@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shm_stream.h - personalised exchange through a bounded shared-memory
  * window, shared by the shm algorithm (alltoallv_shm.c: every rank of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tuna_hier.h - what the two hierarchical TuNA_l^g variants share (paper 001
  * section IV): node tables, the intra-node TuNA phase, and the buffer G that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tuna_index.c - TuNA index arithmetic (paper 001 section III); see
  * tuna_index.h.

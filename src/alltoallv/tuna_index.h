@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tuna_index.h - the index arithmetic of TuNA (paper 001 section III), with
  * no MPI dependency so that the unit tests can check it exhaustively.

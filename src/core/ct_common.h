@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ct_common.h - definitions shared by every coltune source file.
  *

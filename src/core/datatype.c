@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * datatype.c - datatype facts and typed local copies.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * datatype.h - datatype facts and the typed local copy every algorithm uses
  * for the block a rank sends to itself.

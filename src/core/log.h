@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * log.h - coltune's messages. Every line starts with "coltune[<rank>]: " on
  * stderr, where rank is the MPI_COMM_WORLD rank when known.

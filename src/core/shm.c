@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shm.c - shared-memory windows and their flags (shm.h).
  *

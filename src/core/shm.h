@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shm.h - a shared-memory window over a communicator whose ranks share a
  * node, and the flags its ranks synchronise through.

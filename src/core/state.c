@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * state.c - the one global state struct and lazy initialisation.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * state.h - the library's only global mutable state, in one struct.
  *

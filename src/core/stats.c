@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * stats.c - statistics table. Calls and time are the maximum over ranks,
  * bytes the sum over ranks, extra memory the maximum over ranks and calls.

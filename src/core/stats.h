@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * stats.h - per-algorithm statistics, reported at MPI_Finalize with
  * COLTUNE_STATS=1: calls, bytes, time and peak extra memory per collective

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mpix.c - the public sparse dynamic data exchange API of include/coltune.h:
  * MPIX_Info, MPIX_Comm, MPIX_Alltoall(v)_crs[_alloc], MPIX_Free, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sdde.c - the driver of MPIX_Alltoall_crs and MPIX_Alltoallv_crs (see
  * sdde.h): validation, packing, agreement and decision, the algorithm, then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sdde.h - sparse dynamic data exchange (MPIX_Alltoall_crs and
  * MPIX_Alltoallv_crs; paper 003, Geyko et al., sections III-IV): the driver

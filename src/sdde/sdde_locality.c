@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sdde_locality.c - what the locality-aware exchanges share (paper 003,
  * Geyko et al., section IV-D, Algorithms 4 and 5): aggregation per

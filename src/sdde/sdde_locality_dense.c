@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sdde_locality_dense.c - the locality-aware sparse dynamic data exchange
  * over fixed lanes (paper 003, Geyko et al., section IV-D, Algorithm 4 with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sdde_locality_nonblocking.c - the locality-aware non-blocking sparse
  * dynamic data exchange (paper 003, Geyko et al., section IV-D, Algorithm 5).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sdde_locality_personalized.c - the locality-aware personalized sparse
  * dynamic data exchange (paper 003, Geyko et al., section IV-D, Algorithm 4).

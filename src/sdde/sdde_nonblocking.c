@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sdde_nonblocking.c - the non-blocking sparse dynamic data exchange, NBX
  * (paper 003, Geyko et al., section IV-B, Algorithm 2; Hoefler, Siebert,

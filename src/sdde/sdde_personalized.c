@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sdde_personalized.c - the personalized sparse dynamic data exchange
  * (paper 003, Geyko et al., section IV-A, Algorithm 1).

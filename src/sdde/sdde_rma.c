@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sdde_rma.c - the one-sided constant-size sparse dynamic data exchange
  * (paper 003, Geyko et al., section IV-C, Algorithm 3; as in Cellar),

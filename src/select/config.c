@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * config.c - reads the COLTUNE_* environment variables and the rules file.
  *

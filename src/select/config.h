@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * config.h - coltune's configuration: environment variables and the rules
  * file, read once at initialisation and immutable afterwards.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * decide.c - the decision function (see decide.h for the guarantees).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * decide.h - the one place that decides which algorithm serves a call.
  *

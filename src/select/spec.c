@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * spec.c - parsing and resolving algorithm specs "name[:key=value,...]".
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * spec.h - algorithm specs: "name[:key=value[,key=value...]]".
  *

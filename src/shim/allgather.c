@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * allgather.c - the MPI_Allgather and MPI_Allgatherv entry points.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * allgather_c.c - the MPI-4 large-count entry points MPI_Allgather_c and
  * MPI_Allgatherv_c, where the MPI library has them (CT_HAVE_LARGE_COUNT).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alltoall_c.c - the MPI-4 large-count entry point MPI_Alltoall_c, where the
  * MPI library has it (CT_HAVE_LARGE_COUNT). The same uniform description as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alltoallv.c - the MPI_Alltoallv entry point (int counts and displacements).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alltoallv_c.c - the MPI-4 large-count entry point MPI_Alltoallv_c
  * (MPI_Count counts, MPI_Aint displacements), where the MPI library has it

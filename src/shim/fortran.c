@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fortran.c - how the Fortran bindings (include 'mpif.h', use mpi,
  * use mpi_f08) reach coltune.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * init.c - MPI_Init, MPI_Init_thread and MPI_Finalize: read the configuration
  * once, report its errors once (rank 0 of MPI_COMM_WORLD), print statistics

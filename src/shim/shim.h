@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shim.h - what the interception files share. src/shim is the only place
  * that defines MPI_* symbols and forwards the user's calls to PMPI_*.

@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 ! exchange.F90 - a plain Fortran MPI program (no coltune in it) calling
 ! MPI_ALLTOALLV, MPI_ALLTOALL (also with MPI_IN_PLACE) on MPI_COMM_WORLD and
 ! MPI_ALLGATHER / MPI_ALLGATHERV on an intercommunicator (even and odd world

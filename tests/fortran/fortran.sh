@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Fortran callers reach coltune: tests/fortran/exchange.F90 built three ways
 # (include 'mpif.h', use mpi, use mpi_f08) with the MPI library's own mpifort,
 # a plain program that knows nothing of coltune, run under LD_PRELOAD with

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Intercommunicator MPI_Allgather / MPI_Allgatherv: every algorithm through
 # the direct API and through the intercepted calls, checked against PMPI_
 # (tests/mpi/test_allgather_inter.c). The group sizes (1,7) (2,6) (3,5)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Every MPI_Alltoallv algorithm at every parameter value, checked against
 # PMPI_Alltoallv (tests/mpi/test_alltoallv.c), at many P.
 #   CT_TEST_NP      the P values (default below)

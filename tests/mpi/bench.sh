@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # coltune-bench (bench/) on a tiny grid: every registered algorithm of every
 # collective at its default parameters (and "rules"), --check against the
 # PMPI_ result: alltoallv under every block-size distribution, alltoall, the

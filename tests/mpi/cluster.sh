@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Real separate hosts (scripts/coltune-cluster: network namespaces on this
 # machine, Open MPI started across them): the topology coltune reads from
 # MPI_COMM_TYPE_SHARED, and the algorithms whose point is that a message

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # common.sh - sourced by the MPI test scripts. Provides run_mpi NP PROG ARGS...
 # using $MPIEXEC (set by the Makefile), with the flags this machine needs:
 # Open MPI as root, and more ranks than cores (oversubscription with yielding).

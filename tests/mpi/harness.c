@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * harness.c - shared pieces of coltune's MPI tests.
  */

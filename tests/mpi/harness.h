@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * harness.h - shared pieces of coltune's MPI tests (cmocka programs run by
  * the test scripts under mpirun at many P).

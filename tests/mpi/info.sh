@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # coltune-info: the report (runs without mpirun; every registered algorithm;
 # the entry points the library defines), the environment and rules checks
 # against what a job prints for the same input (every malformed file of the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # What `make install` gives the people who install, check and link coltune:
 #   - a program built from the installed tree with `pkg-config --cflags
 #     --libs coltune` and a plain C compiler only runs right under mpirun;
@@ -79,5 +80,23 @@ check_installed_info() {
     cat "$tmp/check"
 }
 check_run "installed coltune-info" check_installed_info
+
+# The licence travels with the library: its text in the documentation
+# directory, and coltune-info names it and the file (both forms).
+check_licence() {
+    docdir=$(find "$tmp/dest" -path '*/doc/coltune/LICENSE' | head -n 1)
+    [ -n "$docdir" ] || fail "LICENSE not installed under share/doc/coltune" || return 1
+    cmp -s "$docdir" "$top_srcdir/LICENSE" || fail "installed LICENSE differs" || return 1
+    [ -f "$(dirname "$docdir")/README.md" ] || fail "README.md not installed" || return 1
+    grep -q '^License: BSD-3-Clause (.*/doc/coltune/LICENSE)$' "$tmp/info" ||
+        fail "coltune-info does not name the licence: $(head -n 3 "$tmp/info")" || return 1
+    "$root/bin/coltune-info" --parsable --library "$libdir/libcoltune.so" |
+        grep -q '^license:BSD-3-Clause$' || fail "coltune-info --parsable: no license key" ||
+        return 1
+    "$root/bin/coltune-info" --version | grep -q '^License: BSD-3-Clause' ||
+        fail "coltune-info --version does not name the licence" || return 1
+    echo "LICENSE installed as $docdir; coltune-info names it"
+}
+check_run "licence installed and reported" check_licence
 
 finish

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # coltune's internal traffic never reaches the user's communicator.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/mpi/common.sh"
 for P in ${CT_TEST_NP:-1 2 5 8}; do

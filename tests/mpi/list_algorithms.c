@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* list_algorithms.c - prints "collective name" for every registered
  * algorithm, for the test scripts (no MPI runtime needed). */
 #include <stdio.h>

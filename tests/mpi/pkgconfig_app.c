@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pkgconfig_app.c - a program of an application developer who links coltune's
  * direct API: tests/mpi/install.sh builds it from the installed tree with a

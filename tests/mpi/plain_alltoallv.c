@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * plain_alltoallv.c - an ordinary MPI program that knows nothing about
  * coltune (no coltune header, not linked with it). The preload test runs it

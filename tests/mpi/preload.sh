@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # How users meet coltune: a plain MPI program, built without coltune, runs
 # under LD_PRELOAD with each forced algorithm. The verbose log must show the
 # algorithm ran and the output must equal the native run's. Each run forces

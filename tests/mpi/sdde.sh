@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Every MPIX_Alltoall_crs / MPIX_Alltoallv_crs algorithm (tests/mpi/test_sdde.c)
 # at many P and emulated node layouts, checked against PMPI_Alltoall of the
 # counts plus PMPI_Alltoallv of the data; misuse and its messages; valgrind.

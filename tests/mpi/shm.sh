@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The shared-memory algorithms beyond the Alltoallv matrix (alltoallv.sh runs
 # shm and node_aware at their default window at every P):
 #   - a tiny window (64 bytes per rank per half: many rounds), P up to 33,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_allgather_inter.c - intercommunicator MPI_Allgather and
  * MPI_Allgatherv: every registered algorithm (but pmpi), through the direct

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_alltoallv.c - every registered MPI_Alltoallv algorithm, with every
  * parameter value it accepts at this P, checked byte for byte against

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_isolation.c - coltune never disturbs the user's traffic.
  *

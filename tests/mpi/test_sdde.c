@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_sdde.c - every registered MPIX_Alltoall_crs / MPIX_Alltoallv_crs
  * algorithm (sparse dynamic data exchange, paper 003), with caller-allocated

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_shm_churn.c - communicator churn with the shared-memory algorithms
  * chosen: creates, uses and frees thousands of communicators (MPI_Comm_dup,

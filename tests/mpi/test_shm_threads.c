@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_shm_threads.c - concurrent collectives on distinct communicators from
  * several threads (MPI_THREAD_MULTIPLE): each thread owns a duplicate of

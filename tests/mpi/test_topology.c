@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_topology.c - coltune_comm_topology against the hosts the ranks really
  * run on: N is the number of distinct host names of MPI_COMM_WORLD's ranks

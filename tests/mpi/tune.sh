@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # coltune-tune --quick on a 4-rank grid: it must finish, write a rules file
 # that coltune's own parser accepts (so it names only registered algorithms
 # with valid parameters), serve every cell of the grid it measured, and

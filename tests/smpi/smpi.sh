@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # smpi.sh - coltune's algorithms on a simulated cluster (SimGrid SMPI,
 # conf/platforms/flat16.xml, P = 16: 4 nodes of 4 ranks). Every collective,
 # every algorithm: coltune-bench --check compares each result byte for byte

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_config.c - the COLTUNE_* environment reader (select/config.c), fed a
  * fake environment: every variable's accepted values, and the exact message

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_decide.c - the decision without MPI (ct_decide_offline, which
  * coltune-info --check --np uses): rule order, conditions, msg_size,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_registry.c - consistency of the algorithm registry (algorithms.c).
  *

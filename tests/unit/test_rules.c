@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_rules.c - the rules file parser: good files, every error message
  * (file, line, column, what, offending text), and loading real files.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_segments.c - the segment arithmetic of the segmented intercommunicator
  * Allgather and Allgatherv (src/allgather_inter/segments.c), against a

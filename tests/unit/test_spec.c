@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_spec.c - algorithm specs: sizes, expressions, parsing, resolving.
  *

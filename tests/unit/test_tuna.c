@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_tuna.c - TuNA index arithmetic (src/alltoallv/tuna_index.c, paper 001
  * section III) against brute-force enumeration, for every P <= MAX_P and

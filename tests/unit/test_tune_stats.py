@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The statistics of coltune-tune on synthetic samples (no MPI, no timing):
 the interval's coverage over many seeded trials (known ratios, heavy-tailed
 noise, ties), the stopping rule (a clear 1.5x win decided in the fewest

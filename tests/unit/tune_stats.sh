@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The statistics of coltune-tune on synthetic samples (tests/unit/test_tune_stats.py):
 # interval coverage, the stopping rule, the A/A guard, choice among equals.
 # No MPI, no timing.
