@@ -7,10 +7,10 @@
  *   coltune-bench.c     main: the timing loop, statistics, table and CSV
  *   options.c           the command line (parsed before MPI_Init)
  *   specs.c             --algs: sweep shorthands expanded into resolved specs
- *   dist.c              block-size distributions (paper 001 VI-A, VI-C), fill pattern
+ *   dist.c              block-size distributions ([Fan2024] VI-A, VI-C), fill pattern
  *   drivers.c           the table of collectives
  *   driver_<coll>.c     one driver per collective: setup, run, check, teardown
- *   common_inter.c      the intercommunicator and paper 002's settings (allgather(v)_inter)
+ *   common_inter.c      the intercommunicator, settings of [Kang2019] (allgather(v)_inter)
  *   common_sdde.c       the SDDE send patterns and reference (alltoall(v)_crs)
  *
  * Adding a collective is one driver_<coll>.c and one line in drivers.c.
@@ -73,7 +73,7 @@ typedef struct bench_options {
     int group_p, group_q; /* --group-sizes p:q, 0 when not given */
     bench_pattern pattern;
     int pattern_k;        /* k of random:k */
-    int setting;          /* --setting 1..8 (paper 002 section 5), 0 when not given */
+    int setting;          /* --setting 1..8 ([Kang2019] section 5), 0 when not given */
     int check;
     int aa;               /* --aa: the baseline timed twice */
     const char *csv;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * common_inter.c - the intercommunicator collectives' shared part: groups,
- * paper 002's settings, buffers and the byte-for-byte check.
+ * the settings of [Kang2019], buffers and the byte-for-byte check.
  *
  * The intercommunicator is built once per size in setup (MPI_Comm_split of
  * the world into A = [0, p) and B = [p, p+q), then MPI_Intercomm_create with
@@ -9,7 +9,7 @@
  * timed call pays for it; timing stays the framework's: barrier and slowest
  * rank over the world.
  *
- * Settings (paper 002 section 5). S is the block of the largest sender and
+ * Settings ([Kang2019] section 5). S is the block of the largest sender and
  * m = max(p, q):
  *   1, 2, 5, 7  every rank sends S (the paper: 1, 5 at p = q; 2, 7 at 25:7)
  *   3           A sends S, B sends S/4
@@ -54,13 +54,14 @@ int bench_inter_validate(const bench_options *o, const bench_env *env, int v, ch
         return -1;
     }
     if (setting > (v ? 8 : 4)) {
-        snprintf(err, errlen, "--setting: %d is an Allgatherv setting (paper 002 settings "
+        snprintf(err, errlen, "--setting: %d is an Allgatherv setting ([Kang2019] settings "
                  "5-8): use --coll allgatherv_inter, or a setting 1-4", setting);
         return -1;
     }
     int paper_equal = setting == 1 || setting == 5 || setting == 6;
     if (paper_equal != (n[0] == n[1]))
-        bench_note(env->rank, "setting %d is paper 002's case %s; running it at p:q = %d:%d",
+        bench_note(env->rank,
+                   "setting %d is the case %s of [Kang2019]; running it at p:q = %d:%d",
                    setting, paper_equal ? "p = q" : "p:q = 25:7", n[0], n[1]);
     return 0;
 }

@@ -2,7 +2,7 @@
 /*
  * common_inter.h - what the intercommunicator drivers share
  * (driver_allgather_inter.c, driver_allgatherv_inter.c): the intercommunicator
- * built from the world, paper 002's block-size settings, the buffers, the
+ * built from the world, the block-size settings of [Kang2019], the buffers, the
  * check against PMPI_.
  */
 #ifndef BENCH_COMMON_INTER_H
@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-/* Group A = world ranks [0, p), group B = [p, p + q) (paper 002: A has p
+/* Group A = world ranks [0, p), group B = [p, p + q) ([Kang2019]: A has p
  * ranks, B q). Blocks are MPI_BYTE; receive blocks are packed in the remote
  * group's rank order, as PMPI_Allgather(v) delivers them. */
 typedef struct bench_inter {

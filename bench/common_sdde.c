@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * common_sdde.c - send patterns, outputs and reference of the sparse dynamic
- * data exchange drivers (paper 003).
+ * data exchange drivers ([Geyko2023]).
  *
  * Every rank derives its own messages from (--seed, its rank) alone, as an
  * SDDE caller knows only what it sends:

@@ -6,7 +6,7 @@
  * to): a counter-based generator (splitmix64 finaliser over the key) instead
  * of a stateful one, so every rank computes any entry of the P x P count
  * matrix in O(1) without communication, and rank j's receive count from i is
- * by construction i's send count to j. The distributions follow paper 001:
+ * by construction i's send count to j. The distributions follow [Fan2024]:
  *   uniform   Section V-A: sizes uniform in [0, S], mean S/2
  *   normal    Section VI-C, Fig. 16(a): mean 1000, stddev 240 with blocks of
  *             at most 1024 bytes; scaled to S and redrawn until inside [0, S]

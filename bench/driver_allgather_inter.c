@@ -4,7 +4,7 @@
  * coltune_allgather_inter(spec, ...).
  *
  * Every rank of group A sends the same number of bytes, every rank of B too
- * (paper 002 settings 1-4, --setting; common_inter.c builds the
+ * ([Kang2019] settings 1-4, --setting; common_inter.c builds the
  * intercommunicator from --group-sizes and the buffers). The reference of
  * --check is PMPI_Allgather on the same intercommunicator and input, into a
  * buffer of the same size with the same sentinel after the blocks.

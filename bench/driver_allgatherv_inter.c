@@ -3,7 +3,7 @@
  * driver_allgatherv_inter.c - intercommunicator MPI_Allgatherv under
  * coltune_allgatherv_inter(spec, ...).
  *
- * Block sizes per paper 002 settings 1-8 (--setting, default 5): S is the
+ * Block sizes per [Kang2019] settings 1-8 (--setting, default 5): S is the
  * block of the largest sender; settings 6 and 8 give every rank its own size
  * (an arithmetic sequence). Receive blocks are packed in the remote group's
  * rank order. The reference of --check is PMPI_Allgatherv on the same

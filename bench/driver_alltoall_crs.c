@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * driver_alltoall_crs.c - MPIX_Alltoall_crs (paper 003) under
+ * driver_alltoall_crs.c - MPIX_Alltoall_crs ([Geyko2023]) under
  * coltune_alltoall_crs(spec, ...).
  *
  * Every message is S/4 ints (at least 1) to the destinations of --pattern
@@ -9,8 +9,8 @@
  * as a hint: the call still discovers its senders). --check compares the
  * message count, the sources (sorted) and the data with PMPI_Alltoall of the
  * counts + PMPI_Alltoallv of the data. There is no native MPI call, so
- * speedups are over personalized (paper 003's Alg. 1); the table also shows
- * the most inter-node messages a rank sent (the paper's red dots).
+ * speedups are over personalized (Alg. 1 of [Geyko2023]); the table also
+ * shows the most inter-node messages a rank sent (the paper's red dots).
  */
 #include "common_sdde.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * driver_alltoallv_crs.c - MPIX_Alltoallv_crs (paper 003) under
+ * driver_alltoallv_crs.c - MPIX_Alltoallv_crs ([Geyko2023]) under
  * coltune_alltoallv_crs(spec, ...).
  *
  * Messages of 1..S/4 ints, drawn per message, to the destinations of
@@ -9,7 +9,7 @@
  * reference exchange, not given to coltune as hints). --check compares the
  * count, sources, recvcounts, rdispls, recv_size and data with PMPI_Alltoall
  * of the counts + PMPI_Alltoallv of the data, sorted by source. Speedups are
- * over personalized (paper 003's Alg. 1); the table also shows the most
+ * over personalized (Alg. 1 of [Geyko2023]); the table also shows the most
  * inter-node messages a rank sent.
  */
 #include "common_sdde.h"

@@ -291,7 +291,7 @@ static int set_setting(bench_options *o, const char *v, char *err, size_t len)
 {
     long x;
     if (parse_long(v, 1, 8, &x) != 0)
-        return fail(err, len, "--setting: bad value '%s' (expected 1..8, paper 002's settings)",
+        return fail(err, len, "--setting: bad value '%s' (expected 1..8, settings of [Kang2019])",
                     v);
     o->setting = (int)x;
     return 0;
@@ -444,7 +444,7 @@ void bench_options_usage(const char *prog)
         "  --sizes LIST       sizes S in bytes, k/m/g suffixes; a..b doubles from a to b\n"
         "                     (default " DEFAULT_SIZES "); S bounds a block (alltoallv),\n"
         "                     a sender's block (allgather(v)_inter), a message (SDDE)\n"
-        "  --dist NAME        block sizes for S (paper 001 V, VI-A, VI-C; default uniform):\n"
+        "  --dist NAME        block sizes for S ([Fan2024] V, VI-A, VI-C; default uniform):\n"
         "                       uniform   each block uniform in [0, S] bytes\n"
         "                       normal    normal, mean S*1000/1024, stddev S*240/1024 (Fig. 16\n"
         "                                 at S=1024), redrawn until within [0, S]\n"
@@ -472,8 +472,8 @@ void bench_options_usage(const char *prog)
         "                     groups, A = world ranks [0, p), B = [p, p+q); p+q must be the\n"
         "                     world size (default P/2 : P-P/2). Built once per size.\n"
         "  --setting N        allgather_inter (1-4, default 1), allgatherv_inter (1-8,\n"
-        "                     default 5): paper 002 section 5's block sizes. S is the block\n"
-        "                     of the largest sender, m = max(p, q):\n"
+        "                     default 5): the block sizes of [Kang2019] section 5. S is\n"
+        "                     the block of the largest sender, m = max(p, q):\n"
         "                       1, 2, 5, 7  every rank sends S bytes (the paper runs 1 and\n"
         "                                   5 at p = q, 2 and 7 at p:q = 25:7)\n"
         "                       3           group A sends S, group B S/4 (p:q = 25:7)\n"
@@ -512,10 +512,10 @@ void bench_options_usage(const char *prog)
         "Output: a table on stdout, one row per spec and size, with the median, min and max\n"
         "over iterations in microseconds and speedup = median(pmpi) / median(spec) (> 1 is\n"
         "faster than native MPI; for alltoall_crs and alltoallv_crs, which have no native\n"
-        "call, over personalized, paper 003's Alg. 1), then a 'best' line per size. For the\n"
-        "SDDE collectives, 'internode' (CSV internode_msgs) is the most messages carrying\n"
-        "data that any rank sent to other nodes in one timed call (paper 003's red dots;\n"
-        "nodes as --ppn says); '-' (empty) for the other collectives.\n"
+        "call, over personalized, Alg. 1 of [Geyko2023]), then a 'best' line per size. For\n"
+        "the SDDE collectives, 'internode' (CSV internode_msgs) is the most messages\n"
+        "carrying data that any rank sent to other nodes in one timed call (the red dots\n"
+        "of [Geyko2023]; nodes as --ppn says); '-' (empty) for the other collectives.\n"
         "\n"
         "coltune-bench sets COLTUNE_FALLBACK=error unless it is already set, so a spec that\n"
         "cannot serve a call is reported and skipped rather than timed as pmpi.\n"

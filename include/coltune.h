@@ -15,6 +15,9 @@
  * (print | silent | error). Internal messages travel on a private duplicate
  * of comm, never on comm itself. COLTUNE_DISABLE does not apply to these
  * calls: naming an algorithm explicitly runs it.
+ *
+ * Papers are cited by key, as [Fan2024]; coltune(7) lists them under
+ * References.
  */
 #ifndef COLTUNE_H
 #define COLTUNE_H
@@ -93,7 +96,7 @@ int coltune_alltoall_c(const char *spec, const void *sendbuf, MPI_Count sendcoun
                        MPI_Datatype recvtype, MPI_Comm comm);
 #endif
 
-/* Pairwise exchange, one Sendrecv per step (Namugwanya et al., Alg. 1). */
+/* Pairwise exchange, one Sendrecv per step ([Namugwanya2023] Alg. 1). */
 int coltune_alltoallv_pairwise(const void *sendbuf, const int sendcounts[], const int sdispls[],
                                MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                                const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
@@ -133,7 +136,7 @@ int coltune_alltoallv_multipair_testany(const void *sendbuf, const int sendcount
                                         const int rdispls[], MPI_Datatype recvtype,
                                         MPI_Comm comm, int stride);
 
-/* TuNA, the tunable-radix non-uniform Bruck (Fan et al., section III):
+/* TuNA, the tunable-radix non-uniform Bruck ([Fan2024] section III):
  * 2 <= radix <= P; 2 gives the fewest rounds (short messages), about sqrt(P)
  * balances rounds and bytes, P is the linear exchange (long messages). */
 int coltune_alltoallv_tuna(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -165,7 +168,7 @@ int coltune_alltoallv_tuna_hier_staggered(const void *sendbuf, const int sendcou
 /*
  * Intercommunicator Allgather and Allgatherv (every rank receives the blocks
  * of every rank of the other group) with the algorithm named by spec, as in
- * a rules file: "segmented" (Kang, Traff et al., "Scalable Algorithms for MPI
+ * a rules file: "segmented" ([Kang2019], "Scalable Algorithms for MPI
  * Intergroup Allgather and Allgatherv", Algorithms 1 and 2), "direct", "shm"
  * or "pmpi"; spec NULL decides as the intercepted call would (environment,
  * then rules; COLTUNE_DISABLE does not apply to an explicit call). comm must be an intercommunicator (else MPI_ERR_COMM);
@@ -195,8 +198,8 @@ int coltune_allgatherv_inter_c(const char *spec, const void *sendbuf, MPI_Count 
 /* ---------------------------------------------------------------- */
 
 /*
- * The API of Geyko, Collom, Schafer, Bridges, Bienz, "A More Scalable Sparse
- * Dynamic Data Exchange" (section III, Table I, Figures 3-4). Each rank knows
+ * The API of [Geyko2023], "A More Scalable Sparse Dynamic Data Exchange"
+ * (section III, Table I, Figures 3-4). Each rank knows
  * only what it sends: send_nnz messages, message i to rank dest[i]. The call
  * discovers who sends to this rank and how much, and delivers the data. It is
  * collective over the communicator (intra-communicators only).

@@ -31,7 +31,7 @@ sim() { # sim STEP coltune-sim-ARGS...
 radices="tuna:radix=2;tuna:radix=4;tuna:radix=8;tuna:radix=16;tuna:radix=32;tuna:radix=64"
 
 lane_a() {
-    # Paper 001 Fig. 7: TuNA against its radix, small to large blocks; at
+    # [Fan2024] Fig. 7: TuNA against its radix, small to large blocks; at
     # P = 128 every radix up to P, at larger P the large radices only where
     # they fit the wall-time budget.
     sim radix-polaris-128 --platform polaris -P 128 --sizes 16,256,2k,16k,64k \
@@ -48,19 +48,19 @@ lane_a() {
 }
 
 lane_b() {
-    # Paper 001 section IV: the hierarchical variants against TuNA.
+    # [Fan2024] section IV: the hierarchical variants against TuNA.
     hier="tuna_hier_coalesced:radix=2..Q,block_count=1..N-1"
     hier="$hier;tuna_hier_staggered:radix=2..Q,block_count=1..(N-1)*Q"
     sim hier-polaris --platform polaris -P 256,512 --sizes 16,256 \
         --algs "tuna:radix=2;tuna:radix=4;tuna:radix=sqrt;$hier" --natives mpich,ompi \
         --timeout 900
-    # Paper 002: intergroup Allgather, segmented against root gathering, with
+    # [Kang2019]: intergroup Allgather, segmented against root gathering, with
     # one rank per node (the paper's setting) and with full 32-rank nodes.
     sim inter-polaris-ppn1 --platform polaris --ppn 1 -P 16,64,128,256 \
         --colls allgather_inter --sizes 16k,256k,1m --natives mpich,ompi --timeout 600
     sim inter-polaris --platform polaris -P 64,128,256,512 --colls allgather_inter \
         --sizes 1k,16k,256k --natives mpich,ompi --timeout 600
-    # Paper 003: locality-aware aggregation of the SDDE as P grows, with 16
+    # [Geyko2023]: locality-aware aggregation of the SDDE as P grows, with 16
     # and with 128 destinations per rank.
     sim sdde-polaris --platform polaris -P 64,128,256,512,1024 --colls alltoall_crs \
         --sizes 16,4k --bench-args "--pattern random:16" --timeout 600

@@ -478,7 +478,7 @@ out:
 
 /*
  * The root gathering algorithm of MPICH (allgather_inter_local_gather_
- * remote_bcast.c, allgatherv_inter_remote_gather_local_bcast.c; paper 002
+ * remote_bcast.c, allgatherv_inter_remote_gather_local_bcast.c; [Kang2019]
  * section 3.1): each group gathers its blocks at its root (as bytes), then
  * the low group's root sends them to the high group's root, which
  * broadcasts them in its group, then the same the other way. The stages

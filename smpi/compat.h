@@ -33,7 +33,7 @@
  *       calls, MPI_Barrier and MPI_Allreduce their intercommunicator
  *       meaning. MPI_Allgather and MPI_Allgatherv on an intercommunicator
  *       are the "native" reference: the root gathering algorithm of MPICH
- *       (MPIR_Allgather(v)_inter_local_gather_remote_bcast; paper 002
+ *       (MPIR_Allgather(v)_inter_local_gather_remote_bcast; [Kang2019]
  *       section 3.1), built from SMPI's intra-communicator Gather(v) and
  *       Bcast, so --cfg=smpi/gather:... and smpi/bcast:... choose their
  *       parts. Other collectives on an emulated intercommunicator return

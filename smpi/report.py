@@ -5,7 +5,7 @@ outputs (their measure.csv files). A development helper, not installed:
 
   python3 smpi/report.py radix DIR... OUT.png    TuNA time against radix, one
                                                  line per size, each normalised
-                                                 to its best radix (paper 001
+                                                 to its best radix ([Fan2024]
                                                  Fig. 7)
   python3 smpi/report.py scaling DIR... SIZE OUT.png
                                                  the best of each algorithm

@@ -144,14 +144,14 @@ static const ct_algorithm registry[] = {
     {
         .name = "pmpi",
         .coll = CT_COLL_ALLGATHER_INTER,
-        .summary = "forward to PMPI_Allgather (the library's root gathering, paper 002 "
+        .summary = "forward to PMPI_Allgather (the library's root gathering, [Kang2019] "
                    "section 3.1)",
         .run.allgather = ct_allgather_inter_pmpi,
     },
     {
         .name = "pmpi",
         .coll = CT_COLL_ALLGATHERV_INTER,
-        .summary = "forward to PMPI_Allgatherv (the library's root gathering, paper 002 "
+        .summary = "forward to PMPI_Allgatherv (the library's root gathering, [Kang2019] "
                    "section 3.1)",
         .run.allgatherv = ct_allgatherv_inter_pmpi,
     },
@@ -160,7 +160,7 @@ static const ct_algorithm registry[] = {
         .coll = CT_COLL_ALLGATHER_INTER,
         .summary = "larger group's blocks whole to one partner, smaller group's blocks cut "
                    "into segments over the larger group, then one intra-group allgather(v) "
-                   "per group (paper 002 Alg. 1)",
+                   "per group ([Kang2019] Alg. 1)",
         .nparams = 1,
         .params = {{"linear", K(0), K(1), K(0),
                     "intra-group step: 0 the MPI library's allgather(v), 1 every segment "
@@ -173,7 +173,7 @@ static const ct_algorithm registry[] = {
         .coll = CT_COLL_ALLGATHERV_INTER,
         .summary = "each group's byte stream cut into equal segments, one per remote rank, "
                    "received in section 4.1 order, then one intra-group allgatherv per group "
-                   "(paper 002 Alg. 2)",
+                   "([Kang2019] Alg. 2)",
         .nparams = 1,
         .params = {{"linear", K(0), K(1), K(0),
                     "intra-group step: 0 the MPI library's allgather(v), 1 every segment "
@@ -207,48 +207,48 @@ static const ct_algorithm registry[] = {
         .restrictions = CT_R_SHARED_MEMORY,
         .run.allgatherv = ct_allgatherv_inter_shm,
     },
-    /* Sparse dynamic data exchange (paper 003): the same algorithms serve
+    /* Sparse dynamic data exchange ([Geyko2023]): the same algorithms serve
      * both collectives, except rma (constant message size only). */
     {
         .name = "personalized",
         .coll = CT_COLL_ALLTOALL_CRS,
         .summary = "Reduce_scatter of per-destination message counts, sends, probed "
-                   "receives (paper 003 Alg. 1)",
+                   "receives ([Geyko2023] Alg. 1)",
         .run.sdde = ct_sdde_personalized,
     },
     {
         .name = "nonblocking",
         .coll = CT_COLL_ALLTOALL_CRS,
         .summary = "NBX: synchronous sends, probe loop, Ibarrier once the sends complete "
-                   "(paper 003 Alg. 2)",
+                   "([Geyko2023] Alg. 2)",
         .run.sdde = ct_sdde_nonblocking,
     },
     {
         .name = "rma",
         .coll = CT_COLL_ALLTOALL_CRS,
         .summary = "puts into a cached window of one slot and one flag per origin, "
-                   "fence-synchronised (paper 003 Alg. 3)",
+                   "fence-synchronised ([Geyko2023] Alg. 3)",
         .run.sdde = ct_sdde_rma,
     },
     {
         .name = "locality_personalized",
         .coll = CT_COLL_ALLTOALL_CRS,
         .summary = "one aggregated message per destination node, then personalized "
-                   "redistribution inside the node (paper 003 Alg. 4)",
+                   "redistribution inside the node ([Geyko2023] Alg. 4)",
         .run.sdde = ct_sdde_locality_personalized,
     },
     {
         .name = "locality_nonblocking",
         .coll = CT_COLL_ALLTOALL_CRS,
         .summary = "aggregated inter-node NBX, then personalized redistribution inside "
-                   "the node (paper 003 Alg. 5)",
+                   "the node ([Geyko2023] Alg. 5)",
         .run.sdde = ct_sdde_locality_nonblocking,
     },
     {
         .name = "locality_dense",
         .coll = CT_COLL_ALLTOALL_CRS,
         .summary = "an aggregate to every other node and a buffer to every rank of the "
-                   "node, empty or not: no reduction (paper 003 Alg. 4 over lanes)",
+                   "node, empty or not: no reduction ([Geyko2023] Alg. 4 over lanes)",
         .restrictions = CT_A_AGREES,
         .run.sdde = ct_sdde_locality_dense,
     },
@@ -256,35 +256,35 @@ static const ct_algorithm registry[] = {
         .name = "personalized",
         .coll = CT_COLL_ALLTOALLV_CRS,
         .summary = "Reduce_scatter of per-destination message counts, sends, probed "
-                   "receives (paper 003 Alg. 1)",
+                   "receives ([Geyko2023] Alg. 1)",
         .run.sdde = ct_sdde_personalized,
     },
     {
         .name = "nonblocking",
         .coll = CT_COLL_ALLTOALLV_CRS,
         .summary = "NBX: synchronous sends, probe loop, Ibarrier once the sends complete "
-                   "(paper 003 Alg. 2)",
+                   "([Geyko2023] Alg. 2)",
         .run.sdde = ct_sdde_nonblocking,
     },
     {
         .name = "locality_personalized",
         .coll = CT_COLL_ALLTOALLV_CRS,
         .summary = "one aggregated message per destination node, then personalized "
-                   "redistribution inside the node (paper 003 Alg. 4)",
+                   "redistribution inside the node ([Geyko2023] Alg. 4)",
         .run.sdde = ct_sdde_locality_personalized,
     },
     {
         .name = "locality_nonblocking",
         .coll = CT_COLL_ALLTOALLV_CRS,
         .summary = "aggregated inter-node NBX, then personalized redistribution inside "
-                   "the node (paper 003 Alg. 5)",
+                   "the node ([Geyko2023] Alg. 5)",
         .run.sdde = ct_sdde_locality_nonblocking,
     },
     {
         .name = "locality_dense",
         .coll = CT_COLL_ALLTOALLV_CRS,
         .summary = "an aggregate to every other node and a buffer to every rank of the "
-                   "node, empty or not: no reduction (paper 003 Alg. 4 over lanes)",
+                   "node, empty or not: no reduction ([Geyko2023] Alg. 4 over lanes)",
         .restrictions = CT_A_AGREES,
         .run.sdde = ct_sdde_locality_dense,
     },

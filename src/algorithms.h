@@ -287,7 +287,7 @@ int ct_allgather_inter_shm(const ct_allgather_args *a, struct ct_ctx *ctx, const
 int ct_allgatherv_inter_shm(const ct_allgatherv_args *a, struct ct_ctx *ctx,
                             const long *params);
 
-/* src/sdde: MPIX_Alltoall_crs / MPIX_Alltoallv_crs (paper 003 section IV) */
+/* src/sdde: MPIX_Alltoall_crs / MPIX_Alltoallv_crs ([Geyko2023] section IV) */
 int ct_sdde_personalized(struct ct_sdde *x, struct ct_ctx *ctx, const long *params);
 int ct_sdde_nonblocking(struct ct_sdde *x, struct ct_ctx *ctx, const long *params);
 int ct_sdde_rma(struct ct_sdde *x, struct ct_ctx *ctx, const long *params);

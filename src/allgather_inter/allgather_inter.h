@@ -11,7 +11,7 @@
  * user gets exactly what the MPI library does.
  *
  * The decision's msg_size for both collectives is the larger of the two
- * group totals, max(K_A, K_B) in bytes (paper 002's M): every rank knows the
+ * group totals, max(K_A, K_B) in bytes (M of [Kang2019]): every rank knows the
  * remote group's total from its receive arguments, and one MAX over both
  * groups (the decision's allreduce on union_comm) gives both groups the same
  * value. For Allgather no rank needs to communicate to know it.
@@ -28,7 +28,7 @@
  * sendtype == recvtype == MPI_BYTE, counts in bytes, its own block as
  * contiguous bytes, and the remote group's blocks back to back in rank order
  * in recvbuf (for Allgatherv, displs[j] = recvcounts[0] + ... +
- * recvcounts[j-1]): the remote group's stream of paper 002 section 4.1.
+ * recvcounts[j-1]): the remote group's stream of [Kang2019] section 4.1.
  * The driver views the user's buffers in place when their layout already is
  * that (a contiguous type, and for Allgatherv displacements that place the
  * blocks back to back in rank order, as MPI_Allgather always does);

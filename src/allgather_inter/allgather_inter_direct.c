@@ -5,7 +5,7 @@
  * group and receives every remote block from its owner, all at once.
  *
  * This is the linear schedule of an intra-communicator Allgather (Open MPI's
- * basic linear) carried over to two groups; paper 002 does not consider it.
+ * basic linear) carried over to two groups; [Kang2019] does not consider it.
  * It needs p or q message startups per rank where the segmented exchange
  * needs ceil(p/q) and a log-depth allgather, and a block crosses between the
  * groups once per remote rank: q K_A + p K_B bytes against K_A + K_B for the

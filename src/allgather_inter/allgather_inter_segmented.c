@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * allgather_inter_segmented.c - intercommunicator Allgather by message
- * segmentation (paper 002, Algorithm 1, section 4).
+ * segmentation ([Kang2019] Algorithm 1, section 4).
  *
  * Let A be the larger group (p ranks, blocks of k_A bytes) and B the smaller
  * (q <= p ranks, k_B bytes). A is cut into q subgroups s_0..s_{q-1} of

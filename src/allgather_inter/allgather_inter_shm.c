@@ -13,7 +13,7 @@
  * a byte once but through the MPI library's single-copy or two-copy
  * transport, which on this kind of machine delivers a fraction of memcpy's
  * bandwidth, and the native root gathering moves it about three times.
- * Paper 002 does not consider it: it is the shared-memory counterpart of
+ * [Kang2019] does not consider it: it is the shared-memory counterpart of
  * allgather_inter_direct.c, as Open MPI's coll/sm is of its basic linear.
  *
  * Rounds. The window is small and fixed: two halves of SHM_CHUNK bytes per

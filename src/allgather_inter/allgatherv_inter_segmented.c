@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * allgatherv_inter_segmented.c - intercommunicator Allgatherv by byte-index
- * segmentation (paper 002, Algorithm 2 and section 4.1).
+ * segmentation ([Kang2019] Algorithm 2 and section 4.1).
  *
  * Every byte of a group's blocks gets a global index: the blocks of ranks
  * 0, 1, ... back to back (the group's stream, K_A = sum k_{A,i} bytes).
@@ -18,7 +18,7 @@
  * K and the prefix R of the blocks before its own, by one Allreduce and one
  * Exscan inside the group (run together, non-blocking); as a receiver, the
  * remote blocks, which recvcounts give. (Algorithm 2's listing garbles these
- * index sets; the prose is followed here, see shared/papers/README.md.)
+ * index sets; the prose is followed here.)
  *
  * Receive order (section 4.1): a receiver takes the higher-rank
  * multi-target sender first, then the senders whose blocks lie inside its

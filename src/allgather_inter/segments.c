@@ -6,7 +6,7 @@
 #include "allgather_inter/segments.h"
 
 /* Start of part i when K units are cut into n nearly equal parts, the first
- * K mod n of them one unit larger (paper 002 section 4: subgroup sizes;
+ * K mod n of them one unit larger ([Kang2019] section 4: subgroup sizes;
  * section 4.1: segment boundaries). */
 static size_t even_start(size_t K, size_t n, size_t i)
 {

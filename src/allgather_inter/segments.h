@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * segments.h - who sends which byte range to whom in the segmented
- * intercommunicator Allgather and Allgatherv (paper 002, sections 4 and
+ * intercommunicator Allgather and Allgatherv ([Kang2019] sections 4 and
  * 4.1). Pure arithmetic without MPI, so tests/unit/test_segments.c can check
  * it against a brute-force byte map.
  *

@@ -63,7 +63,7 @@ int ct_a2av_irecv(const ct_a2av *x, int peer, MPI_Request *req);
 int ct_a2av_sendrecv(const ct_a2av *x, int send_to, int recv_from);
 
 /*
- * Sliding window of the multi-pair non-blocking exchanges (paper 004,
+ * Sliding window of the multi-pair non-blocking exchanges ([Namugwanya2023]
  * Algorithms 4 and 5): stride sends and stride receives in flight in pairwise
  * order; whenever wait_any reports a completed request, the next send (or
  * receive) is started in its slot. wait_any returns an MPI code and sets *idx
@@ -73,7 +73,7 @@ typedef int (*ct_a2av_any_fn)(int n, MPI_Request *reqs, int *idx);
 int ct_a2av_window(const ct_a2av *x, int stride, ct_a2av_any_fn wait_any);
 
 /*
- * TuNA (paper 001 section III) among a group of ranks of ctx->comm, shared by
+ * TuNA ([Fan2024] section III) among a group of ranks of ctx->comm, shared by
  * tuna (the group is the whole communicator) and tuna_hier_* (the group is
  * one node, section IV-A). Works on bytes; every size is a size_t, so no
  * byte count or offset is limited to int.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alltoallv_linear.c - linear exchange in ascending rank order (Open MPI's
- * basic linear Alltoallv; paper 001 section II(d)).
+ * basic linear Alltoallv; [Fan2024] section II(d)).
  *
  * All receives are posted for ranks 0, 1, ..., P-1, then all sends in the
  * same order, and one Waitall completes them. Unlike spread-out, every rank

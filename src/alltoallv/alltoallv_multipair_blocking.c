@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * alltoallv_multipair_blocking.c - multi-pair blocking exchange (paper 004,
- * Algorithm 3).
+ * alltoallv_multipair_blocking.c - multi-pair blocking exchange
+ * ([Namugwanya2023] Algorithm 3).
  *
  * Pairwise order (step i: send to (p + i) mod P, receive from (p - i) mod P),
  * but stride steps are started together and completed with one Waitall

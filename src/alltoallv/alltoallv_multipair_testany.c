@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * alltoallv_multipair_testany.c - multi-pair test exchange (paper 004,
- * Algorithm 5).
+ * alltoallv_multipair_testany.c - multi-pair test exchange
+ * ([Namugwanya2023] Algorithm 5).
  *
  * As Algorithm 4, but completion is polled with MPI_Testany instead of
  * blocking in MPI_Waitany: the loop keeps driving progress and refills a slot

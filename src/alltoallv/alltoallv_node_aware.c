@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alltoallv_node_aware.c - node-aware hierarchical Alltoallv: coalesced
- * TuNA_l^g (paper 001 section IV-B, Algorithm 3) with its intra-node phase
+ * TuNA_l^g ([Fan2024] section IV-B, Algorithm 3) with its intra-node phase
  * done through the node's shared-memory window instead of point-to-point
  * TuNA.
  *
@@ -18,7 +18,7 @@
  *
  * Inter-node phase, between ranks of equal local index, on the coalesced
  * blocks (one per destination rank: all its node's blocks for it):
- *   - nodes of equal size: TuNA with the given radix (paper 001 section III)
+ *   - nodes of equal size: TuNA with the given radix ([Fan2024] section III)
  *     among the N ranks of local index h, one per node (a lane): ceil(log_r
  *     N) steps of forwarded blocks instead of N - 1 messages per rank, which
  *     pays where a message between nodes costs more than the copies. It
@@ -87,8 +87,8 @@ out:
  *
  * Fewer lanes (leaders = L < Q): only local ranks 0 .. L-1 exchange between
  * nodes. This is the hierarchical form, with one or a few leaders per node,
- * rather than the multi-lane one (paper 004 section 3 names both). Leader h
- * handles the S local indices h_k = h + k L < Q, k = 0 .. S-1:
+ * rather than the multi-lane one ([Namugwanya2023] section 3 names both).
+ * Leader h handles the S local indices h_k = h + k L < Q, k = 0 .. S-1:
  *  - in the intra-node phase it also reads, from each rank j of its node,
  *    j's block for (m, h_k), for every other node m and every k;
  *  - its lane runs TuNA with bundles of S Q blocks, position k Q + j being

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * alltoallv_nonblocking.c - non-blocking spread-out exchange (paper 004,
- * Algorithm 2; paper 001 section II(d), "spread-out").
+ * alltoallv_nonblocking.c - non-blocking spread-out exchange
+ * ([Namugwanya2023] Algorithm 2; [Fan2024] section II(d), "spread-out").
  *
  * Every receive is posted first, then every send, both in spread-out order:
  * at step i rank p receives from (p - i) mod P and sends to (p + i) mod P, so

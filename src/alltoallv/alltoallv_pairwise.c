@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * alltoallv_pairwise.c - pairwise exchange (paper 004, Algorithm 1).
+ * alltoallv_pairwise.c - pairwise exchange ([Namugwanya2023] Algorithm 1).
  *
  * P-1 steps: at step i rank p sends block (p + i) mod P to that rank and
  * receives from (p - i) mod P with one MPI_Sendrecv, so a rank has a single

@@ -21,28 +21,29 @@
     {
         .name = "pairwise",
         .coll = CT_A2A_COLL,
-        .summary = "pairwise exchange: one send and one receive per step (paper 004 Alg. 1)",
+        .summary = "pairwise exchange: one send and one receive per step "
+                   "([Namugwanya2023] Alg. 1)",
         .run.alltoallv = ct_alltoallv_pairwise,
     },
     {
         .name = "nonblocking",
         .coll = CT_A2A_COLL,
         .summary = "all sends and receives posted in spread-out order, one Waitall "
-                   "(paper 004 Alg. 2; paper 001 II(d))",
+                   "([Namugwanya2023] Alg. 2; [Fan2024] II(d))",
         .run.alltoallv = ct_alltoallv_nonblocking,
     },
     {
         .name = "linear",
         .coll = CT_A2A_COLL,
         .summary = "all sends and receives posted in ascending rank order "
-                   "(Open MPI basic linear; paper 001 II(d))",
+                   "(Open MPI basic linear; [Fan2024] II(d))",
         .run.alltoallv = ct_alltoallv_linear,
     },
     {
         .name = "scattered",
         .coll = CT_A2A_COLL,
         .summary = "spread-out order in batches of block_count peers, waiting on each "
-                   "batch (MPICH scattered; paper 001 II(d))",
+                   "batch (MPICH scattered; [Fan2024] II(d))",
         .nparams = 1,
         .params = {{"block_count", K(1), EXPR(P, 0), K(32),
                     "peers per batch (values above P act as P)"}},
@@ -52,7 +53,7 @@
         .name = "multipair_blocking",
         .coll = CT_A2A_COLL,
         .summary = "pairwise order, stride exchanges in flight, Waitall per group "
-                   "(paper 004 Alg. 3)",
+                   "([Namugwanya2023] Alg. 3)",
         .nparams = 1,
         .params = {{"stride", K(1), EXPR(P, 0), K(8), "exchanges per group"}},
         .run.alltoallv = ct_alltoallv_multipair_blocking,
@@ -61,7 +62,7 @@
         .name = "multipair_waitany",
         .coll = CT_A2A_COLL,
         .summary = "pairwise order, stride exchanges in flight, refilled on Waitany "
-                   "(paper 004 Alg. 4)",
+                   "([Namugwanya2023] Alg. 4)",
         .nparams = 1,
         .params = {{"stride", K(1), EXPR(P, 0), K(8), "exchanges in flight"}},
         .run.alltoallv = ct_alltoallv_multipair_waitany,
@@ -70,7 +71,7 @@
         .name = "multipair_testany",
         .coll = CT_A2A_COLL,
         .summary = "pairwise order, stride exchanges in flight, refilled on Testany "
-                   "(paper 004 Alg. 5)",
+                   "([Namugwanya2023] Alg. 5)",
         .nparams = 1,
         .params = {{"stride", K(1), EXPR(P, 0), K(8), "exchanges in flight"}},
         .run.alltoallv = ct_alltoallv_multipair_testany,
@@ -79,7 +80,7 @@
         .name = "tuna",
         .coll = CT_A2A_COLL,
         .summary = "tunable-radix non-uniform Bruck: metadata then data per round, tight "
-                   "temporary buffer (paper 001 III, Alg. 1)",
+                   "temporary buffer ([Fan2024] III, Alg. 1)",
         .nparams = 1,
         .params = {{"radix", K(2), EXPR(P, 0), K(2),
                     "Bruck radix: 2 fewest rounds, sqrt balanced, P-1 or P linear"}},
@@ -90,7 +91,7 @@
         .name = "tuna_hier_coalesced",
         .coll = CT_A2A_COLL,
         .summary = "intra-node TuNA, then inter-node scattered with one message of Q blocks "
-                   "per node pair (paper 001 IV, Alg. 3)",
+                   "per node pair ([Fan2024] IV, Alg. 3)",
         .nparams = 2,
         .params = {{"radix", K(2), EXPR(Q, 1), K(2),
                     "intra-node TuNA radix (values >= Q act as Q; Q+1 lets Q=1 run)"},
@@ -103,7 +104,7 @@
         .name = "tuna_hier_staggered",
         .coll = CT_A2A_COLL,
         .summary = "intra-node TuNA, then inter-node scattered with one block per step "
-                   "(paper 001 IV, Alg. 2)",
+                   "([Fan2024] IV, Alg. 2)",
         .nparams = 2,
         .params = {{"radix", K(2), EXPR(Q, 1), K(2),
                     "intra-node TuNA radix (values >= Q act as Q; Q+1 lets Q=1 run)"},
@@ -131,7 +132,7 @@
         .summary = "each node gathers its blocks per destination through its shared-memory "
                    "window, then coalesced messages between ranks of equal local index "
                    "(every rank, or a few leaders that deliver through the window): TuNA "
-                   "over the nodes (paper 001 III) where nodes are equal, else one message "
+                   "over the nodes ([Fan2024] III) where nodes are equal, else one message "
                    "per node pair (IV-B, Alg. 3)",
         .nparams = 3,
         .params = {{"radix", K(2), EXPR(N, 1), K(2),

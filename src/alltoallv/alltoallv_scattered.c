@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * alltoallv_scattered.c - MPICH's scattered Alltoallv (paper 001 section
+ * alltoallv_scattered.c - MPICH's scattered Alltoallv ([Fan2024] section
  * II(d)): spread-out order in batches of block_count peers.
  *
  * Steps 1..P-1 are cut into batches of block_count consecutive steps. For a

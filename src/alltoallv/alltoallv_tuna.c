@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alltoallv_tuna.c - TuNA, the tunable-radix non-uniform Bruck all-to-all
- * (paper 001 section III, Algorithm 1), and the TuNA engine the hierarchical
+ * ([Fan2024] section III, Algorithm 1), and the TuNA engine the hierarchical
  * variants run inside each node (section IV-A, alltoallv_tuna_hier.c).
  *
  * Rotated index (III-A): rank p's block for destination d sits in slot

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * alltoallv_tuna_hier.c - the part of hierarchical TuNA_l^g (paper 001
+ * alltoallv_tuna_hier.c - the part of hierarchical TuNA_l^g ([Fan2024]
  * section IV-A) that its staggered and coalesced variants share: node
  * tables, and the intra-node phase.
  *

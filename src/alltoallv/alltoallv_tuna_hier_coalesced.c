@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * alltoallv_tuna_hier_coalesced.c - coalesced TuNA_l^g (paper 001 section
+ * alltoallv_tuna_hier_coalesced.c - coalesced TuNA_l^g ([Fan2024] section
  * IV-B, Algorithm 3, Fig. 6b).
  *
  * Intra-node TuNA with the given radix (alltoallv_tuna_hier.c), then the

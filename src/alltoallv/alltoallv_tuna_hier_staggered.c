@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * alltoallv_tuna_hier_staggered.c - staggered TuNA_l^g (paper 001 section
+ * alltoallv_tuna_hier_staggered.c - staggered TuNA_l^g ([Fan2024] section
  * IV-B, Algorithm 2, Fig. 6a).
  *
  * Intra-node TuNA with the given radix (alltoallv_tuna_hier.c), then the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * tuna_hier.h - what the two hierarchical TuNA_l^g variants share (paper 001
+ * tuna_hier.h - what the two hierarchical TuNA_l^g variants share ([Fan2024]
  * section IV): node tables, the intra-node TuNA phase, and the buffer G that
  * holds, after that phase, the blocks this rank forwards to other nodes.
  *

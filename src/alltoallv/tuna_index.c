@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * tuna_index.c - TuNA index arithmetic (paper 001 section III); see
+ * tuna_index.c - TuNA index arithmetic ([Fan2024] section III); see
  * tuna_index.h.
  */
 #include "alltoallv/tuna_index.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * tuna_index.h - the index arithmetic of TuNA (paper 001 section III), with
+ * tuna_index.h - the index arithmetic of TuNA ([Fan2024] section III), with
  * no MPI dependency so that the unit tests can check it exhaustively.
  *
  * Rotated ("Bruck") indexing: rank p keeps the block for destination d in

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sdde.h - sparse dynamic data exchange (MPIX_Alltoall_crs and
- * MPIX_Alltoallv_crs; paper 003, Geyko et al., sections III-IV): the driver
+ * MPIX_Alltoallv_crs; [Geyko2023] sections III-IV): the driver
  * (sdde.c) and what its algorithms share.
  *
  * The driver validates the user's arguments, packs the messages into bytes,
@@ -124,16 +124,16 @@ void ct_sdde_count_internode(ct_sdde *x, const ct_sdde_out *o);
 
 /* The two exchanges every algorithm but rma is made of, on comm with tag:
  * sends o, receives into box whatever other ranks send. */
-/* Paper 003 Alg. 1 (sdde_personalized.c): nrecv >= 0 is the number of
+/* [Geyko2023] Alg. 1 (sdde_personalized.c): nrecv >= 0 is the number of
  * messages this rank receives when every rank knows its own; -1 counts them
  * with MPI_Reduce_scatter_block. */
 int ct_sdde_exchange_personalized(MPI_Comm comm, int tag, const ct_sdde_out *o, int nrecv,
                                   ct_sdde_box *box);
-/* Paper 003 Alg. 2 (sdde_nonblocking.c): NBX. */
+/* [Geyko2023] Alg. 2 (sdde_nonblocking.c): NBX. */
 int ct_sdde_exchange_nbx(MPI_Comm comm, int tag, const ct_sdde_out *o, ct_sdde_box *box);
 
 /* ------------------------------------------------------------------ */
-/* Locality-aware aggregation (sdde_locality.c, paper 003 section IV-D) */
+/* Locality-aware aggregation (sdde_locality.c, [Geyko2023] section IV-D) */
 /* ------------------------------------------------------------------ */
 
 /*

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * sdde_locality.c - what the locality-aware exchanges share (paper 003,
- * Geyko et al., section IV-D, Algorithms 4 and 5): aggregation per
+ * sdde_locality.c - what the locality-aware exchanges share ([Geyko2023]
+ * section IV-D, Algorithms 4 and 5): aggregation per
  * destination node, and redistribution inside the node.
  *
  * Placement. The paper sends node m's aggregate to rank m * region_size +

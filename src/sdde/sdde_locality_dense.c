@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sdde_locality_dense.c - the locality-aware sparse dynamic data exchange
- * over fixed lanes (paper 003, Geyko et al., section IV-D, Algorithm 4 with
+ * over fixed lanes ([Geyko2023] section IV-D, Algorithm 4 with
  * its reductions replaced by the topology).
  *
  * Aggregation and redistribution as in locality_personalized, but every rank

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sdde_locality_nonblocking.c - the locality-aware non-blocking sparse
- * dynamic data exchange (paper 003, Geyko et al., section IV-D, Algorithm 5).
+ * dynamic data exchange ([Geyko2023] section IV-D, Algorithm 5).
  *
  * As locality_personalized, but the inter-node aggregates are exchanged with
  * NBX (synchronous sends, a probe loop, an Ibarrier once this rank's sends

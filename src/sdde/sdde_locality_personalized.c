@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sdde_locality_personalized.c - the locality-aware personalized sparse
- * dynamic data exchange (paper 003, Geyko et al., section IV-D, Algorithm 4).
+ * dynamic data exchange ([Geyko2023] section IV-D, Algorithm 4).
  *
  * All messages this rank sends to one node are concatenated into a single
  * aggregate (records: destination, size, data) and sent to the rank with this

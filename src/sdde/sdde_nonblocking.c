@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sdde_nonblocking.c - the non-blocking sparse dynamic data exchange, NBX
- * (paper 003, Geyko et al., section IV-B, Algorithm 2; Hoefler, Siebert,
+ * ([Geyko2023] section IV-B, Algorithm 2; Hoefler, Siebert,
  * Lumsdaine, "Scalable communication protocols for dynamic sparse data
  * exchange", 2010).
  *

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sdde_personalized.c - the personalized sparse dynamic data exchange
- * (paper 003, Geyko et al., section IV-A, Algorithm 1).
+ * ([Geyko2023] section IV-A, Algorithm 1).
  *
  * Every rank starts its sends, then a reduction of per-destination message
  * counts tells each rank how many messages it will receive; it probes for

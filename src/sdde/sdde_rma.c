@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sdde_rma.c - the one-sided constant-size sparse dynamic data exchange
- * (paper 003, Geyko et al., section IV-C, Algorithm 3; as in Cellar),
+ * ([Geyko2023] section IV-C, Algorithm 3; as in Cellar),
  * MPIX_Alltoall_crs only.
  *
  * Every rank exposes a window with one slot per origin rank (the paper's

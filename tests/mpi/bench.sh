@@ -3,9 +3,10 @@
 # coltune-bench (bench/) on a tiny grid: every registered algorithm of every
 # collective at its default parameters (and "rules"), --check against the
 # PMPI_ result: alltoallv under every block-size distribution, alltoall, the
-# intercommunicator Allgather(v) at group sizes 1:3 and 2:2 under paper 002's
-# settings, the SDDE collectives under random and stencil patterns with and
-# without emulated nodes; and the exit codes of usage errors.
+# intercommunicator Allgather(v) at group sizes 1:3 and 2:2 under the
+# settings of [Kang2019], the SDDE collectives under random and stencil
+# patterns with and without emulated nodes; and the exit codes of usage
+# errors.
 #   CT_BENCH_NP   the P of the runs (default 4)
 # The functions below run through check_run (common.sh):
 # shellcheck disable=SC2317
@@ -106,7 +107,7 @@ burst_run() {
 }
 check_run "bench P=$P --burst 3" burst_run
 
-# Intercommunicators: groups 1:3 and 2:2 (of 4 ranks), paper 002's settings.
+# Intercommunicators: groups 1:3 and 2:2 (of 4 ranks), settings of [Kang2019].
 inter_run() { # GROUPS COLL SETTING
     check_run "bench P=4 $2 --group-sizes $1 --setting $3 --check" bench_run \
         "$2-$3-${1%:*}" "$2" 16,1k --group-sizes "$1" --setting "$3"

@@ -12,7 +12,7 @@
  * at 4 and 7). Cases: block counts 0, 1, 7, 1000 and 250000 elements,
  * equal or different in the two groups; MPI_INT, a strided vector and
  * send/receive types that differ but match in signature; for Allgatherv
- * the count patterns of paper 002's settings 5-8 (equal, arithmetic
+ * the count patterns of settings 5-8 of [Kang2019] (equal, arithmetic
  * sequence) plus random and zero-heavy counts, with receive displacements
  * back to back (the in-place path) or shuffled with gaps. Receive buffers
  * are pre-filled with the same random bytes for the reference and the

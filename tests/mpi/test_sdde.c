@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_sdde.c - every registered MPIX_Alltoall_crs / MPIX_Alltoallv_crs
- * algorithm (sparse dynamic data exchange, paper 003), with caller-allocated
+ * algorithm (sparse dynamic data exchange, [Geyko2023]), with caller-allocated
  * and library-allocated outputs, checked against a reference built from
  * PMPI_Alltoall of per-destination counts and PMPI_Alltoallv of the data.
  *

@@ -232,7 +232,7 @@ static void test_fallback_per_collective(void **state)
     }
 }
 
-/* The sparse dynamic data exchanges (paper 003): the MPIX calls have no PMPI
+/* The sparse dynamic data exchanges ([Geyko2023]): the MPIX calls have no PMPI
  * routine, so personalized serves them by default; rma is constant-size only;
  * every other algorithm serves both collectives. */
 static void test_sdde_entries(void **state)

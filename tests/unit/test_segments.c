@@ -10,7 +10,7 @@
  * holds it, to the receiver whose segment holds it; every sender's sends go
  * to ascending receivers; every receiver's receive list is exactly the set
  * of messages addressed to it, tiles its segment and follows the order of
- * paper 002 section 4.1; and, simulating the exchange and the intra-group
+ * [Kang2019] section 4.1; and, simulating the exchange and the intra-group
  * allgatherv (counts bound(k+1)-bound(k), displacements bound(k)), that every
  * receiver ends with the whole stream in rank order.
  */

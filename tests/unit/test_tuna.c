@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * test_tuna.c - TuNA index arithmetic (src/alltoallv/tuna_index.c, paper 001
+ * test_tuna.c - TuNA index arithmetic (src/alltoallv/tuna_index.c, [Fan2024]
  * section III) against brute-force enumeration, for every P <= MAX_P and
  * every radix 2..P: digits, rounds, K, B, the o -> t map, and a simulation of
  * the whole exchange that checks every block reaches its destination and
