@@ -20,7 +20,8 @@ readme=${CT_README:-README.md}
 if git -C "$top" rev-parse --is-inside-work-tree > /dev/null 2>&1; then
     list() { git -C "$top" ls-files; }
 else
-    list() { find . -type f ! -path './build*' ! -path './_inst*' ! -path '*/.git/*' |
+    list() { find . -type f ! -path './build*' ! -path './_build*' ! -path './_inst*' \
+        ! -path '*/.git/*' |
         sed 's|^\./||'; }
 fi
 tmp=$(mktemp -d) || exit 1
