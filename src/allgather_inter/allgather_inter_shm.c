@@ -5,7 +5,7 @@
  *
  * Every rank copies its block into its own part of a window that all ranks
  * of both groups map (MPI_Win_allocate_shared over ctx->union_comm, the
- * MPI-3 shared-memory model of Hoefler et al., "MPI + MPI", Computing 2013),
+ * MPI-3 shared-memory model, [Hoefler2013]),
  * the ranks synchronise once, and every rank copies the remote group's
  * blocks out of their owners' parts straight into its receive buffer. A
  * block crosses memory twice, once in and once out, with plain memcpy and

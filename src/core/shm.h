@@ -3,9 +3,9 @@
  * shm.h - a shared-memory window over a communicator whose ranks share a
  * node, and the flags its ranks synchronise through.
  *
- * MPI_Win_allocate_shared (MPI-3 shared-memory model, Hoefler et al., "MPI +
- * MPI", Computing 2013) gives every rank a part of the window that every
- * other rank can load from and store to. Each part starts with a flag on its
+ * MPI_Win_allocate_shared (MPI-3 shared-memory model, [Hoefler2013]) gives
+ * every rank a part of the window that every other rank can load from and
+ * store to. Each part starts with a flag on its
  * own cache line: a rank publishes a count there, and the others wait until
  * every rank's count has reached a value. That is all the synchronisation
  * the algorithms built on it need (alltoallv/shm_stream.h), and it costs a

@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sdde_nonblocking.c - the non-blocking sparse dynamic data exchange, NBX
- * ([Geyko2023] section IV-B, Algorithm 2; Hoefler, Siebert,
- * Lumsdaine, "Scalable communication protocols for dynamic sparse data
- * exchange", 2010).
+ * ([Geyko2023] section IV-B, Algorithm 2; [Hoefler2010]).
  *
  * Every message is a synchronous send (MPI_Issend), which completes only once
  * its receiver has matched it. Each rank probes for messages (any source) and
