@@ -63,10 +63,11 @@ int ct_rules_parse_report(const char *text, const char *name, ct_ruleset *out,
 
 /*
  * The largest rules file read: 4 MiB. A hand-written file is a few hundred
- * bytes and the one coltune-tune writes for a large grid (every collective,
- * node count, communicator size and message size, each rule with its comment)
- * some hundreds of KiB; every rank of a job reads the file in MPI_Init, so
+ * bytes; coltune-tune writes at most a rule and a comment, some 120 bytes,
+ * per measured cell, so 4 MiB holds some 35,000 cells, more than a tuning
+ * run measures in days. Every rank of a job reads the file in MPI_Init, so
  * the limit also bounds what a job start reads from a shared file system.
+ * (man/coltune.rules.5 documents it.)
  */
 #define CT_RULES_MAX_BYTES ((size_t)4 << 20)
 
