@@ -69,6 +69,18 @@ static ct_read_status read_error(int err, char *why, size_t whylen)
     return CT_READ_CANNOT_READ;
 }
 
+/* Doubles the buffer, to at most max + 2 bytes; 0 or -1 (out of memory). */
+static int grow(char **buf, size_t *cap, size_t max)
+{
+    size_t want = *cap <= (max + 2) / 2 ? *cap * 2 : max + 2;
+    char *nb = realloc(*buf, want);
+    if (nb == NULL)
+        return -1;
+    *buf = nb;
+    *cap = want;
+    return 0;
+}
+
 /* Reads fd to its end into a new buffer, at most max + 1 bytes (one more
  * than allowed tells a file over the limit). size is fstat's hint. */
 static ct_read_status read_bounded(int fd, size_t size, size_t max, char **text, size_t *len,
@@ -78,36 +90,31 @@ static ct_read_status read_bounded(int fd, size_t size, size_t max, char **text,
     if (cap > max + 2)
         cap = max + 2;
     char *buf = malloc(cap);
-    while (buf != NULL) {
-        if (n == cap - 1) { /* full: grow, or it is over the limit */
-            if (cap == max + 2)
-                break;
-            size_t want = cap * 2 < max + 2 ? cap * 2 : max + 2;
-            char *nb = realloc(buf, want);
-            if (nb == NULL)
-                return free(buf), read_error(ENOMEM, why, whylen);
-            buf = nb;
-            cap = want;
+    if (buf == NULL)
+        return read_error(ENOMEM, why, whylen);
+    for (;;) {
+        if (n == cap - 1 && cap == max + 2) { /* max + 1 bytes: over the limit */
+            free(buf);
+            return too_large(max, why, whylen);
+        }
+        if (n == cap - 1 && grow(&buf, &cap, max) != 0) {
+            free(buf);
+            return read_error(ENOMEM, why, whylen);
         }
         ssize_t r = read(fd, buf + n, cap - 1 - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            int err = errno;
-            return free(buf), read_error(err, why, whylen);
-        }
-        if (r == 0) { /* the end of the file */
+        if (r > 0) {
+            n += (size_t)r;
+        } else if (r == 0) { /* the end of the file */
             buf[n] = '\0';
             *text = buf;
             *len = n;
             return CT_READ_OK;
+        } else if (errno != EINTR) {
+            int err = errno;
+            free(buf);
+            return read_error(err, why, whylen);
         }
-        n += (size_t)r;
     }
-    if (buf == NULL)
-        return read_error(ENOMEM, why, whylen);
-    free(buf);
-    return too_large(max, why, whylen);
 }
 
 /* Checks the opened file, then reads it. */

@@ -812,7 +812,8 @@ static void test_load_unreadable_paths(void **state)
 
 /* The reader itself at a small limit: exactly max bytes are read, one more
  * is refused; a file whose stat size is 0 but which holds more than max
- * bytes (/proc) is refused by the bounded read loop. */
+ * bytes (/proc) is refused by the bounded read loop, and one within the
+ * limit is read whole. */
 static void test_read_file_bounds(void **state)
 {
     (void)state;
@@ -834,6 +835,13 @@ static void test_read_file_bounds(void **state)
     alarm(0);
     assert_null(text);
     assert_string_equal(why, "larger than the limit of 1 KiB");
+    /* Another size-0 file, larger than the first buffer: read whole, growing. */
+    assert_int_equal(ct_read_file("/proc/self/smaps", CT_RULES_MAX_BYTES, &text, &len, why,
+                                  sizeof why),
+                     CT_READ_OK);
+    assert_true(len > 4096);
+    assert_int_equal(strlen(text), len);
+    free(text);
     assert_int_equal(ct_read_file("/nonexistent", 16, &text, &len, why, sizeof why),
                      CT_READ_CANNOT_OPEN);
     assert_string_equal(why, strerror(ENOENT));
