@@ -10,21 +10,16 @@
  * "<name>:<line>:<column>: <what>: '<offending text>'" for each bad line instead
  * of a silent fallback.
  */
-/* fileno() and fstat() are POSIX; ask for them even under -std=c11. */
-#if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE)
-#define _POSIX_C_SOURCE 200809L
-#endif
-
 #include "select/rules.h"
 
-#include <errno.h>
+#include "core/readfile.h"
+
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static const char *const key_names[CT_KEY_COUNT] = {
     [CT_KEY_COMM_SIZE] = "comm_size",
@@ -384,40 +379,6 @@ int ct_rules_parse(const char *text, const char *name, ct_ruleset *out, char *ms
 /* Files                                                               */
 /* ------------------------------------------------------------------ */
 
-/* Reads all of f into a NUL-terminated buffer; sets errno and returns NULL
- * on failure. *len receives the byte count (the file may hold NUL bytes). */
-static char *read_all(FILE *f, size_t *len)
-{
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        errno = EISDIR;
-        return NULL;
-    }
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    while (buf != NULL) {
-        errno = 0;
-        n += fread(buf + n, 1, cap - n - 1, f);
-        if (ferror(f)) {
-            int e = errno ? errno : EIO;
-            free(buf);
-            errno = e;
-            return NULL;
-        }
-        if (feof(f)) {
-            buf[n] = '\0';
-            *len = n;
-            return buf;
-        }
-        char *nb = cap <= SIZE_MAX / 2 ? realloc(buf, cap *= 2) : NULL;
-        if (nb == NULL)
-            free(buf);
-        buf = nb;
-    }
-    errno = ENOMEM;
-    return NULL;
-}
-
 /* Reports "<path>: <what>: <reason>" as the file's one error; returns 1. */
 static int file_error(ct_rules_error_fn on_error, void *arg, const char *path, const char *what,
                       const char *reason)
@@ -433,15 +394,13 @@ int ct_rules_load_report(const char *path, ct_ruleset *out, ct_rules_error_fn on
                          void *arg)
 {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return file_error(on_error, arg, path, "cannot open rules file", strerror(errno));
-    size_t len = 0;
-    char *text = read_all(f, &len);
-    int saved = errno;
-    fclose(f);
-    if (text == NULL)
-        return file_error(on_error, arg, path, "cannot read rules file", strerror(saved));
+    char *text, why[256];
+    size_t len;
+    ct_read_status st = ct_read_file(path, CT_RULES_MAX_BYTES, &text, &len, why, sizeof why);
+    if (st == CT_READ_CANNOT_OPEN)
+        return file_error(on_error, arg, path, "cannot open rules file", why);
+    if (st != CT_READ_OK)
+        return file_error(on_error, arg, path, "cannot read rules file", why);
     int n;
     if (memchr(text, '\0', len) != NULL) /* a NUL would silently end the text early */
         n = file_error(on_error, arg, path, "cannot read rules file", "contains a NUL byte");

@@ -61,9 +61,23 @@ typedef void (*ct_rules_error_fn)(void *arg, const char *message);
 int ct_rules_parse_report(const char *text, const char *name, ct_ruleset *out,
                           ct_rules_error_fn on_error, void *arg);
 
-/* Reads and parses a file, as ct_rules_parse_report; missing or unreadable
- * files are one error with its own message:
- *   "<path>: cannot open rules file: <strerror>" */
+/*
+ * The largest rules file read: 4 MiB. A hand-written file is a few hundred
+ * bytes; coltune-tune writes at most a rule and a comment, some 120 bytes,
+ * per measured cell, so 4 MiB holds some 35,000 cells, more than a tuning
+ * run measures in days. Every rank of a job reads the file in MPI_Init, so
+ * the limit also bounds what a job start reads from a shared file system.
+ * (man/coltune.rules.5 documents it.)
+ */
+#define CT_RULES_MAX_BYTES ((size_t)4 << 20)
+
+/* Reads (core/readfile.h: only a regular file of at most CT_RULES_MAX_BYTES,
+ * never blocking) and parses a file, as ct_rules_parse_report; a file that
+ * cannot be used at all is one error with its own message:
+ *   "<path>: cannot open rules file: <strerror>"
+ *   "<path>: cannot read rules file: a FIFO, not a regular file" (a directory, ...)
+ *   "<path>: cannot read rules file: larger than the limit of 4 MiB"
+ *   "<path>: cannot read rules file: contains a NUL byte" */
 int ct_rules_load_report(const char *path, ct_ruleset *out, ct_rules_error_fn on_error,
                          void *arg);
 

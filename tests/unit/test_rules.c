@@ -10,12 +10,15 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/readfile.h"
 #include "select/rules.h"
 
 /* The collectives in registry order, as "unknown collective" lists them:
@@ -665,19 +668,183 @@ static void test_load_missing_file(void **state)
     assert_string_equal(msg, want);
 }
 
+/* Files that are not rules files. A path may name anything; loading one
+ * that is not a regular file of at most CT_RULES_MAX_BYTES must neither
+ * block nor read without end: each is one error naming the path and the
+ * reason, and nothing is parsed. The tests run under alarm(): a regression
+ * that blocks kills the test instead of hanging the suite. */
+#define FILE_TEST_SECONDS 60
+
+/* Loads path, which must give exactly the one error want and no rules. */
+static void assert_refused(const char *path, const char *want)
+{
+    ct_ruleset rs;
+    collected c = {0};
+    assert_int_equal(ct_rules_load_report(path, &rs, collect, &c), 1);
+    assert_int_equal(c.count, 1);
+    assert_string_equal(c.msgs[0], want);
+    assert_int_equal(rs.count, 0);
+    assert_null(rs.rules);
+    assert_null(rs.name);
+}
+
+/* assert_refused with want = "<path>: <what>: <reason>". */
+static void assert_refused_as(const char *path, const char *what, const char *reason)
+{
+    char want[CT_RULES_MSG_MAX];
+    snprintf(want, sizeof want, "%s: %s: %s", path, what, reason);
+    assert_refused(path, want);
+}
+
 static void test_load_directory(void **state)
 {
     (void)state;
     char dir[] = "/tmp/coltune_test_dir_XXXXXX";
     assert_non_null(mkdtemp(dir));
-    ct_ruleset rs;
-    char msg[512], want[600];
-    assert_int_equal(ct_rules_load(dir, &rs, msg, sizeof msg), -1);
-    assert_int_equal(rs.count, 0);
-    assert_null(rs.name);
-    snprintf(want, sizeof want, "%s: cannot read rules file: %s", dir, strerror(EISDIR));
-    assert_string_equal(msg, want);
+    alarm(FILE_TEST_SECONDS);
+    assert_refused_as(dir, "cannot read rules file", "a directory, not a regular file");
+    alarm(0);
     assert_int_equal(rmdir(dir), 0);
+}
+
+static void test_load_fifo_without_writer(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/coltune_test_fifo_XXXXXX", fifo[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(fifo, sizeof fifo, "%s/rules", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    alarm(FILE_TEST_SECONDS); /* the old fopen() waited here for a writer forever */
+    assert_refused_as(fifo, "cannot read rules file", "a FIFO, not a regular file");
+    alarm(0);
+    assert_int_equal(unlink(fifo), 0);
+    assert_int_equal(rmdir(dir), 0);
+}
+
+/* Endless character devices: the old reader grew its buffer without end. */
+static void test_load_devices(void **state)
+{
+    (void)state;
+    alarm(FILE_TEST_SECONDS);
+    assert_refused_as("/dev/zero", "cannot read rules file", "a character device, not a "
+                                                             "regular file");
+    assert_refused_as("/dev/urandom", "cannot read rules file", "a character device, not a "
+                                                                "regular file");
+    /* Even the empty one: COLTUNE_RULES= (empty) is how to turn rules off. */
+    assert_refused_as("/dev/null", "cannot read rules file", "a character device, not a "
+                                                             "regular file");
+    alarm(0);
+}
+
+/* A sparse file of the given size (its bytes are NULs); returns its path. */
+static char *sparse_temp(size_t size)
+{
+    char *path = write_temp("", 0);
+    int fd = open(path, O_WRONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, (off_t)size), 0);
+    assert_int_equal(close(fd), 0);
+    return path;
+}
+
+static void test_load_size_limit(void **state)
+{
+    (void)state;
+    /* One byte over: refused from fstat, before anything is read. */
+    char *path = sparse_temp(CT_RULES_MAX_BYTES + 1);
+    assert_refused_as(path, "cannot read rules file", "larger than the limit of 4 MiB");
+    unlink(path);
+    free(path);
+    /* Exactly the limit is read (and then refused for its NUL bytes). */
+    path = sparse_temp(CT_RULES_MAX_BYTES);
+    assert_refused_as(path, "cannot read rules file", "contains a NUL byte");
+    unlink(path);
+    free(path);
+}
+
+/* /proc/self/maps is a regular file whose stat size is 0: it is read (up to
+ * the limit) like any text and rejected by the parser at its first line,
+ * "<address range> <perms> ...", never taken for rules. */
+static void test_load_proc_file(void **state)
+{
+    (void)state;
+    char first[256] = "", want[CT_RULES_MSG_MAX];
+    FILE *f = fopen("/proc/self/maps", "r");
+    assert_non_null(f);
+    assert_int_equal(fscanf(f, "%255s", first), 1);
+    assert_int_equal(fclose(f), 0);
+    snprintf(want, sizeof want, "/proc/self/maps:1:1: unknown collective (known: "
+             KNOWN_COLLS "): '%s'", first);
+    ct_ruleset rs;
+    collected c = {0};
+    alarm(FILE_TEST_SECONDS);
+    assert_true(ct_rules_load_report("/proc/self/maps", &rs, collect, &c) >= 1);
+    alarm(0);
+    assert_string_equal(c.msgs[0], want);
+    assert_int_equal(rs.count, 0);
+    assert_null(rs.rules);
+    assert_null(rs.name);
+}
+
+static void test_load_unreadable_paths(void **state)
+{
+    (void)state;
+    assert_refused_as("/nonexistent/coltune/no.rules", "cannot open rules file",
+                      strerror(ENOENT));
+    char *file = write_temp("alltoallv pmpi\n", 15), below[64];
+    snprintf(below, sizeof below, "%s/x.rules", file); /* a path through a file */
+    assert_refused_as(below, "cannot open rules file", strerror(ENOTDIR));
+    /* Without permission (root reads anything: then the file is good). */
+    assert_int_equal(chmod(file, 0), 0);
+    if (geteuid() != 0) {
+        assert_refused_as(file, "cannot open rules file", strerror(EACCES));
+    } else {
+        ct_ruleset rs;
+        char msg[CT_RULES_MSG_MAX] = "";
+        if (ct_rules_load(file, &rs, msg, sizeof msg) != 0)
+            fail_msg("root could not load %s: %s", file, msg);
+        assert_int_equal(rs.count, 1);
+        ct_rules_free(&rs);
+    }
+    unlink(file);
+    free(file);
+}
+
+/* The reader itself at a small limit: exactly max bytes are read, one more
+ * is refused; a file whose stat size is 0 but which holds more than max
+ * bytes (/proc) is refused by the bounded read loop, and one within the
+ * limit is read whole. */
+static void test_read_file_bounds(void **state)
+{
+    (void)state;
+    char *text, why[128];
+    size_t len;
+    char *path = write_temp("0123456789abcdef", 16);
+    assert_int_equal(ct_read_file(path, 16, &text, &len, why, sizeof why), CT_READ_OK);
+    assert_int_equal(len, 16);
+    assert_string_equal(text, "0123456789abcdef");
+    free(text);
+    assert_int_equal(ct_read_file(path, 15, &text, &len, why, sizeof why), CT_READ_CANNOT_READ);
+    assert_null(text);
+    assert_string_equal(why, "larger than the limit of 15 bytes");
+    unlink(path);
+    free(path);
+    alarm(FILE_TEST_SECONDS);
+    assert_int_equal(ct_read_file("/proc/self/maps", 1024, &text, &len, why, sizeof why),
+                     CT_READ_CANNOT_READ);
+    alarm(0);
+    assert_null(text);
+    assert_string_equal(why, "larger than the limit of 1 KiB");
+    /* Another size-0 file, larger than the first buffer: read whole, growing. */
+    assert_int_equal(ct_read_file("/proc/self/smaps", CT_RULES_MAX_BYTES, &text, &len, why,
+                                  sizeof why),
+                     CT_READ_OK);
+    assert_true(len > 4096);
+    assert_int_equal(strlen(text), len);
+    free(text);
+    assert_int_equal(ct_read_file("/nonexistent", 16, &text, &len, why, sizeof why),
+                     CT_READ_CANNOT_OPEN);
+    assert_string_equal(why, strerror(ENOENT));
 }
 
 /* Writes every malformed case as DIR/NN.rules with DIR/NN.msg, its message
@@ -732,6 +899,12 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_load_nul_byte),
         cmocka_unit_test(test_load_missing_file),
         cmocka_unit_test(test_load_directory),
+        cmocka_unit_test(test_load_fifo_without_writer),
+        cmocka_unit_test(test_load_devices),
+        cmocka_unit_test(test_load_size_limit),
+        cmocka_unit_test(test_load_proc_file),
+        cmocka_unit_test(test_load_unreadable_paths),
+        cmocka_unit_test(test_read_file_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
