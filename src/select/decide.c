@@ -71,9 +71,10 @@ out:
 /*
  * Device memory wins over every choice (decide.h): does some rank of this
  * call hold a buffer in GPU memory? Agreed in the facts' allreduce, run for
- * this when not done already and this rank has a GPU runtime loaded (a rank
+ * this when not done already and this rank has a GPU runtime loaded. A rank
  * without one has no device memory and asks nothing: the ranks of a
- * communicator are expected to load GPU runtimes alike, see coltune(7)).
+ * communicator are expected to load GPU runtimes alike, unless
+ * COLTUNE_DEVICE=always makes every rank take part (coltune(7)).
  */
 static int device_agreed(ct_ctx *ctx, ct_call *call, int *device)
 {
@@ -81,7 +82,7 @@ static int device_agreed(ct_ctx *ctx, ct_call *call, int *device)
     if (call->device_memory == NULL)
         return MPI_SUCCESS;
     if (!call->have_facts) {
-        if (ct_device_runtimes() == 0)
+        if (!ct_cfg()->device_always && ct_device_runtimes() == 0)
             return MPI_SUCCESS;
         int rc = ensure_facts(ctx, call);
         if (rc != MPI_SUCCESS)

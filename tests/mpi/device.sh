@@ -104,6 +104,18 @@ check_rules() {
 }
 check_run "CUDA stand-in, rules, P=$P" check_rules
 
+# Only rank 0 has a GPU runtime (COLTUNE_DEVICE=always: every rank agrees,
+# none waits): the calls with device memory on rank 0 are forwarded, those
+# that mark buffers on other ranks only are host memory there, and served.
+check_rank0() {
+    run "rank0:$tmp/libcuda.so.1" $FORCED COLTUNE_DEVICE=always || return 1
+    expect alltoallv forwarded: device memory = 3 && expect alltoallv tuna = 5 &&
+        expect alltoall forwarded: device memory = 1 && expect alltoall tuna = 1 &&
+        expect allgather_inter direct = 2 && expect alltoall_crs refused: device memory = 1 &&
+        ! grep -q "allgather_inter  *forwarded" "$tmp/out" || { cat "$tmp/out" >&2; return 1; }
+}
+check_run "CUDA stand-in on rank 0 only, COLTUNE_DEVICE=always, P=$P" check_rank0
+
 # No stand-in loaded: nothing is device memory, every call is served.
 check_none() {
     run none $FORCED || return 1

@@ -6,6 +6,8 @@
  * buffers the stand-in reports as device or managed memory. Every result is
  * compared byte for byte with the PMPI_ routine's on the same input. The
  * script reads coltune's statistics to see which calls were forwarded.
+ * "rank0:STANDIN.so" loads the stand-in on rank 0 only (the other ranks have
+ * no GPU runtime, and no device memory).
  *
  * Calls, in order (D: a buffer reported as device memory):
  *   MPI_Alltoallv   host; D send on every rank; D (managed) receive on rank 1
@@ -182,7 +184,9 @@ static void crs_case(void)
     *(void **)&init = dlsym(RTLD_DEFAULT, "MPIX_Comm_init");
     *(void **)&xfree = dlsym(RTLD_DEFAULT, "MPIX_Comm_free");
     *(void **)&crs = dlsym(RTLD_DEFAULT, "MPIX_Alltoall_crs");
-    if (init == NULL || xfree == NULL || crs == NULL || reg == NULL)
+    int loaded = reg != NULL, any;
+    MPI_Allreduce(&loaded, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (init == NULL || xfree == NULL || crs == NULL || !any)
         return; /* not preloaded, or nothing can be device memory */
     int dest = (me + 1) % P, val = me, src = -1, got = -1, nnz = 1, cls = -1;
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -212,6 +216,11 @@ static void load_standin(const char *path)
     void *h;
     if (strcmp(path, "none") == 0)
         return;
+    if (strncmp(path, "rank0:", 6) == 0) {
+        if (me != 0)
+            return;
+        path += 6;
+    }
     h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (h == NULL) {
         fprintf(stderr, "gpu_device: %s\n", dlerror());
@@ -232,7 +241,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     if (argc != 2 || P < 2) {
         if (me == 0)
-            fprintf(stderr, "usage: mpirun -np P>=2 gpu_device STANDIN.so|none\n");
+            fprintf(stderr, "usage: mpirun -np P>=2 gpu_device [rank0:]STANDIN.so|none\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     /* One host call first: coltune's context exists before the runtime is
