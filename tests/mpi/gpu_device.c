@@ -13,6 +13,8 @@
  *   MPI_Alltoallv   host; D send on every rank; D (managed) receive on rank 1
  *                   only; all counts zero with D buffers (no data: host);
  *                   MPI_IN_PLACE with D receive on rank 0; MPI_IN_PLACE host
+ *   MPI_Alltoallv_c (MPI-4 libraries) D receive on rank 0 only; the program
+ *                   then prints "gpu_device: large-count"
  *   MPI_Alltoall    host; D send on rank 0 only
  *   MPI_Allgather   (intercommunicator) host; D receive on the last rank
  *   coltune_alltoallv("pairwise", ...) with D send on every rank (preloaded)
@@ -99,6 +101,33 @@ static void alltoallv_case(const char *what, int dev, int recv_side, int zero, i
     free(r);
     free(want);
 }
+
+#if MPI_VERSION >= 4
+/* The large-count form reaches the same driver. */
+static void alltoallv_c_case(void)
+{
+    MPI_Count *c = malloc(P * sizeof(MPI_Count));
+    MPI_Aint *d = malloc(P * sizeof(MPI_Aint));
+    int *s = malloc(P * sizeof(int)), *r = malloc(P * sizeof(int)), *want = malloc(P * sizeof(int));
+    for (int j = 0; j < P; j++) {
+        c[j] = 1;
+        d[j] = j;
+        s[j] = me * 11 + j;
+    }
+    PMPI_Alltoallv_c(s, c, d, MPI_INT, want, c, d, MPI_INT, MPI_COMM_WORLD);
+    mark(0, r, P * sizeof(int), 0);
+    MPI_Alltoallv_c(s, c, d, MPI_INT, r, c, d, MPI_INT, MPI_COMM_WORLD);
+    unmark();
+    compare("alltoallv_c device recv, rank 0 only", r, want, P * sizeof(int));
+    if (me == 0)
+        printf("gpu_device: large-count\n");
+    free(c);
+    free(d);
+    free(s);
+    free(r);
+    free(want);
+}
+#endif
 
 static void alltoall_case(const char *what, int dev)
 {
@@ -254,6 +283,9 @@ int main(int argc, char **argv)
     alltoallv_case("alltoallv zero counts, device buffers", ALL, 0, 1, 0);
     alltoallv_case("alltoallv in place, device recv on rank 0", 0, 1, 0, 1);
     alltoallv_case("alltoallv in place host", NONE, 0, 0, 1);
+#if MPI_VERSION >= 4
+    alltoallv_c_case();
+#endif
     alltoall_case("alltoall host", NONE);
     alltoall_case("alltoall device send, rank 0 only", 0);
     allgather_inter_cases();
