@@ -12,8 +12,11 @@
 #include "core/state.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <link.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* cuda.h */
@@ -62,23 +65,54 @@ static int count_objects(struct dl_phdr_info *info, size_t size, void *arg)
     return 1; /* the counters are the same in every entry: stop at the first */
 }
 
-/* dlopen of an object the process has loaded already, by any of names. */
-static void *loaded(const char *const *names)
+/*
+ * The objects the process has loaded whose file name starts with one of the
+ * runtimes' library names (libcuda.so.1, libcuda.so.550.54.14, ...): found
+ * by walking the loaded objects, which costs no system call, unlike a
+ * dlopen(RTLD_NOLOAD) by bare name, which searches the library path.
+ */
+static const char *const lib_prefix[3] = {"libcuda.so", "libamdhip64.so", "libze_loader.so"};
+
+typedef struct lib_paths {
+    char path[3][PATH_MAX];
+} lib_paths;
+
+static int find_paths(struct dl_phdr_info *info, size_t size, void *arg)
 {
-    for (int i = 0; names[i] != NULL; i++) {
-        void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-        if (h != NULL)
-            return h;
-    }
-    return NULL;
+    lib_paths *lp = arg;
+    const char *name = info->dlpi_name, *slash;
+    (void)size;
+    if (name == NULL || *name == '\0')
+        return 0;
+    slash = strrchr(name, '/');
+    for (int i = 0; i < 3; i++)
+        if (lp->path[i][0] == '\0' && strncmp(slash ? slash + 1 : name, lib_prefix[i],
+                                                strlen(lib_prefix[i])) == 0)
+            snprintf(lp->path[i], sizeof lp->path[i], "%s", name);
+    return 0;
+}
+
+/* A handle of runtime i if the process has loaded it (taking a reference,
+ * which keeps it loaded until ct_device_release), else NULL. */
+static void *loaded(const lib_paths *lp, int i)
+{
+    if (lp->path[i][0] == '\0')
+        return NULL;
+    return dlopen(lp->path[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
 }
 
 static void *sym(void *h, const char *name) { return dlsym(h, name); }
 
-static void find_cuda(ct_device_state *d)
+/* Publishes a runtime whose functions are set: ct_device_memory() reads the
+ * mask without the lock. */
+static void found(ct_device_state *d, unsigned bit)
 {
-    static const char *const names[] = {"libcuda.so.1", "libcuda.so", NULL};
-    void *h = loaded(names);
+    __atomic_fetch_or(&d->loaded, bit, __ATOMIC_RELEASE);
+}
+
+static void find_cuda(ct_device_state *d, const lib_paths *lp)
+{
+    void *h = loaded(lp, 0);
     if (h == NULL)
         return;
     *(void **)&d->cu_attrs = sym(h, "cuPointerGetAttributes");
@@ -88,15 +122,13 @@ static void find_cuda(ct_device_state *d)
         return;
     }
     d->handle[0] = h;
-    d->loaded |= CT_DEV_CUDA;
+    found(d, CT_DEV_CUDA);
 }
 
-static void find_hip(ct_device_state *d)
+static void find_hip(ct_device_state *d, const lib_paths *lp)
 {
-    static const char *const names[] = {"libamdhip64.so", "libamdhip64.so.7",
-                                        "libamdhip64.so.6", "libamdhip64.so.5", NULL};
     int (*version)(int *v) = NULL;
-    void *h = loaded(names);
+    void *h = loaded(lp, 1);
     if (h == NULL)
         return;
     *(void **)&d->hip_attrs = sym(h, "hipPointerGetAttributes");
@@ -108,13 +140,12 @@ static void find_hip(ct_device_state *d)
     if (version == NULL || version(&d->hip_version) != 0)
         d->hip_version = 0;
     d->handle[1] = h;
-    d->loaded |= CT_DEV_HIP;
+    found(d, CT_DEV_HIP);
 }
 
-static void find_ze(ct_device_state *d)
+static void find_ze(ct_device_state *d, const lib_paths *lp)
 {
-    static const char *const names[] = {"libze_loader.so.1", "libze_loader.so", NULL};
-    void *h = loaded(names);
+    void *h = loaded(lp, 2);
     if (h == NULL)
         return;
     *(void **)&d->ze_init = sym(h, "zeInit");
@@ -128,29 +159,40 @@ static void find_ze(ct_device_state *d)
         return;
     }
     d->handle[2] = h;
-    d->loaded |= CT_DEV_ZE;
+    found(d, CT_DEV_ZE);
+}
+
+/* Looks for the runtimes not found yet among the loaded objects. */
+static void look_for_runtimes(ct_device_state *d)
+{
+    lib_paths *lp = calloc(1, sizeof *lp);
+    if (lp == NULL)
+        return; /* tried again on the next call */
+    dl_iterate_phdr(find_paths, lp);
+    if (!(d->loaded & CT_DEV_CUDA))
+        find_cuda(d, lp);
+    if (!(d->loaded & CT_DEV_HIP))
+        find_hip(d, lp);
+    if (!(d->loaded & CT_DEV_ZE))
+        find_ze(d, lp);
+    free(lp);
+    dl_iterate_phdr(count_objects, &d->objects);
+    d->looked = 1;
 }
 
 unsigned ct_device_runtimes(void)
 {
     ct_state *st = ct_state_get();
     ct_device_state *d = &st->device;
+    const unsigned all = CT_DEV_CUDA | CT_DEV_HIP | CT_DEV_ZE;
     unsigned long long objects = 0;
     unsigned mask;
     dl_iterate_phdr(count_objects, &objects);
     ct_state_lock(st);
-    if (!d->looked || objects != d->objects) {
-        /* A runtime once found stays: coltune holds its handle. */
-        if (!(d->loaded & CT_DEV_CUDA))
-            find_cuda(d);
-        if (!(d->loaded & CT_DEV_HIP))
-            find_hip(d);
-        if (!(d->loaded & CT_DEV_ZE))
-            find_ze(d);
-        /* Counted after looking: finding a runtime opened it again. */
-        dl_iterate_phdr(count_objects, &d->objects);
-        d->looked = 1;
-    }
+    /* A runtime once found stays (coltune holds its handle): look again for
+     * the others only when objects were loaded or unloaded since. */
+    if ((!d->looked || objects != d->objects) && d->loaded != all)
+        look_for_runtimes(d);
     mask = d->loaded;
     ct_state_unlock(st);
     return mask;
@@ -236,13 +278,14 @@ static int ze_device(ct_device_state *d, const void *p)
 unsigned ct_device_memory(const void *p)
 {
     ct_device_state *d = &ct_state_get()->device;
+    const unsigned loaded = __atomic_load_n(&d->loaded, __ATOMIC_ACQUIRE);
     if (p == NULL || p == MPI_IN_PLACE)
         return 0;
-    if ((d->loaded & CT_DEV_CUDA) && cuda_device(d, p))
+    if ((loaded & CT_DEV_CUDA) && cuda_device(d, p))
         return CT_DEV_CUDA;
-    if ((d->loaded & CT_DEV_HIP) && hip_device(d, p))
+    if ((loaded & CT_DEV_HIP) && hip_device(d, p))
         return CT_DEV_HIP;
-    if ((d->loaded & CT_DEV_ZE) && ze_device(d, p))
+    if ((loaded & CT_DEV_ZE) && ze_device(d, p))
         return CT_DEV_ZE;
     return 0;
 }

@@ -5,12 +5,12 @@
  * coltune's algorithms copy with the CPU, so a call whose buffer lives on a
  * GPU is the MPI library's (a GPU-aware MPI serves it). Three runtimes are
  * recognised, only when the process itself has loaded them: coltune links
- * none and never loads one. Each is looked up with dlopen(RTLD_NOLOAD) and
- * dlsym:
- *   CUDA        libcuda.so.1       cuPointerGetAttributes (MEMORY_TYPE,
+ * none and never loads one. Each is found among the loaded objects by its
+ * file name, opened with dlopen(RTLD_NOLOAD) and asked through dlsym:
+ *   CUDA        libcuda.so*        cuPointerGetAttributes (MEMORY_TYPE,
  *                                  IS_MANAGED), else cuPointerGetAttribute
- *   HIP         libamdhip64.so     hipPointerGetAttributes
- *   Level Zero  libze_loader.so.1  zeMemGetAllocProperties, with a context
+ *   HIP         libamdhip64.so*    hipPointerGetAttributes
+ *   Level Zero  libze_loader.so*   zeMemGetAllocProperties, with a context
  *                                  coltune creates per driver on first use
  * The loaded objects are counted by glibc (dl_iterate_phdr's dlpi_adds and
  * dlpi_subs): the runtimes are looked for again only when that count has
