@@ -176,8 +176,10 @@ static void look_for_runtimes(ct_device_state *d)
     if (!(d->loaded & CT_DEV_ZE))
         find_ze(d, lp);
     free(lp);
-    dl_iterate_phdr(count_objects, &d->objects);
-    d->looked = 1;
+    unsigned long long objects = 0;
+    dl_iterate_phdr(count_objects, &objects);
+    __atomic_store_n(&d->objects, objects, __ATOMIC_RELAXED);
+    __atomic_store_n(&d->looked, 1, __ATOMIC_RELEASE);
 }
 
 unsigned ct_device_runtimes(void)
@@ -188,6 +190,10 @@ unsigned ct_device_runtimes(void)
     unsigned long long objects = 0;
     unsigned mask;
     dl_iterate_phdr(count_objects, &objects);
+    /* Nothing loaded or unloaded since the last look: no lock either. */
+    if (__atomic_load_n(&d->looked, __ATOMIC_ACQUIRE) &&
+        objects == __atomic_load_n(&d->objects, __ATOMIC_RELAXED))
+        return __atomic_load_n(&d->loaded, __ATOMIC_ACQUIRE);
     ct_state_lock(st);
     /* A runtime once found stays (coltune holds its handle): look again for
      * the others only when objects were loaded or unloaded since. */
