@@ -398,7 +398,7 @@ int ct_decide_call(MPI_Comm comm, ct_call *call, const ct_spec *forced, ct_ctx *
         return MPI_SUCCESS;
     }
     rc = ct_decide(*ctx, call, forced, out);
-    if (rc == MPI_SUCCESS && out->alg != ct_algorithm_fallback(call->coll)) {
+    if (rc == MPI_SUCCESS && out->alg != (*ctx)->fallback[call->coll]) {
         int device;
         rc = device_agreed(*ctx, call, &device);
         if (rc == MPI_SUCCESS && device)
