@@ -176,7 +176,7 @@ static void forward_device(const ct_ctx *ctx, const ct_call *call, ct_choice *ou
                     ctx->serial, ct_device_name(call->facts.device));
     if (cfg->stats)
         ct_stats_record_device(call->coll);
-    set_choice(out, ct_algorithm_fallback(call->coll), NULL, 0, out->forced);
+    set_choice(out, ctx->fallback[call->coll], NULL, 0, out->forced);
 }
 
 /* The call's global msg_size: from this rank's own arguments when the driver
