@@ -167,7 +167,8 @@ static void decide_at(const ct_config *cfg, ct_coll coll, const ct_env *e, const
     memset(out, 0, sizeof *out);
     /* Contiguous datatypes; offsets as int_offsets_limit() describes. */
     const ct_call_facts facts = {msg_size,
-                                 msg_size >= int_offsets_limit(coll, e) ? CT_R_INT_OFFSETS : 0};
+                                 msg_size >= int_offsets_limit(coll, e) ? CT_R_INT_OFFSETS : 0,
+                                 0 /* host memory */};
     const ct_decide_trace trace = {record_skip, out};
     out->rc = ct_decide_offline(cfg, coll, e, topo, &facts, &trace, &out->choice,
                                 &out->used_msg_size);

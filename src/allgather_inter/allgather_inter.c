@@ -7,6 +7,7 @@
  */
 #include "allgather_inter/allgather_inter.h"
 #include "core/datatype.h"
+#include "core/device.h"
 #include "core/state.h"
 #include "core/stats.h"
 #include "select/decide.h"
@@ -71,6 +72,40 @@ static int allgatherv_facts(const void *args, const ct_ctx *ctx, ct_call_facts *
                          span > remote_total ? span : remote_total, f));
 out:
     return rc;
+}
+
+/* Device memory (ct_device_memory_fn): the address of this rank's block, and
+ * of the first non-empty block it receives; buffers without data are not
+ * device memory, whatever their address. */
+static unsigned block_device(const void *buf, MPI_Count count, MPI_Aint displ,
+                             MPI_Datatype type)
+{
+    ct_typeinfo t;
+    if (count <= 0 || ct_type_info(type, &t) != MPI_SUCCESS)
+        return 0; /* nothing there, or the MPI library will say what is wrong */
+    return ct_device_memory(ct_elem_ptr(buf, displ, t.extent) + t.true_lb);
+}
+
+static unsigned allgather_device(const void *args, const ct_ctx *ctx)
+{
+    const ct_allgather_args *a = args;
+    unsigned dev = block_device(a->sendbuf, a->sendcount, 0, a->sendtype);
+    if (dev == 0 && ctx->remote_size > 0)
+        dev = block_device(a->recvbuf, a->recvcount, 0, a->recvtype);
+    return dev;
+}
+
+static unsigned allgatherv_device(const void *args, const ct_ctx *ctx)
+{
+    const ct_allgatherv_args *a = args;
+    unsigned dev = block_device(a->sendbuf, a->sendcount, 0, a->sendtype);
+    for (int j = 0; dev == 0 && j < ctx->remote_size; j++) {
+        const MPI_Count count = ct_vec_at(&a->recvcounts, j);
+        if (count > 0)
+            return block_device(a->recvbuf, count, (MPI_Aint)ct_vec_at(&a->displs, j),
+                                a->recvtype);
+    }
+    return dev;
 }
 
 /* ------------------------------------------------------------------ */
@@ -424,7 +459,8 @@ int ct_allgather_inter_dispatch(const ct_allgather_args *a, const ct_spec *force
     ct_call call = {.coll = CT_COLL_ALLGATHER_INTER,
                     .args = a,
                     .local_facts = allgather_facts,
-                    .msg_size_is_global = 1};
+                    .msg_size_is_global = 1,
+                    .device_memory = allgather_device};
     int rc = ct_decide_call(a->comm, &call, forced, &ctx, &ch);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -438,8 +474,10 @@ int ct_allgatherv_inter_dispatch(const ct_allgatherv_args *a, const ct_spec *for
 {
     ct_ctx *ctx;
     ct_choice ch;
-    ct_call call = {
-        .coll = CT_COLL_ALLGATHERV_INTER, .args = a, .local_facts = allgatherv_facts};
+    ct_call call = {.coll = CT_COLL_ALLGATHERV_INTER,
+                    .args = a,
+                    .local_facts = allgatherv_facts,
+                    .device_memory = allgatherv_device};
     int rc = ct_decide_call(a->comm, &call, forced, &ctx, &ch);
     if (rc != MPI_SUCCESS)
         return rc;

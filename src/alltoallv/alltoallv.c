@@ -3,6 +3,7 @@
  * alltoallv.c - the MPI_Alltoallv driver and the helpers its algorithms share.
  */
 #include "alltoallv/alltoallv.h"
+#include "core/device.h"
 #include "core/log.h"
 #include "core/state.h"
 #include "core/stats.h"
@@ -175,6 +176,33 @@ int ct_alltoallv_local_facts(const void *args, const ct_ctx *ctx, ct_call_facts 
         f->violations |= CT_R_INT_OFFSETS;
 out:
     return rc;
+}
+
+/* Device memory of one side of a call: the address of its first non-empty
+ * block (a buffer without data is not device memory, whatever its address). */
+static unsigned side_device(const void *buf, int P, const ct_vec *counts, const ct_vec *displs,
+                            MPI_Datatype type)
+{
+    ct_typeinfo t;
+    for (int j = 0; j < P; j++) {
+        if (ct_vec_at(counts, j) <= 0)
+            continue;
+        if (ct_type_info(type, &t) != MPI_SUCCESS)
+            return 0; /* the MPI library will say what is wrong */
+        return ct_device_memory(ct_elem_ptr(buf, (MPI_Aint)ct_vec_at(displs, j), t.extent) +
+                                t.true_lb);
+    }
+    return 0;
+}
+
+/* ct_device_memory_fn: the receive side, then the send side (not MPI_IN_PLACE). */
+static unsigned device_memory(const void *args, const ct_ctx *ctx)
+{
+    const ct_alltoallv_args *a = args;
+    unsigned dev = side_device(a->recvbuf, ctx->size, &a->recvcounts, &a->rdispls, a->recvtype);
+    if (dev == 0 && a->sendbuf != MPI_IN_PLACE)
+        dev = side_device(a->sendbuf, ctx->size, &a->sendcounts, &a->sdispls, a->sendtype);
+    return dev;
 }
 
 /* ------------------------------------------------------------------ */
@@ -422,7 +450,8 @@ int ct_alltoallv_dispatch(const ct_alltoallv_args *a, const ct_spec *forced)
     /* MPI_Alltoall: the block size is the same on every rank by the standard
      * (matching type signatures), so msg_size costs no communication. */
     ct_call call = {.coll = a->coll, .args = a, .local_facts = ct_alltoallv_local_facts,
-                    .msg_size_is_global = a->coll == CT_COLL_ALLTOALL};
+                    .msg_size_is_global = a->coll == CT_COLL_ALLTOALL,
+                    .device_memory = device_memory};
     int rc = ct_decide_call(a->comm, &call, forced, &ctx, &choice);
     if (rc != MPI_SUCCESS)
         return rc;

@@ -222,6 +222,8 @@ static int ctx_create(MPI_Comm user, ct_ctx **out)
     ctx->env.P = ctx->size + ctx->remote_size;
     ctx->env.Q = ctx->topo.Q;
     ctx->env.N = ctx->topo.N;
+    for (int c = 0; c < CT_COLL_COUNT; c++)
+        ctx->fallback[c] = ct_algorithm_fallback((ct_coll)c);
     ct_state *st = ct_state_get();
     ct_state_lock(st);
     ctx->serial = st->ctx_serial++;

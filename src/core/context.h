@@ -72,6 +72,9 @@ typedef struct ct_ctx {
         int valid;
         ct_choice choice;
     } cached[CT_COLL_COUNT];
+    /* ct_algorithm_fallback() of each collective, looked up once: the
+     * decision compares every choice with it (select/decide.c). */
+    const ct_algorithm *fallback[CT_COLL_COUNT];
     int nlogged;
     char *logged[CT_MAX_LOGGED]; /* decisions already logged (COLTUNE_VERBOSE=1) */
     /* Reusable buffers, grown on demand and freed with the context. */

@@ -46,6 +46,7 @@ void ct_state_free(void)
 {
     ct_config_free(&the_state.cfg);
     ct_stats_free(&the_state.stats);
+    ct_device_release(&the_state.device);
     for (int i = 0; i < the_state.once.count; i++)
         free(the_state.once.msgs[i]);
     free(the_state.once.msgs);

@@ -9,6 +9,7 @@
 #ifndef CT_STATE_H
 #define CT_STATE_H
 
+#include "core/device.h"
 #include "core/stats.h"
 #include "select/config.h"
 
@@ -35,6 +36,8 @@ typedef struct ct_state {
         pthread_once_t once;
         const void *in_place[4], *bottom[4];
     } fortran;
+    /* The GPU runtimes the process has loaded (core/device.c), under lock. */
+    ct_device_state device;
 } ct_state;
 
 ct_state *ct_state_get(void);

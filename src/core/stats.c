@@ -12,11 +12,14 @@
 #include <stdlib.h>
 
 enum { FIELDS = 4 };
+_Static_assert(CT_COLL_COUNT <= CT_STATS_MAX_COLLS, "CT_STATS_MAX_COLLS too small");
 
 void ct_stats_init(ct_stats *s)
 {
     s->count = ct_algorithm_count();
     s->entries = calloc((size_t)s->count, sizeof *s->entries);
+    for (int c = 0; c < CT_STATS_MAX_COLLS; c++)
+        s->device[c] = 0;
     if (s->entries == NULL)
         s->count = 0;
 }
@@ -43,6 +46,29 @@ void ct_stats_record(int alg_index, double bytes, double seconds, size_t extra_b
     ct_state_unlock(st);
 }
 
+void ct_stats_record_device(int coll)
+{
+    ct_state *st = ct_state_get();
+    ct_state_lock(st);
+    if (coll >= 0 && coll < CT_COLL_COUNT)
+        st->stats.device[coll] += 1;
+    ct_state_unlock(st);
+}
+
+/* The calls device memory took away from the algorithms, per collective:
+ * MPIX_*_crs refuse them, the others forward them (counted under pmpi too). */
+static void print_device(const double *maxv)
+{
+    for (int c = 0; c < CT_COLL_COUNT; c++) {
+        if (maxv[c] == 0)
+            continue;
+        const int refused = c == CT_COLL_ALLTOALL_CRS || c == CT_COLL_ALLTOALLV_CRS;
+        /* the calls column of the rows above, under a wider label */
+        printf("%-18s %-24s %8.0f\n", ct_coll_name((ct_coll)c),
+               refused ? "refused: device memory" : "forwarded: device memory", maxv[c]);
+    }
+}
+
 static void print_table(const double *maxv, const double *sumv, int n)
 {
     printf("coltune statistics (calls and time: max over ranks; bytes sent: sum over ranks;"
@@ -57,6 +83,7 @@ static void print_table(const double *maxv, const double *sumv, int n)
         printf("%-18s %-22s %10.0f %14.0f %12.6f %14.0f\n", ct_coll_name(a->coll), a->name,
                mx[0], sm[1], mx[2], mx[3]);
     }
+    print_device(maxv + FIELDS * n);
     fflush(stdout);
 }
 
@@ -65,7 +92,8 @@ int ct_stats_report(MPI_Comm comm)
     ct_stats *s = &ct_state_get()->stats;
     int n = s->count, rank, rc = MPI_SUCCESS;
     double *local = NULL, *maxv = NULL, *sumv = NULL;
-    size_t bytes = (size_t)FIELDS * (size_t)n * sizeof(double);
+    /* Each algorithm's fields, then each collective's device count. */
+    size_t bytes = ((size_t)FIELDS * (size_t)n + CT_COLL_COUNT) * sizeof(double);
     CT_ALLOC(local, bytes);
     CT_ALLOC(maxv, bytes);
     CT_ALLOC(sumv, bytes);
@@ -75,9 +103,11 @@ int ct_stats_report(MPI_Comm comm)
         local[FIELDS * i + 2] = s->entries[i].seconds;
         local[FIELDS * i + 3] = s->entries[i].peak_extra;
     }
+    for (int c = 0; c < CT_COLL_COUNT; c++)
+        local[FIELDS * n + c] = s->device[c];
     CT_CALL(PMPI_Comm_rank(comm, &rank));
-    CT_CALL(PMPI_Reduce(local, maxv, FIELDS * n, MPI_DOUBLE, MPI_MAX, 0, comm));
-    CT_CALL(PMPI_Reduce(local, sumv, FIELDS * n, MPI_DOUBLE, MPI_SUM, 0, comm));
+    CT_CALL(PMPI_Reduce(local, maxv, FIELDS * n + CT_COLL_COUNT, MPI_DOUBLE, MPI_MAX, 0, comm));
+    CT_CALL(PMPI_Reduce(local, sumv, FIELDS * n + CT_COLL_COUNT, MPI_DOUBLE, MPI_SUM, 0, comm));
     if (rank == 0)
         print_table(maxv, sumv, n);
 out:

@@ -16,9 +16,16 @@ typedef struct ct_stat_entry {
     double peak_extra; /* largest extra memory one call allocated, bytes */
 } ct_stat_entry;
 
+/* Room for every collective (stats.c checks CT_COLL_COUNT fits). */
+#define CT_STATS_MAX_COLLS 8
+
 typedef struct ct_stats {
     int count; /* one entry per registry entry */
     ct_stat_entry *entries;
+    /* Calls per collective that a buffer in device memory took away from
+     * coltune's algorithms: forwarded to the MPI library, or refused (the
+     * sparse exchanges, which have no MPI routine). */
+    double device[CT_STATS_MAX_COLLS];
 } ct_stats;
 
 void ct_stats_init(ct_stats *s);
@@ -26,6 +33,10 @@ void ct_stats_free(ct_stats *s);
 
 /* Adds one call of registry entry alg_index (thread safe). */
 void ct_stats_record(int alg_index, double bytes, double seconds, size_t extra_bytes);
+
+/* Counts one call of collective coll (a ct_coll) served elsewhere because of
+ * device memory (thread safe). */
+void ct_stats_record_device(int coll);
 
 /* Collective over comm: reduces and prints the table on rank 0 of comm. */
 int ct_stats_report(MPI_Comm comm);

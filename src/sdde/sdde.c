@@ -7,6 +7,7 @@
  */
 #include "sdde/sdde.h"
 #include "core/datatype.h"
+#include "core/device.h"
 #include "core/log.h"
 #include "core/state.h"
 #include "core/stats.h"
@@ -384,6 +385,43 @@ out:
     return rc;
 }
 
+/*
+ * GPU memory: the exchange copies with the CPU and, being coltune's own, has
+ * no MPI routine to hand the call to. A buffer in device or managed memory
+ * (the first message sent, or the caller's receive buffer when it has room)
+ * is refused like any invalid argument: the ranks agree, and every rank
+ * returns an error instead of faulting. Asked only with a GPU runtime loaded.
+ */
+static int check_device(const ct_sdde_call *c, const prepared *p)
+{
+    int count;
+    MPI_Aint displ;
+    unsigned dev = 0;
+    const char *what = "sendvals";
+    if (ct_device_runtimes() == 0)
+        return MPI_SUCCESS;
+    for (int i = 0; i < c->send_nnz; i++) {
+        message_of(c, i, &count, &displ);
+        if (count > 0) {
+            dev = ct_device_memory((const char *)c->sendvals + displ * p->st.extent +
+                                   p->st.true_lb);
+            break;
+        }
+    }
+    if (dev == 0 && !c->alloc &&
+        (c->variable ? *c->recv_size : *c->recv_nnz * c->recvcount) > 0) {
+        dev = ct_device_memory((const char *)c->recvvals + p->rt.true_lb);
+        what = "recvvals";
+    }
+    if (dev == 0)
+        return MPI_SUCCESS;
+    if (ct_cfg()->stats)
+        ct_stats_record_device(c->variable ? CT_COLL_ALLTOALLV_CRS : CT_COLL_ALLTOALL_CRS);
+    return bad(c, MPI_ERR_BUFFER, "%s is %s device or managed memory: coltune's sparse "
+               "exchange copies with the CPU and has no MPI routine to hand the call to; "
+               "pass host memory", what, ct_device_name(dev));
+}
+
 static int validate_and_prepare(const ct_sdde_call *c, prepared *p, ct_sdde *x, int P, int me)
 {
     int rc;
@@ -396,6 +434,8 @@ static int validate_and_prepare(const ct_sdde_call *c, prepared *p, ct_sdde *x, 
     if ((rc = check_dests(c, P)) != MPI_SUCCESS)
         return rc;
     if ((rc = check_messages(c, p)) != MPI_SUCCESS)
+        return rc;
+    if ((rc = check_device(c, p)) != MPI_SUCCESS)
         return rc;
     if ((rc = prepare_sends(c, p, x, me, c->comm)) != MPI_SUCCESS)
         return rc;

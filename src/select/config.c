@@ -34,7 +34,7 @@ const char *ct_config_env_name(ct_coll coll) { return forced_env[coll]; }
 static const char *const plain_vars[] = {
     "COLTUNE_RULES",    "COLTUNE_DISABLE", "COLTUNE_VERBOSE",    "COLTUNE_STATS",
     "COLTUNE_FALLBACK", "COLTUNE_PPN",     "COLTUNE_SHM_WINDOW", "COLTUNE_TEST_SHM_FAIL",
-    "COLTUNE_TEST_SDDE_PIECE",
+    "COLTUNE_TEST_SDDE_PIECE", "COLTUNE_DEVICE",
 };
 
 int ct_config_known_variable(const char *name)
@@ -101,6 +101,20 @@ static void read_fallback(ct_config *cfg, const char *(*get)(const char *))
     else
         add_error(cfg, "COLTUNE_FALLBACK",
                   "COLTUNE_FALLBACK='%s': expected print, silent or error; variable ignored", v);
+}
+
+static void read_device(ct_config *cfg, const char *(*get)(const char *))
+{
+    const char *v = get("COLTUNE_DEVICE");
+    if (v == NULL)
+        return;
+    if (strcmp(v, "auto") == 0)
+        cfg->device_always = 0;
+    else if (strcmp(v, "always") == 0)
+        cfg->device_always = 1;
+    else
+        add_error(cfg, "COLTUNE_DEVICE",
+                  "COLTUNE_DEVICE='%s': expected auto or always; variable ignored", v);
 }
 
 /* COLTUNE_PPN=n or n:cyclic */
@@ -218,6 +232,7 @@ void ct_config_read(ct_config *cfg, const char *(*getenv_fn)(const char *name))
     read_int(cfg, get, "COLTUNE_VERBOSE", 0, 2, "0, 1 or 2", &cfg->verbose);
     read_int(cfg, get, "COLTUNE_STATS", 0, 1, "0 or 1", &cfg->stats);
     read_fallback(cfg, get);
+    read_device(cfg, get);
     read_ppn(cfg, get);
     read_shm_window(cfg, get);
     read_int(cfg, get, "COLTUNE_TEST_SHM_FAIL", 0, INT_MAX, "a rank >= 0",

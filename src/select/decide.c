@@ -3,8 +3,10 @@
  * decide.c - the decision function (see decide.h for the guarantees).
  */
 #include "select/decide.h"
+#include "core/device.h"
 #include "core/log.h"
 #include "core/state.h"
+#include "core/stats.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -19,16 +21,26 @@ static const struct {
 };
 #define NLOCAL ((int)(sizeof local_restrictions / sizeof local_restrictions[0]))
 
+/* This rank's device-memory fact: asked only of a driver that can forward
+ * and when the process has a GPU runtime loaded (no cost otherwise). */
+static unsigned local_device(const ct_ctx *ctx, const ct_call *call)
+{
+    if (call->device_memory == NULL || ct_device_runtimes() == 0)
+        return 0;
+    return call->device_memory(call->args, ctx);
+}
+
 /*
- * One allreduce (MPI_MAX) combines msg_size, one flag per restriction, and a
- * failure flag: a rank whose local facts cannot be computed still takes part,
- * so every rank returns the error instead of some waiting forever.
+ * One allreduce (MPI_MAX) combines msg_size, one flag per restriction, a
+ * failure flag (a rank whose local facts cannot be computed still takes
+ * part, so every rank returns the error instead of some waiting forever) and
+ * the device-memory runtime (0 on ranks with none loaded).
  */
 static int ensure_facts(ct_ctx *ctx, ct_call *call)
 {
     int rc;
-    ct_call_facts local = {0, 0};
-    long long in[2 + NLOCAL], res[2 + NLOCAL];
+    ct_call_facts local = {0, 0, 0};
+    long long in[3 + NLOCAL], res[3 + NLOCAL];
     if (call->have_facts)
         return MPI_SUCCESS;
     int local_rc = call->local_facts(call->args, ctx, &local);
@@ -36,7 +48,8 @@ static int ensure_facts(ct_ctx *ctx, ct_call *call)
     for (int i = 0; i < NLOCAL; i++)
         in[1 + i] = (local.violations & local_restrictions[i].bit) != 0;
     in[1 + NLOCAL] = local_rc != MPI_SUCCESS;
-    CT_CALL(PMPI_Allreduce(in, res, 2 + NLOCAL, MPI_LONG_LONG, MPI_MAX, ctx->decide_comm));
+    in[2 + NLOCAL] = local_rc == MPI_SUCCESS ? local_device(ctx, call) : 0;
+    CT_CALL(PMPI_Allreduce(in, res, 3 + NLOCAL, MPI_LONG_LONG, MPI_MAX, ctx->decide_comm));
     if (res[1 + NLOCAL]) {
         rc = local_rc != MPI_SUCCESS ? local_rc : MPI_ERR_OTHER;
         if (local_rc == MPI_SUCCESS)
@@ -49,9 +62,34 @@ static int ensure_facts(ct_ctx *ctx, ct_call *call)
     for (int i = 0; i < NLOCAL; i++)
         if (res[1 + i])
             call->facts.violations |= local_restrictions[i].bit;
+    call->facts.device = (unsigned)res[2 + NLOCAL];
     call->have_facts = 1;
 out:
     return rc;
+}
+
+/*
+ * Device memory wins over every choice (decide.h): does some rank of this
+ * call hold a buffer in GPU memory? Agreed in the facts' allreduce, run for
+ * this when not done already and this rank has a GPU runtime loaded. A rank
+ * without one has no device memory and asks nothing: the ranks of a
+ * communicator are expected to load GPU runtimes alike, unless
+ * COLTUNE_DEVICE=always makes every rank take part (coltune(7)).
+ */
+static int device_agreed(ct_ctx *ctx, ct_call *call, int *device)
+{
+    *device = 0;
+    if (call->device_memory == NULL)
+        return MPI_SUCCESS;
+    if (!call->have_facts) {
+        if (!ct_cfg()->device_always && ct_device_runtimes() == 0)
+            return MPI_SUCCESS;
+        int rc = ensure_facts(ctx, call);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    *device = call->facts.device != 0;
+    return MPI_SUCCESS;
 }
 
 /* One decision in progress: the configuration it follows, what it sees of
@@ -126,6 +164,19 @@ static void set_choice(ct_choice *out, const ct_algorithm *alg, const long *para
         memcpy(out->params, params, sizeof out->params);
     out->rule_line = rule_line;
     out->forced = forced;
+}
+
+/* A call with device memory: the fallback (pmpi) serves it, said once. */
+static void forward_device(const ct_ctx *ctx, const ct_call *call, ct_choice *out)
+{
+    const ct_config *cfg = ct_cfg();
+    if (cfg->verbose && ctx->decide_rank == 0)
+        ct_log_once("%s on %s#%d: a buffer is %s device or managed memory on some rank; "
+                    "forwarded to the MPI library", ct_coll_name(call->coll), ctx->name,
+                    ctx->serial, ct_device_name(call->facts.device));
+    if (cfg->stats)
+        ct_stats_record_device(call->coll);
+    set_choice(out, ctx->fallback[call->coll], NULL, 0, out->forced);
 }
 
 /* The call's global msg_size: from this rank's own arguments when the driver
@@ -221,7 +272,7 @@ static int forced_fallback(const decision *d, const ct_spec *spec, const char *w
                            ct_choice *out)
 {
     const ct_config *cfg = d->cfg;
-    const ct_ctx *ctx = d->ctx;
+    ct_ctx *ctx = d->ctx;
     const char *coll = ct_coll_name(d->call->coll);
     int report = d->trace == NULL && ctx != NULL && ctx->decide_rank == 0;
     if (d->trace != NULL)
@@ -229,6 +280,17 @@ static int forced_fallback(const decision *d, const ct_spec *spec, const char *w
     if (cfg->fallback == CT_FALLBACK_PRINT && report)
         ct_log_once("%s: forced algorithm '%s' cannot serve this call on %s (%s); using pmpi",
                     coll, spec->alg->name, ctx->name, why);
+    if (cfg->fallback == CT_FALLBACK_ERROR && ctx != NULL) {
+        /* The MPI library serves a call with device memory: no error. */
+        int device, rc = device_agreed(ctx, d->call, &device);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (device) {
+            out->forced = 1;
+            forward_device(ctx, d->call, out);
+            return MPI_SUCCESS;
+        }
+    }
     if (cfg->fallback == CT_FALLBACK_ERROR) {
         if (report)
             ct_log_once("%s: forced algorithm '%s' cannot serve this call on %s (%s);"
@@ -336,6 +398,12 @@ int ct_decide_call(MPI_Comm comm, ct_call *call, const ct_spec *forced, ct_ctx *
         return MPI_SUCCESS;
     }
     rc = ct_decide(*ctx, call, forced, out);
+    if (rc == MPI_SUCCESS && out->alg != (*ctx)->fallback[call->coll]) {
+        int device;
+        rc = device_agreed(*ctx, call, &device);
+        if (rc == MPI_SUCCESS && device)
+            forward_device(*ctx, call, out);
+    }
     (*ctx)->call_msg_size = call->have_facts ? call->facts.msg_size : -1;
     return rc;
 }

@@ -21,7 +21,14 @@
 typedef struct ct_call_facts {
     long msg_size;       /* largest block any rank sends, in bytes */
     unsigned violations; /* CT_R_* local restrictions some rank violates */
+    unsigned device;     /* some rank's buffer is GPU memory: a CT_DEV_* runtime
+                            (core/device.h) that says so, 0 for none */
 } ct_call_facts;
+
+/* The CT_DEV_* runtime that reports one of this rank's buffers of a call as
+ * device or managed memory, 0 for none (no communication). Called only when
+ * the process has a GPU runtime loaded. */
+typedef unsigned (*ct_device_memory_fn)(const void *args, const ct_ctx *ctx);
 
 /* Computes this rank's facts for a call (no communication). */
 typedef int (*ct_local_facts_fn)(const void *args, const ct_ctx *ctx, ct_call_facts *local);
@@ -44,6 +51,13 @@ typedef struct ct_call {
      * of computing them (nothing is cached, and the decision is not logged;
      * in verbose jobs a rule passed over before that point is). */
     int defer_facts;
+    /* Set by a driver whose calls the MPI library serves when a buffer is in
+     * GPU memory (every collective with a pmpi algorithm). When this rank
+     * has a GPU runtime loaded and an algorithm other than pmpi is chosen,
+     * the decision agrees over all ranks whether any buffer is device
+     * memory (in the facts' allreduce) and then chooses pmpi, whatever
+     * forced the algorithm. With no runtime loaded nothing is asked. */
+    ct_device_memory_fn device_memory;
 } ct_call;
 
 /* ct_decide's answer to a call with defer_facts that needs its facts (never

@@ -85,11 +85,14 @@ static void test_good_values(void **state)
     assert_int_equal(cfg.forced_set[CT_COLL_ALLTOALLV], 1);
     assert_string_equal(cfg.forced[CT_COLL_ALLTOALLV].alg->name, "scattered");
     assert_int_equal(cfg.forced[CT_COLL_ALLTOALLV].values[0].term, CT_TERM_SQRT_P);
+    assert_int_equal(cfg.device_always, 0);
     ct_config_free(&cfg);
 
-    const char *env2[] = {"COLTUNE_FALLBACK", "silent", "COLTUNE_PPN", "7", NULL};
+    const char *env2[] = {"COLTUNE_FALLBACK", "silent", "COLTUNE_PPN", "7",
+                          "COLTUNE_DEVICE", "always", NULL};
     read_env(&cfg, env2);
     assert_int_equal(cfg.nerrors, 0);
+    assert_int_equal(cfg.device_always, 1);
     assert_int_equal(cfg.fallback, CT_FALLBACK_SILENT);
     assert_int_equal(cfg.ppn, 7);
     assert_int_equal(cfg.ppn_cyclic, 0);
@@ -159,6 +162,8 @@ static void test_bad_values(void **state)
     expect_one_error("COLTUNE_FALLBACK", "abort",
                      "COLTUNE_FALLBACK='abort': expected print, silent or error; variable "
                      "ignored");
+    expect_one_error("COLTUNE_DEVICE", "yes",
+                     "COLTUNE_DEVICE='yes': expected auto or always; variable ignored");
     expect_one_error("COLTUNE_PPN", "0",
                      "COLTUNE_PPN='0': expected a rank count n >= 1, optionally followed by "
                      ":cyclic; variable ignored");
@@ -215,7 +220,8 @@ static void test_known_variables(void **state)
         "COLTUNE_RULES", "COLTUNE_DISABLE", "COLTUNE_VERBOSE", "COLTUNE_STATS",
         "COLTUNE_FALLBACK", "COLTUNE_PPN", "COLTUNE_SHM_WINDOW", "COLTUNE_TEST_SHM_FAIL",
         "COLTUNE_TEST_SDDE_PIECE", "COLTUNE_ALLTOALLV", "COLTUNE_ALLTOALL", "COLTUNE_ALLGATHER_INTER",
-        "COLTUNE_ALLGATHERV_INTER", "COLTUNE_ALLTOALL_CRS", "COLTUNE_ALLTOALLV_CRS"};
+        "COLTUNE_ALLGATHERV_INTER", "COLTUNE_ALLTOALL_CRS", "COLTUNE_ALLTOALLV_CRS",
+        "COLTUNE_DEVICE"};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         assert_true(ct_config_known_variable(known[i]));
     assert_false(ct_config_known_variable("COLTUNE_VERBSE"));

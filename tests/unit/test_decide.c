@@ -83,7 +83,7 @@ static void place(fixture *f, int P, int ppn, int emulated)
 
 static int decide(fixture *f, ct_coll coll, long msg_size, unsigned violations)
 {
-    const ct_call_facts facts = {msg_size, violations};
+    const ct_call_facts facts = {msg_size, violations, 0};
     const ct_decide_trace trace = {record, &f->log};
     memset(&f->log, 0, sizeof f->log);
     return ct_decide_offline(&f->cfg, coll, &f->env, &f->topo, &facts, &trace, &f->choice,
