@@ -3,6 +3,7 @@
  * context.c - per-communicator contexts and node topology.
  */
 #include "core/context.h"
+#include "core/device.h"
 #include "core/log.h"
 #include "core/state.h"
 
@@ -224,6 +225,8 @@ static int ctx_create(MPI_Comm user, ct_ctx **out)
     ctx->env.N = ctx->topo.N;
     for (int c = 0; c < CT_COLL_COUNT; c++)
         ctx->fallback[c] = ct_algorithm_fallback((ct_coll)c);
+    int gpu = cfg->device_always || ct_device_runtimes() != 0;
+    CT_CALL(PMPI_Allreduce(&gpu, &ctx->device_agree, 1, MPI_INT, MPI_MAX, ctx->decide_comm));
     ct_state *st = ct_state_get();
     ct_state_lock(st);
     ctx->serial = st->ctx_serial++;

@@ -75,6 +75,11 @@ typedef struct ct_ctx {
     /* ct_algorithm_fallback() of each collective, looked up once: the
      * decision compares every choice with it (select/decide.c). */
     const ct_algorithm *fallback[CT_COLL_COUNT];
+    /* Calls on this communicator agree whether a buffer is GPU memory
+     * (select/decide.c): some rank had a GPU runtime loaded when the context
+     * was made, or COLTUNE_DEVICE=always. Agreed then, so a rank without a
+     * runtime takes part too and none waits alone. */
+    int device_agree;
     int nlogged;
     char *logged[CT_MAX_LOGGED]; /* decisions already logged (COLTUNE_VERBOSE=1) */
     /* Reusable buffers, grown on demand and freed with the context. */

@@ -71,10 +71,9 @@ out:
 /*
  * Device memory wins over every choice (decide.h): does some rank of this
  * call hold a buffer in GPU memory? Agreed in the facts' allreduce, run for
- * this when not done already and this rank has a GPU runtime loaded. A rank
- * without one has no device memory and asks nothing: the ranks of a
- * communicator are expected to load GPU runtimes alike, unless
- * COLTUNE_DEVICE=always makes every rank take part (coltune(7)).
+ * this when not done already on a communicator where some rank had a GPU
+ * runtime loaded when its context was made (ctx->device_agree, the same on
+ * every rank: a rank without a runtime takes part and answers no).
  */
 static int device_agreed(ct_ctx *ctx, ct_call *call, int *device)
 {
@@ -82,7 +81,7 @@ static int device_agreed(ct_ctx *ctx, ct_call *call, int *device)
     if (call->device_memory == NULL)
         return MPI_SUCCESS;
     if (!call->have_facts) {
-        if (!ct_cfg()->device_always && ct_device_runtimes() == 0)
+        if (!ctx->device_agree)
             return MPI_SUCCESS;
         int rc = ensure_facts(ctx, call);
         if (rc != MPI_SUCCESS)
