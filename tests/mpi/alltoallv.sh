@@ -14,7 +14,8 @@ for P in ${CT_TEST_NP:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 33}; do
     check_run "alltoallv P=$P strict" \
         with_env COLTUNE_FALLBACK=error COLTUNE_RULES="$rules" -- run_mpi "$P" "$prog"
 done
-[ "${CT_TEST_QUICK:-0}" = 1 ] && finish
+
+quick_finish "emulated nodes, valgrind and fallback runs"
 
 # Emulated nodes for the hierarchical algorithms: ppn in {1, 2, 3, 4, P},
 # P not divisible by ppn (a short last node), and ranks dealt round-robin
@@ -32,8 +33,8 @@ done
 # tests/mpi/pmix-valgrind.supp covers its launcher channel): no invalid access
 # or uninitialised read in any algorithm. The test program is a libtool
 # wrapper script, so libtool --mode=execute puts valgrind on the real binary.
-supp=/usr/share/openmpi/openmpi-valgrind.supp
-if [ -n "${VALGRIND:-}" ] && [ "$MPI_IMPL" = openmpi ] && [ -r "$supp" ]; then
+supp=$vg_supp
+if valgrind_usable "valgrind"; then
     for P in 2 3; do
         check_run "alltoallv P=$P under valgrind" \
             with_env COLTUNE_FALLBACK=error COLTUNE_RULES="$rules" -- \
