@@ -76,6 +76,11 @@ if valgrind_usable "valgrind"; then
             --error-exitcode=3 --suppressions="$supp" \
             --suppressions="$top_srcdir/tests/mpi/pmix-valgrind.supp" "$prog"
     done
+    check_run "direct API wrappers P=3 under valgrind" \
+        with_env COLTUNE_FALLBACK=error -- \
+        run_mpi 3 "$top_builddir/libtool" --mode=execute "$VALGRIND" --quiet \
+        --error-exitcode=3 --suppressions="$supp" \
+        --suppressions="$top_srcdir/tests/mpi/pmix-valgrind.supp" "$top_builddir/tests/mpi/test_api"
 fi
 
 # Fallback: cases an algorithm cannot serve are routed elsewhere, and the
