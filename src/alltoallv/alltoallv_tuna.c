@@ -109,7 +109,7 @@ typedef struct tuna {
     ct_ctx *ctx;
     int r, zmax;
     int phase_slots;    /* most slots moved by the rounds of one digit */
-    long long pw, span; /* the current digit: r^x, r^(x+1) */
+    long long pw;       /* the current digit's weight r^x */
     size_t *sz;         /* [size * C] current bytes of block c of slot o */
     size_t *toff, *tcap; /* [B * C] where T entry (t, c) starts in T, its capacity */
     size_t tused;       /* bytes of T handed out */
@@ -147,7 +147,7 @@ static void tuna_init(tuna *t, const ct_tuna_group *grp, ct_ctx *ctx, int radix)
     t->zmax = radix - 1 < P - 1 ? radix - 1 : P - 1;
     for (long long pw = 1, x = 0; pw < P; pw *= radix, x++) {
         int slots = 0;
-        for (int z = 1; z < radix && z * pw < P; z++)
+        for (int z = 1; z <= ct_tuna_digit_rounds(P, radix, pw); z++)
             slots += ct_tuna_round_slots(P, radix, (int)x, z, NULL);
         t->phase_slots = slots > t->phase_slots ? slots : t->phase_slots;
     }
@@ -259,17 +259,17 @@ static void round_plan(tuna *t, round *rd, int x, int z)
     rd->n = ct_tuna_round_slots(P, t->r, x, z, rd->slots);
     /* III-A: send to the rank z r^x ahead, receive from the one z r^x behind
      * (Algorithm 1 lines 12-13 name them the other way round, for its I[]). */
-    rd->to = member(g, (me + dist) % P);
-    rd->from = member(g, (me - dist + P) % P);
+    rd->to = member(g, ct_tuna_peer(P, me, dist));
+    rd->from = member(g, ct_tuna_peer(P, me, -dist));
     rd->hn = 0;
     rd->sbytes = rd->known = 0;
     for (int k = 0; k < rd->n; k++) {
         const int o = rd->slots[k];
-        const int fin = o < t->span; /* o's highest digit is x: it arrives now */
+        const int fin = ct_tuna_arrives(o, t->pw, t->r); /* o's highest digit is x */
         for (int c = 0; c < C; c++) {
             rd->sbytes += t->sz[o * C + c];
             if (known_there(g, fin, c)) /* arriving from member me - o */
-                rd->known += g->known(g->arg, (me - o + P) % P, c);
+                rd->known += g->known(g->arg, ct_tuna_peer(P, me, -o), c);
             else
                 rd->hn++;
         }
@@ -287,8 +287,8 @@ static void round_plan(tuna *t, round *rd, int x, int z)
 static const char *slot_data(tuna *t, int o, int c)
 {
     size_t bytes;
-    if (o % t->pw == 0)
-        return t->g->source(t->g->arg, (t->g->index + o) % t->g->size, c, &bytes);
+    if (ct_tuna_in_send_buffer(o, t->pw))
+        return t->g->source(t->g->arg, ct_tuna_peer(t->g->size, t->g->index, o), c, &bytes);
     return tslot(t, o, c);
 }
 
@@ -314,7 +314,7 @@ static void round_pack(tuna *t, const round *rd, char *out)
     char *data = out + (size_t)rd->hn * sizeof(hdr_t);
     int h = 0;
     for (int k = 0; k < rd->n; k++) {
-        const int o = rd->slots[k], fin = o < t->span;
+        const int o = rd->slots[k], fin = ct_tuna_arrives(o, t->pw, t->r);
         for (int c = 0; c < g->C; c++) {
             const size_t b = t->sz[o * g->C + c];
             if (!known_there(g, fin, c))
@@ -331,8 +331,8 @@ static void round_pack(tuna *t, const round *rd, char *out)
 static size_t arriving_size(const tuna *t, const round *rd, int *h, int o, int c)
 {
     const ct_tuna_group *g = t->g;
-    if (known_there(g, o < t->span, c))
-        return g->known(g->arg, (g->index - o + g->size) % g->size, c);
+    if (known_there(g, ct_tuna_arrives(o, t->pw, t->r), c))
+        return g->known(g->arg, ct_tuna_peer(g->size, g->index, -o), c);
     return (size_t)rd->rhdr[(*h)++];
 }
 
@@ -342,7 +342,7 @@ static long long round_incoming(const tuna *t, const round *rd)
     long long total = 0;
     for (int k = 0, h = 0; k < rd->n; k++)
         for (int c = 0; c < t->g->C; c++) {
-            const int from_hdr = !known_there(t->g, rd->slots[k] < t->span, c);
+            const int from_hdr = !known_there(t->g, ct_tuna_arrives(rd->slots[k], t->pw, t->r), c);
             if (from_hdr && rd->rhdr[h] < 0)
                 return -1;
             const size_t b = arriving_size(t, rd, &h, rd->slots[k], c);
@@ -375,8 +375,8 @@ static int round_unpack(tuna *t, const round *rd)
     const char *data = rd->rdata;
     int rc = MPI_SUCCESS;
     for (int k = 0, h = 0; k < rd->n; k++) {
-        const int o = rd->slots[k], fin = o < t->span;
-        const int src = (me - o + P) % P; /* the member this slot started from */
+        const int o = rd->slots[k], fin = ct_tuna_arrives(o, t->pw, t->r);
+        const int src = ct_tuna_peer(P, me, -o); /* the member this slot started from */
         for (int c = 0; c < C; c++) {
             const size_t b = arriving_size(t, rd, &h, o, c);
             char *dst;
@@ -412,7 +412,7 @@ static int digit_post_known(tuna *t, int nz)
     for (int k = 0; k < nz; k++) {
         round *rd = &t->rounds[k];
         if (rd->in == IN_DIRECT) {
-            const int src = (g->index - rd->slots[0] + g->size) % g->size;
+            const int src = ct_tuna_peer(g->size, g->index, -rd->slots[0]);
             rd->ddst = final_target(t, src, 0, rd->known);
             if (rd->ddst == NULL) {
                 rd->in = IN_KNOWN;
@@ -462,7 +462,8 @@ static int digit_post_sends(tuna *t, int nz)
         char *out = buf + rd->soff;
         if (rd->direct) { /* straight from the send buffer */
             size_t bytes;
-            const char *src = g->source(g->arg, (g->index + rd->slots[0]) % g->size, 0, &bytes);
+            const char *src =
+                g->source(g->arg, ct_tuna_peer(g->size, g->index, rd->slots[0]), 0, &bytes);
             CT_CALL(post_bytes(t, 1, src, rd->sbytes, rd->to));
             continue;
         }
@@ -582,12 +583,11 @@ static int digit_wait(tuna *t, int s0, int s1)
 static int tuna_digit(tuna *t, int x)
 {
     int rc = MPI_SUCCESS, nz = 0, used = 0, s0, s1;
-    t->span = t->pw * t->r;
     t->nreq = t->npend; /* the previous digit's sends, still pending */
     t->send_buf = x % 2 ? CT_BUF_TUNA_SEND_ODD : CT_BUF_TUNA_SEND;
     t->send_bytes = 0;
     t->peak = t->pend_bytes; /* the previous digit's send buffer is still in use */
-    for (int z = 1; z < t->r && z * t->pw < t->g->size; z++, nz++) {
+    for (int z = 1; z <= ct_tuna_digit_rounds(t->g->size, t->r, t->pw); z++, nz++) {
         round *rd = &t->rounds[nz];
         rd->slots = t->slots + used;
         round_plan(t, rd, x, z);
@@ -625,7 +625,7 @@ int ct_tuna_exchange(const ct_tuna_group *grp, ct_ctx *ctx, int radix, void *scr
     /* Slot o starts as the bundle for member (me + o) mod P (III-A rotation). */
     for (int o = 0; o < P; o++)
         for (int c = 0; c < C; c++)
-            (void)grp->source(grp->arg, (me + o) % P, c, &t.sz[o * C + c]);
+            (void)grp->source(grp->arg, ct_tuna_peer(P, me, o), c, &t.sz[o * C + c]);
     /* Slot 0 is this rank's own bundle: it never travels. */
     for (int c = 0; c < C; c++) {
         size_t b;

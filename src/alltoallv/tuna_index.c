@@ -7,14 +7,6 @@
 
 #include <stddef.h>
 
-int ct_tuna_digits(int P, int r)
-{
-    int w = 0;
-    for (long long pw = 1; pw < P; pw *= r)
-        w++;
-    return w;
-}
-
 long long ct_tuna_pow(int r, int x)
 {
     long long pw = 1;
@@ -23,24 +15,12 @@ long long ct_tuna_pow(int r, int x)
     return pw;
 }
 
-int ct_tuna_digit(int i, int r, int x)
-{
-    long long q = i / ct_tuna_pow(r, x);
-    return (int)(q % r);
-}
-
-int ct_tuna_round_nonempty(int P, int r, int x, int z)
-{
-    return z >= 1 && z < r && (long long)z * ct_tuna_pow(r, x) < P;
-}
-
 int ct_tuna_rounds(int P, int r)
 {
     int K = 0;
     /* III-A: K <= w * (r - 1); the top digit position may allow fewer values of z. */
     for (long long pw = 1; pw < P; pw *= r)
-        for (int z = 1; z < r && z * pw < P; z++)
-            K++;
+        K += ct_tuna_digit_rounds(P, r, pw);
     return K;
 }
 
@@ -56,22 +36,6 @@ int ct_tuna_round_slots(int P, int r, int x, int z, int *out)
             n++;
         }
     return n;
-}
-
-int ct_tuna_max_round_slots(int P, int r)
-{
-    int best = 0, x = 0;
-    for (long long pw = 1; pw < P; pw *= r, x++)
-        for (int z = 1; z < r && z * pw < P; z++) {
-            int n = ct_tuna_round_slots(P, r, x, z, NULL);
-            best = n > best ? n : best;
-        }
-    return best;
-}
-
-int ct_tuna_final_after(int i, int r, int x)
-{
-    return i < ct_tuna_pow(r, x + 1);
 }
 
 int ct_tuna_is_direct(int i, int r)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * tuna_index.h - the index arithmetic of TuNA ([Fan2024] section III), with
- * no MPI dependency so that the unit tests can check it exhaustively.
+ * tuna_index.h - the index arithmetic and schedule of TuNA ([Fan2024] section
+ * III) that the engine (alltoallv_tuna.c) calls, with no MPI dependency so
+ * that the unit tests can check it exhaustively.
  *
  * Rotated ("Bruck") indexing: rank p keeps the block for destination d in
  * slot o = (d - p) mod P. Slot o is written in base r with w = ceil(log_r P)
@@ -17,33 +18,51 @@
 #ifndef CT_TUNA_INDEX_H
 #define CT_TUNA_INDEX_H
 
-/* w: the number of base-r digits of the slots 0..P-1, i.e. the smallest w
- * with r^w >= P (0 when P <= 1). Requires r >= 2. */
-int ct_tuna_digits(int P, int r);
-
 /* r^x (the caller keeps it below about 2^62). */
 long long ct_tuna_pow(int r, int x);
 
-/* Digit x of i in base r. */
-int ct_tuna_digit(int i, int r, int x);
+/*
+ * The schedule, as ct_tuna_exchange (alltoallv_tuna.c) walks it: the digit
+ * positions x = 0, 1, ... of weight pw = r^x while pw < P, low to high; the
+ * rounds z = 1 .. ct_tuna_digit_rounds(P, r, pw) of each; in round (x, z)
+ * the slots ct_tuna_round_slots(P, r, x, z), each read from the send buffer
+ * or from T (ct_tuna_in_send_buffer) and, at the receiver, either final
+ * (ct_tuna_arrives) or stored in T at ct_tuna_tindex. tests/unit/test_tuna.c
+ * checks these against brute force and replays the schedule with them.
+ */
 
-/* Round (x, z) moves at least one slot: z * r^x < P (its smallest slot). */
-int ct_tuna_round_nonempty(int P, int r, int x, int z);
+/* The non-empty rounds of the digit of weight pw: z = 1 .. the result, i.e.
+ * every z < r with z * pw < P (none when pw >= P). */
+static inline int ct_tuna_digit_rounds(int P, int r, long long pw)
+{
+    int n = 0;
+    while (n + 1 < r && (n + 1) * pw < P)
+        n++;
+    return n;
+}
 
-/* K: the number of non-empty rounds, #{(x, z) : 1 <= z < r, z * r^x < P}. */
+/* K: the number of non-empty rounds over all digits (III-A: K <= w (r - 1)). */
 int ct_tuna_rounds(int P, int r);
 
 /* The slots of round (x, z) in ascending order: every i in [1, P) whose x-th
  * digit is z. Writes them to out (when not NULL) and returns their number. */
 int ct_tuna_round_slots(int P, int r, int x, int z, int *out);
 
-/* The largest number of slots of any round. */
-int ct_tuna_max_round_slots(int P, int r);
+/* Is slot o, sent in a round of the digit of weight pw, still in the send
+ * buffer (no lower digit has moved it: o mod pw == 0), or in T? */
+static inline int ct_tuna_in_send_buffer(int o, long long pw) { return o % pw == 0; }
 
-/* Has slot i reached its destination after round x? True when x is its
- * highest non-zero digit, i.e. i < r^(x+1) (for a slot of round x). The
- * listing's "i % r^x == 0" (Algorithm 1 line 16) is a slip. */
-int ct_tuna_final_after(int i, int r, int x);
+/* Does slot o, moved in a round of the digit of weight pw, reach its
+ * destination in that round? True when that digit is its highest non-zero
+ * one, i.e. o < r * pw. The listing's "i % r^x == 0" (Algorithm 1 line 16)
+ * is a slip. */
+static inline int ct_tuna_arrives(int o, long long pw, int r) { return o < pw * r; }
+
+/* The member d places after member me in a group of P, -P < d < P:
+ * (me + d) mod P. Round (x, z) sends to d = z r^x and receives from -z r^x;
+ * slot o of me holds the block for d = o, and the slot o block that arrives
+ * at me came from d = -o (the rotated index of III-A). */
+static inline int ct_tuna_peer(int P, int me, long long d) { return (int)((me + d + P) % P); }
 
 /* A direct slot has exactly one non-zero digit (z * r^x): it travels once,
  * from the send buffer straight to its destination, and never enters T. */

@@ -3,7 +3,8 @@
 # Every MPI_Alltoallv algorithm at every parameter value, checked against
 # PMPI_Alltoallv (tests/mpi/test_alltoallv.c), at many P.
 #   CT_TEST_NP      the P values (default below)
-#   CT_TEST_QUICK=1 only the strict sweep (used for the MPICH smoke run)
+#   CT_TEST_QUICK=1 only the strict sweep and the direct API wrappers at
+#                   those P (used for the MPICH and AddressSanitizer runs)
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/mpi/common.sh"
 prog="$top_builddir/tests/mpi/test_alltoallv"
 rules="$top_srcdir/tests/mpi/test.rules"
@@ -14,7 +15,41 @@ for P in ${CT_TEST_NP:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 33}; do
     check_run "alltoallv P=$P strict" \
         with_env COLTUNE_FALLBACK=error COLTUNE_RULES="$rules" -- run_mpi "$P" "$prog"
 done
-[ "${CT_TEST_QUICK:-0}" = 1 ] && finish
+
+# The named wrappers of the direct API (tests/mpi/test_api.c) at odd and
+# prime P: every parameter value against PMPI_Alltoallv, out-of-range ones
+# MPI_ERR_ARG. Every coltune_alltoallv_* the header declares without a spec
+# argument must be among those the program exercised.
+api_run() { # api_run P VAR=value...
+    P=$1
+    shift
+    out=$(mktemp)
+    with_env "$@" -- run_mpi "$P" "$top_builddir/tests/mpi/test_api" > "$out"
+    rc=$?
+    cat "$out"
+    declared=$(sed -n 's/^int \(coltune_alltoallv_[a-z_]*\)(.*/\1 &/p' \
+        "$top_srcdir/include/coltune.h" | grep -v '(const char \*spec' | cut -d' ' -f1 | sort)
+    exercised=$(sed -n 's/^api: exercised \(coltune_[a-z_]*\) .*/\1/p' "$out" | sort -u)
+    rm -f "$out"
+    [ $rc = 0 ] || return 1
+    [ "$(echo "$declared" | wc -l)" -ge 10 ] || { echo "only $declared declared?" >&2; return 1; }
+    [ "$declared" = "$exercised" ] || {
+        echo "declared in include/coltune.h but not exercised:" >&2
+        echo "$declared" | grep -v -x -F "$exercised" >&2
+        return 1
+    }
+}
+for P in ${CT_TEST_NP:-1 2 3 5 7 8 13}; do
+    check_run "direct API wrappers P=$P strict" api_run "$P" COLTUNE_FALLBACK=error
+done
+quick_finish "emulated nodes, valgrind and fallback runs"
+
+# The wrappers on emulated nodes (the hierarchical ones' parameters range
+# over N and Q), and out-of-range parameters served by the fallback.
+check_run "direct API wrappers P=7 COLTUNE_PPN=3 strict" api_run 7 COLTUNE_FALLBACK=error \
+    COLTUNE_PPN=3
+check_run "direct API wrappers P=8 COLTUNE_PPN=3:cyclic fallback" api_run 8 \
+    COLTUNE_FALLBACK=silent COLTUNE_PPN=3:cyclic
 
 # Emulated nodes for the hierarchical algorithms: ppn in {1, 2, 3, 4, P},
 # P not divisible by ppn (a short last node), and ranks dealt round-robin
@@ -32,8 +67,8 @@ done
 # tests/mpi/pmix-valgrind.supp covers its launcher channel): no invalid access
 # or uninitialised read in any algorithm. The test program is a libtool
 # wrapper script, so libtool --mode=execute puts valgrind on the real binary.
-supp=/usr/share/openmpi/openmpi-valgrind.supp
-if [ -n "${VALGRIND:-}" ] && [ "$MPI_IMPL" = openmpi ] && [ -r "$supp" ]; then
+supp=$vg_supp
+if valgrind_usable "valgrind"; then
     for P in 2 3; do
         check_run "alltoallv P=$P under valgrind" \
             with_env COLTUNE_FALLBACK=error COLTUNE_RULES="$rules" -- \
@@ -41,6 +76,11 @@ if [ -n "${VALGRIND:-}" ] && [ "$MPI_IMPL" = openmpi ] && [ -r "$supp" ]; then
             --error-exitcode=3 --suppressions="$supp" \
             --suppressions="$top_srcdir/tests/mpi/pmix-valgrind.supp" "$prog"
     done
+    check_run "direct API wrappers P=3 under valgrind" \
+        with_env COLTUNE_FALLBACK=error -- \
+        run_mpi 3 "$top_builddir/libtool" --mode=execute "$VALGRIND" --quiet \
+        --error-exitcode=3 --suppressions="$supp" \
+        --suppressions="$top_srcdir/tests/mpi/pmix-valgrind.supp" "$top_builddir/tests/mpi/test_api"
 fi
 
 # Fallback: cases an algorithm cannot serve are routed elsewhere, and the

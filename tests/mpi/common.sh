@@ -64,6 +64,39 @@ check_run() {
     fi
 }
 
+# skip_part NAME REASON: records that a part of this script does not run
+# here, and why. scripts/check-all.sh counts and lists these lines (and,
+# under CI=true, fails on any it does not expect), so nothing is left out
+# silently: every condition that bypasses checks goes through here.
+skip_part() {
+    echo "SKIP-PART: $1: $2"
+}
+
+# valgrind_usable NAME: true when the MPI programs can run under valgrind
+# here (VALGRIND set, Open MPI with its suppression file $vg_supp), else
+# records the part NAME as skipped with the reason.
+vg_supp=/usr/share/openmpi/openmpi-valgrind.supp
+valgrind_usable() {
+    if [ -z "${VALGRIND:-}" ]; then
+        skip_part "$1" "VALGRIND is empty (configure found no valgrind, or this run sets VALGRIND=)"
+    elif [ "$MPI_IMPL" != openmpi ]; then
+        skip_part "$1" "needs Open MPI's valgrind suppressions (MPI_IMPL=$MPI_IMPL)"
+    elif [ ! -r "$vg_supp" ]; then
+        skip_part "$1" "no suppression file $vg_supp"
+    else
+        return 0
+    fi
+    return 1
+}
+
+# quick_finish NAME: with CT_TEST_QUICK=1, records the rest of the script
+# (NAME) as skipped and finishes; otherwise returns.
+quick_finish() {
+    [ "${CT_TEST_QUICK:-0}" = 1 ] || return 0
+    skip_part "$1" "CT_TEST_QUICK=1 runs only the part above"
+    finish
+}
+
 finish() {
     echo "elapsed: $(($(date +%s) - ct_test_start)) s"
     if [ "$failures" -ne 0 ]; then

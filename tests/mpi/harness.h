@@ -42,6 +42,17 @@ int th_all(int ok, MPI_Comm comm);
  * starts with what (algorithm, parameters, P, seed...) and returns 0. */
 int th_same_bytes(const void *got, const void *want, size_t n, const char *what);
 
+/* Skips the current cmocka test for a reason of the configuration (the MPI
+ * library, the build), not of P: rank 0 prints "SKIP-PART: <test>: <why>",
+ * which scripts/check-all.sh counts and lists. (A test that runs at some P
+ * only calls cmocka's skip() at the others.) */
+void th_skip_note(const char *test, const char *why);
+#define th_skip(why)                 \
+    do {                             \
+        th_skip_note(__func__, why); \
+        skip();                      \
+    } while (0)
+
 /* Runs the cmocka tests given on the command line filter (NULL = all). */
 struct CMUnitTest;
 int th_run(const char *group, struct CMUnitTest *tests, size_t n);

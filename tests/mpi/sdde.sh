@@ -22,7 +22,7 @@ done
 if [ "${CT_TEST_QUICK:-0}" = 1 ]; then
     check_run "sdde P=4 COLTUNE_PPN=3 strict" \
         with_env COLTUNE_FALLBACK=error COLTUNE_RULES="$rules" COLTUNE_PPN=3 -- run_mpi 4 "$prog"
-    finish
+    quick_finish "emulated nodes, forced algorithms, misuse and valgrind runs"
 fi
 
 # Emulated nodes (COLTUNE_PPN): 1, 2, 4 and 5 ranks per node, short last
@@ -95,8 +95,8 @@ check_run "sdde P=5 COLTUNE_PPN=2 misuse" \
 # the PMIx launcher channel): no invalid access or uninitialised read in any
 # algorithm, misuse included. The test program is a libtool wrapper script:
 # libtool --mode=execute runs valgrind on the real binary, not on the shell.
-supp=/usr/share/openmpi/openmpi-valgrind.supp
-if [ -n "${VALGRIND:-}" ] && [ "$MPI_IMPL" = openmpi ] && [ -r "$supp" ]; then
+supp=$vg_supp
+if valgrind_usable "valgrind"; then
     for run in 2: 3:2; do
         P=${run%%:*}
         ppn=${run#*:}

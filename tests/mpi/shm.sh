@@ -66,16 +66,19 @@ tiny_shm() {
     rmdir "$d"
     return $rc
 }
-if [ "$MPI_IMPL" = openmpi ] && [ "$(id -u)" = 0 ] && command -v unshare > /dev/null &&
-    unshare -m true 2> /dev/null; then
+if [ "$MPI_IMPL" != openmpi ]; then
+    skip_part "256 KiB /dev/shm" "needs Open MPI (its osc_sm_backing_directory; MPI_IMPL=$MPI_IMPL)"
+elif [ "$(id -u)" != 0 ]; then
+    skip_part "256 KiB /dev/shm" "needs root (mount in a private mount namespace)"
+elif ! command -v unshare > /dev/null || ! unshare -m true 2> /dev/null; then
+    skip_part "256 KiB /dev/shm" "unshare -m is missing or not permitted here"
+else
     check_run "shm P=4 in a 256 KiB /dev/shm" \
         with_env COLTUNE_FALLBACK=error TEST_ALGS="$algs" TEST_SHM_NO_WINDOW=1 -- \
         tiny_shm 4 "$prog"
     check_run "Allgather(v) shm P=8 in a 256 KiB /dev/shm" \
         with_env COLTUNE_ALLGATHER_INTER=shm COLTUNE_ALLGATHERV_INTER=shm \
         TEST_FILTER='*intercepted' -- tiny_shm 8 "$top_builddir/tests/mpi/test_allgather_inter"
-else
-    echo "# skipped: a small /dev/shm needs Open MPI, root and unshare -m"
 fi
 
 # Churn: the windows live and die with their communicators. MPICH creates
@@ -102,8 +105,8 @@ check_run "churn P=$P COLTUNE_PPN=2: $((n * 3 / 10)) communicators with node_awa
 
 # Under valgrind: no block definitely lost whose allocation passes through
 # coltune (the MPI library's own losses are not ours to judge).
-supp=/usr/share/openmpi/openmpi-valgrind.supp
-if [ -n "${VALGRIND:-}" ] && [ "$MPI_IMPL" = openmpi ] && [ -r "$supp" ]; then
+supp=$vg_supp
+if valgrind_usable "churn under valgrind"; then
     logs=$(mktemp -d)
     no_coltune_leak() {
         with_env COLTUNE_ALLTOALLV=shm COLTUNE_ALLTOALL=node_aware COLTUNE_PPN=2 \

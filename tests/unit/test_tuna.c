@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * test_tuna.c - TuNA index arithmetic (src/alltoallv/tuna_index.c, [Fan2024]
- * section III) against brute-force enumeration, for every P <= MAX_P and
- * every radix 2..P: digits, rounds, K, B, the o -> t map, and a simulation of
- * the whole exchange that checks every block reaches its destination and
- * that no two live blocks ever share a slot of T.
+ * test_tuna.c - the index arithmetic and schedule TuNA's engine runs
+ * (src/alltoallv/tuna_index.h, called by ct_tuna_exchange in
+ * alltoallv_tuna.c, which the flat and the hierarchical algorithms share)
+ * against brute-force enumeration, for every P <= MAX_P, every radix 2..P
+ * and every rank: the rounds of each digit, the slots of each round, where
+ * a slot is read from (send buffer or T) and whether it arrives, the peers,
+ * B and the o -> t map. Then the schedule is replayed with those very
+ * functions, in the engine's order, for every P, radix and rank: every block
+ * must reach its destination exactly once, and no two live blocks may ever
+ * share a slot of T. (tests/mpi/alltoallv.sh runs the engine itself against
+ * PMPI_Alltoallv at every radix.)
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -66,64 +72,117 @@ static int bf_rounds(int P, int r)
     return K;
 }
 
+/* Highest position with a non-zero digit of i >= 1. */
+static int bf_top(int i, int r)
+{
+    int x = 0;
+    for (; i >= r; i /= r)
+        x++;
+    return x;
+}
+
+static long long bf_pow(int r, int x)
+{
+    long long pw = 1;
+    while (x-- > 0)
+        pw *= r;
+    return pw;
+}
+
 #define FOR_ALL_P_R(P, r)                                                       \
     for (int P = 1; P <= MAX_P; P++)                                            \
         for (int r = 2; r <= (P < 2 ? 2 : P); r++)
 
-static void test_digits(void **state)
-{
-    (void)state;
-    FOR_ALL_P_R(P, r)
-    {
-        int w = ct_tuna_digits(P, r);
-        if (w != bf_digits(P, r))
-            fail_msg("digits(P=%d, r=%d) = %d, want %d", P, r, w, bf_digits(P, r));
-        /* r^(w-1) < P <= r^w */
-        if (P > 1)
-            assert_true(ct_tuna_pow(r, w - 1) < P && ct_tuna_pow(r, w) >= P);
-        for (int i = 0; i < P; i++)
-            for (int x = 0; x < w; x++)
-                if (ct_tuna_digit(i, r, x) != bf_digit(i, r, x))
-                    fail_msg("digit(%d, r=%d, x=%d) = %d, want %d", i, r, x,
-                             ct_tuna_digit(i, r, x), bf_digit(i, r, x));
-    }
-    assert_int_equal(ct_tuna_digits(4, 2), 2); /* Fig. 2 */
-    assert_int_equal(ct_tuna_digits(8, 2), 3); /* Fig. 3a */
-    assert_int_equal(ct_tuna_digits(9, 3), 2);
-    assert_int_equal(ct_tuna_digits(10, 3), 3);
-}
-
-static void test_rounds(void **state)
+/* The engine's walk: digits of weight pw = r^x while pw < P, as many as
+ * P - 1 has base-r digits; rounds z = 1 .. ct_tuna_digit_rounds, exactly the
+ * (x, z) whose slot set is not empty. */
+static void test_digits_and_rounds(void **state)
 {
     (void)state;
     int got[MAX_P], want[MAX_P];
     FOR_ALL_P_R(P, r)
     {
         const int w = bf_digits(P, r);
-        int nmax = 0;
-        for (int x = 0; x < w; x++)
+        int x = 0, K = 0;
+        for (long long pw = 1; pw < P; pw *= r, x++) {
+            assert_int_equal(pw, ct_tuna_pow(r, x));
+            assert_int_equal(pw, bf_pow(r, x));
+            const int nz = ct_tuna_digit_rounds(P, r, pw);
+            assert_true(nz >= 1 && nz <= r - 1);
             for (int z = 1; z < r; z++) {
-                int n = ct_tuna_round_slots(P, r, x, z, got);
-                int m = bf_round(P, r, x, z, want);
+                const int m = bf_round(P, r, x, z, want);
+                if ((m > 0) != (z <= nz))
+                    fail_msg("P=%d r=%d x=%d: round z=%d has %d slots, digit_rounds %d", P, r,
+                             x, z, m, nz);
+                if (z > nz)
+                    continue;
+                const int n = ct_tuna_round_slots(P, r, x, z, got);
                 if (n != m || memcmp(got, want, (size_t)n * sizeof(int)) != 0)
                     fail_msg("round (x=%d, z=%d) of P=%d r=%d: %d slots, want %d", x, z, P, r,
                              n, m);
                 assert_int_equal(ct_tuna_round_slots(P, r, x, z, NULL), n);
-                /* non-empty exactly when its smallest slot z r^x exists */
-                assert_int_equal(ct_tuna_round_nonempty(P, r, x, z), n > 0);
-                /* III-A: at most r^(w-1) blocks per round */
-                assert_true(n <= ct_tuna_pow(r, w - 1));
-                nmax = n > nmax ? n : nmax;
+                assert_true(n <= bf_pow(r, w - 1)); /* III-A: at most r^(w-1) blocks */
             }
-        assert_int_equal(ct_tuna_max_round_slots(P, r), nmax);
-        int K = ct_tuna_rounds(P, r);
-        if (K != bf_rounds(P, r))
-            fail_msg("K(P=%d, r=%d) = %d, want %d", P, r, K, bf_rounds(P, r));
+            K += nz;
+        }
+        if (x != w)
+            fail_msg("P=%d r=%d: the walk has %d digits, want %d", P, r, x, w);
+        assert_int_equal(ct_tuna_digit_rounds(P, r, bf_pow(r, w)), 0); /* past the last */
+        if (K != bf_rounds(P, r) || ct_tuna_rounds(P, r) != K)
+            fail_msg("K(P=%d, r=%d) = %d, walk %d, want %d", P, r, ct_tuna_rounds(P, r), K,
+                     bf_rounds(P, r));
         assert_true(K <= w * (r - 1)); /* III-A */
     }
     assert_int_equal(ct_tuna_rounds(8, 2), 3); /* Fig. 3a: three rounds */
     assert_int_equal(ct_tuna_rounds(8, 3), 4); /* (0,1) (0,2) (1,1) (1,2) */
     assert_int_equal(ct_tuna_rounds(8, 8), 7); /* linear */
+    assert_int_equal(ct_tuna_digit_rounds(8, 3, 3), 2); /* 3 and 6 < 8 */
+    assert_int_equal(ct_tuna_digit_rounds(7, 3, 3), 2);
+    assert_int_equal(ct_tuna_digit_rounds(6, 3, 3), 1);
+}
+
+/* Where the slots of round (x, z) are read and whether they arrive: in the
+ * send buffer exactly when every digit below x is 0 (no earlier round moved
+ * the slot), final exactly when x is the highest non-zero digit. */
+static void test_read_and_arrive(void **state)
+{
+    (void)state;
+    int slots[MAX_P];
+    FOR_ALL_P_R(P, r)
+    {
+        int x = 0;
+        for (long long pw = 1; pw < P; pw *= r, x++)
+            for (int z = 1; z <= ct_tuna_digit_rounds(P, r, pw); z++) {
+                const int n = ct_tuna_round_slots(P, r, x, z, slots);
+                for (int k = 0; k < n; k++) {
+                    const int o = slots[k];
+                    int lower_zero = 1;
+                    for (int y = 0; y < x; y++)
+                        lower_zero &= bf_digit(o, r, y) == 0;
+                    if (ct_tuna_in_send_buffer(o, pw) != lower_zero)
+                        fail_msg("P=%d r=%d x=%d slot %d: in_send_buffer %d", P, r, x, o,
+                                 ct_tuna_in_send_buffer(o, pw));
+                    if (ct_tuna_arrives(o, pw, r) != (bf_top(o, r) == x))
+                        fail_msg("P=%d r=%d x=%d slot %d: arrives %d, top digit %d", P, r, x,
+                                 o, ct_tuna_arrives(o, pw, r), bf_top(o, r));
+                }
+            }
+    }
+}
+
+static void test_peers(void **state)
+{
+    (void)state;
+    for (int P = 1; P <= MAX_P; P++)
+        for (int me = 0; me < P; me++)
+            for (int d = -(P - 1); d < P; d++) {
+                int want = me;
+                for (int k = 0; k < (d < 0 ? -d : d); k++) /* step by step round the ring */
+                    want = d < 0 ? (want == 0 ? P - 1 : want - 1) : (want + 1 == P ? 0 : want + 1);
+                if (ct_tuna_peer(P, me, d) != want)
+                    fail_msg("peer(P=%d, me=%d, d=%d) = %d, want %d", P, me, d,
+                             ct_tuna_peer(P, me, d), want);
+            }
 }
 
 static void test_direct_and_tsize(void **state)
@@ -176,88 +235,101 @@ static void test_tindex(void **state)
 }
 
 /*
- * The whole exchange on P ranks: a block is (source, destination). Rank p
- * starts with the block for p + o in slot o (send buffer S); each round moves
- * the slots of (x, z) to p + z r^x, where a block either is final (it must be
- * for that rank: into R) or goes to T at t(o), which must then be free.
- * Sending reads S while no lower digit has moved the slot, T otherwise.
+ * The schedule of ct_tuna_exchange replayed on P ranks with the functions it
+ * calls, in its order: a block is (source, destination). Rank p starts with
+ * the block for ct_tuna_peer(P, p, o) in slot o of its send buffer S; each
+ * digit's rounds send their slots to ct_tuna_peer(P, p, z pw), reading S or
+ * T as ct_tuna_in_send_buffer says, and the receiver either keeps the block
+ * (ct_tuna_arrives: it must be for that rank, from ct_tuna_peer(P, q, -o))
+ * or stores it in T at ct_tuna_tindex, which must then be free. A digit's
+ * rounds all send before any receives (the engine runs them concurrently).
  */
 typedef struct sim_rank {
     int S[MAX_P];  /* destination of the block still in S, -1 once sent */
     int T[MAX_P];  /* block (source * MAX_P + destination) in T[t], -1 free */
     int R[MAX_P];  /* source of the block received from each source, -1 none */
-    int inflight_src[MAX_P], inflight_dst[MAX_P], inflight_o[MAX_P], ninflight;
+    int out_src[MAX_P], out_dst[MAX_P], out_o[MAX_P], out_to[MAX_P], nout;
 } sim_rank;
 
-static void simulate(int P, int r)
+/* Every rank sends the slots of the digit's rounds. */
+static void sim_send(sim_rank *rk, int P, int r, int x, long long pw)
 {
-    static sim_rank rk[MAX_P];
     int slots[MAX_P];
     for (int p = 0; p < P; p++) {
+        sim_rank *s = &rk[p];
+        s->nout = 0;
+        for (int z = 1; z <= ct_tuna_digit_rounds(P, r, pw); z++) {
+            const int n = ct_tuna_round_slots(P, r, x, z, slots);
+            for (int k = 0; k < n; k++) {
+                const int o = slots[k];
+                int *from;
+                if (ct_tuna_in_send_buffer(o, pw)) {
+                    from = &s->S[o];
+                    s->out_src[s->nout] = p;
+                    s->out_dst[s->nout] = *from;
+                } else {
+                    const int t = ct_tuna_tindex(o, r);
+                    if (t < 0 || s->T[t] < 0)
+                        fail_msg("P=%d r=%d rank %d: slot %d is not in T[%d]", P, r, p, o, t);
+                    from = &s->T[t];
+                    s->out_src[s->nout] = *from / MAX_P;
+                    s->out_dst[s->nout] = *from % MAX_P;
+                }
+                if (*from < 0)
+                    fail_msg("P=%d r=%d rank %d: slot %d sent twice", P, r, p, o);
+                *from = -1;
+                s->out_o[s->nout] = o;
+                s->out_to[s->nout++] = ct_tuna_peer(P, p, z * pw);
+            }
+        }
+    }
+}
+
+/* Every rank receives what its peers ct_tuna_peer(P, q, -z pw) sent it. */
+static void sim_receive(sim_rank *rk, int P, int r, long long pw)
+{
+    for (int q = 0; q < P; q++) {
+        sim_rank *s = &rk[q];
+        for (int z = 1; z <= ct_tuna_digit_rounds(P, r, pw); z++) {
+            const sim_rank *from = &rk[ct_tuna_peer(P, q, -z * pw)];
+            for (int k = 0; k < from->nout; k++) {
+                if (from->out_to[k] != q || from->out_o[k] / pw % r != z)
+                    continue; /* another round's block */
+                const int o = from->out_o[k], src = from->out_src[k], dst = from->out_dst[k];
+                if (ct_tuna_arrives(o, pw, r)) {
+                    if (dst != q || src != ct_tuna_peer(P, q, -o))
+                        fail_msg("P=%d r=%d: slot %d (%d -> %d) arrives at %d", P, r, o, src,
+                                 dst, q);
+                    assert_int_equal(s->R[src], -1);
+                    s->R[src] = src;
+                    continue;
+                }
+                const int t = ct_tuna_tindex(o, r);
+                assert_int_not_equal(dst, q);
+                if (t < 0 || s->T[t] >= 0)
+                    fail_msg("P=%d r=%d rank %d: T[%d] for slot %d is taken", P, r, q, t, o);
+                s->T[t] = src * MAX_P + dst;
+            }
+        }
+    }
+}
+
+static void replay(int P, int r)
+{
+    static sim_rank rk[MAX_P];
+    for (int p = 0; p < P; p++) {
         for (int o = 0; o < P; o++) {
-            rk[p].S[o] = (p + o) % P;
+            rk[p].S[o] = ct_tuna_peer(P, p, o);
             rk[p].T[o] = rk[p].R[o] = -1;
         }
         rk[p].R[p] = p; /* slot 0: the own block, copied locally */
         rk[p].S[0] = -1;
     }
     int x = 0;
-    for (long long pw = 1; pw < P; pw *= r, x++)
-        for (int z = 1; z < r && z * pw < P; z++) {
-            const int n = ct_tuna_round_slots(P, r, x, z, slots);
-            /* every rank sends its slots... */
-            for (int p = 0; p < P; p++) {
-                sim_rank *s = &rk[p];
-                s->ninflight = 0;
-                for (int k = 0; k < n; k++) {
-                    const int o = slots[k];
-                    int src, dst;
-                    if (o % pw == 0) { /* never moved: still in S */
-                        assert_int_not_equal(s->S[o], -1);
-                        src = p;
-                        dst = s->S[o];
-                        s->S[o] = -1;
-                    } else {
-                        const int t = ct_tuna_tindex(o, r);
-                        assert_true(t >= 0);
-                        if (s->T[t] < 0)
-                            fail_msg("P=%d r=%d rank %d: slot %d not in T[%d]", P, r, p, o, t);
-                        src = s->T[t] / MAX_P;
-                        dst = s->T[t] % MAX_P;
-                        s->T[t] = -1;
-                    }
-                    s->inflight_src[k] = src;
-                    s->inflight_dst[k] = dst;
-                    s->inflight_o[k] = o;
-                }
-                s->ninflight = n;
-            }
-            /* ... and receives those of the rank z r^x behind. */
-            for (int q = 0; q < P; q++) {
-                const sim_rank *from = &rk[(q - z * pw + P) % P];
-                sim_rank *s = &rk[q];
-                for (int k = 0; k < from->ninflight; k++) {
-                    const int o = from->inflight_o[k], src = from->inflight_src[k];
-                    const int dst = from->inflight_dst[k];
-                    if (ct_tuna_final_after(o, r, x)) {
-                        if (dst != q)
-                            fail_msg("P=%d r=%d: final slot %d lands at %d, for %d", P, r, o, q,
-                                     dst);
-                        assert_int_equal(s->R[src], -1);
-                        /* rotated index: the slot o block at q comes from q - o */
-                        assert_int_equal(src, (q - o + P) % P);
-                        s->R[src] = src;
-                    } else {
-                        const int t = ct_tuna_tindex(o, r);
-                        assert_int_not_equal(dst, q);
-                        if (t < 0 || s->T[t] >= 0)
-                            fail_msg("P=%d r=%d rank %d: T[%d] for slot %d is taken", P, r, q, t,
-                                     o);
-                        s->T[t] = src * MAX_P + dst;
-                    }
-                }
-            }
-        }
+    for (long long pw = 1; pw < P; pw *= r, x++) {
+        sim_send(rk, P, r, x, pw);
+        sim_receive(rk, P, r, pw);
+    }
     for (int p = 0; p < P; p++)
         for (int o = 0; o < P; o++) {
             if (rk[p].R[o] != o)
@@ -267,21 +339,22 @@ static void simulate(int P, int r)
         }
 }
 
-static void test_simulation(void **state)
+static void test_schedule(void **state)
 {
     (void)state;
     FOR_ALL_P_R(P, r)
-    simulate(P, r);
+    replay(P, r);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_digits),
-        cmocka_unit_test(test_rounds),
+        cmocka_unit_test(test_digits_and_rounds),
+        cmocka_unit_test(test_read_and_arrive),
+        cmocka_unit_test(test_peers),
         cmocka_unit_test(test_direct_and_tsize),
         cmocka_unit_test(test_tindex),
-        cmocka_unit_test(test_simulation),
+        cmocka_unit_test(test_schedule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
