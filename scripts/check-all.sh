@@ -142,7 +142,8 @@ if step "build: MPICH" build build-mpich MPICC=mpicc.mpich; then
     check build-mpich TESTS="tests/unit/test_rules tests/mpi/alltoallv.sh \
         tests/mpi/isolation.sh tests/mpi/preload.sh tests/mpi/sdde.sh \
         tests/mpi/allgather_inter.sh tests/fortran/fortran.sh tests/mpi/shm.sh \
-        tests/mpi/info.sh tests/mpi/install.sh" \
+        tests/mpi/info.sh tests/mpi/install.sh tests/mpi/rules_file.sh \
+        tests/mpi/device.sh" \
         CT_TEST_NP=4 CT_TEST_QUICK=1 CT_TEST_NP_TINY="1 3 4" CT_TEST_MAXNP=4 \
         CT_TEST_CHURN=50
     tally build-mpich
