@@ -3,9 +3,9 @@
  * fft_transpose.c - an FFT-style transpose, as an unmodified MPI application
  * would do it (no coltune header, not linked with coltune).
  *
- * The exchange follows the N1 pattern of [Fan2024] (section
- * VI-A): with N1 = ceil(0.78125 P) * ceil(0.625 P) * 8, the ranks below
- * ceil(0.625 P) ("workers") each send 8 * scale doubles to each of the first
+ * The exchange follows the N1 pattern of [Fan2024] (section VI-A): with
+ * N1 = ceil(0.78125 P) * ceil(0.625 P) * 8, the ranks below ceil(0.625 P)
+ * ("workers") each send 8 * scale doubles to each of the first
  * ceil(0.78125 P) ranks; every other block is empty. That is the irregular
  * all-to-all FFTW performs when the problem size is not a multiple of P^2.
  *

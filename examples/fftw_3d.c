@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fftw_3d.c - a real third-party library under coltune: FFTW's MPI 3-D FFT
- * (Debian libfftw3-mpi-dev), whose transposes call MPI_Alltoall. Plain mpicc,
- * no coltune header; the demo runs it natively and under LD_PRELOAD.
+ * (Debian libfftw3-dev and libfftw3-mpi-dev), whose transposes call
+ * MPI_Alltoall. Plain mpicc, no coltune header; the demo runs it natively
+ * and under LD_PRELOAD.
  *
  *   fftw_3d N ITERS WISDOM
  *

@@ -10,13 +10,25 @@
 #      served its MPI_Alltoallv calls and both times (median of several runs,
 #      side by side) with the speedup;
 #   4. the same for a real third-party library: FFTW's MPI 3-D FFT
-#      (examples/fftw_3d.c, Debian libfftw3-mpi-dev), whose transposes call
-#      MPI_Alltoall, planned once natively (FFTW wisdom) so both runs execute
-#      the same plan.
+#      (examples/fftw_3d.c, Debian libfftw3-dev and libfftw3-mpi-dev), whose
+#      transposes call MPI_Alltoall, planned once natively (FFTW wisdom) so
+#      both runs execute the same plan (when the planner prefers FFTW's
+#      point-to-point transposes, the plan makes no MPI_Alltoall call and the
+#      demo says so instead of timing it).
+# After each timing it says what coltune ran: a tuned algorithm, or the MPI
+# library's own routine (pmpi), where the times differ only by coltune's
+# interception and noise.
+# Before step 1 it checks that everything the README's first command installs
+# is here (the tools, and FFTW by building examples/fftw_3d.c): a missing
+# piece stops the demo at once, naming its Debian package, rather than after
+# minutes of building and tuning, or by skipping a step.
 # DEMO_NP (default 16) ranks, DEMO_ITERS (default 2000) exchanges per run,
 # DEMO_RUNS (default 5) runs per configuration, DEMO_SCALE (default 1) block
-# size multiplier (1 = the paper's N1 blocks of 8 doubles); FFTW_NP (default
-# 8) ranks and FFTW_N (default 64) points per dimension for step 4.
+# size multiplier (1 = the N1 blocks of 8 doubles of [Fan2024]); FFTW_NP
+# (default 8) ranks, FFTW_N (default 64) points per dimension and FFTW_ITERS
+# (default 50) transforms per run for step 4; FFTW_CFLAGS and FFTW_LIBS
+# (default -lfftw3_mpi -lfftw3 -lm) where FFTW is installed elsewhere;
+# DEMO_FFTW=0 leaves step 4 out, on purpose, for a machine without FFTW.
 set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -26,6 +38,46 @@ iters=${DEMO_ITERS:-2000}
 runs=${DEMO_RUNS:-5}
 scale=${DEMO_SCALE:-1}
 [ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+# need COMMAND PACKAGE: notes PACKAGE as missing when COMMAND is not found.
+missing=""
+need() { command -v "$1" > /dev/null 2>&1 || missing="$missing $2"; }
+[ -x configure ] || { need autoreconf autoconf; need automake automake; need libtoolize libtool; }
+need pkg-config pkg-config
+need make make
+need gcc gcc
+need mpicc "libopenmpi-dev openmpi-bin"
+need mpirun openmpi-bin
+need python3 python3
+need gnuplot gnuplot-nox
+fftw_log=""
+fftw_cflags=${FFTW_CFLAGS:-}
+fftw_libs=${FFTW_LIBS:--lfftw3_mpi -lfftw3 -lm}
+if [ "${DEMO_FFTW:-1}" != 0 ] && command -v mpicc > /dev/null 2>&1; then
+    mkdir -p "$prefix/bin"
+    # shellcheck disable=SC2086 # the flags are lists of words
+    if ! mpicc -O2 $fftw_cflags -o "$prefix/bin/fftw_3d" examples/fftw_3d.c $fftw_libs \
+        > "$prefix/fftw_build.log" 2>&1; then
+        missing="$missing libfftw3-dev libfftw3-mpi-dev"
+        fftw_log="$prefix/fftw_build.log"
+    fi
+fi
+if [ -n "$missing" ]; then
+    {
+        echo "demo.sh: FAILED before starting: missing what the README's first command installs."
+        if [ -n "$fftw_log" ]; then
+            echo "FFTW's MPI 3-D FFT (step 4) does not build:"
+            echo "  mpicc -O2 ${fftw_cflags:+$fftw_cflags }-o $prefix/bin/fftw_3d examples/fftw_3d.c $fftw_libs"
+            grep -E ': (fatal )?error|cannot find|undefined reference' "$fftw_log" | head -n 3 |
+                sed 's/^/    /'
+            echo "  (the whole output: $fftw_log)"
+        fi
+        echo "Install (Debian 12, as root):"
+        echo "  apt-get update && apt-get install -y$missing"
+        [ -n "$fftw_log" ] && echo "or leave step 4 out on purpose: DEMO_FFTW=0 $0"
+    } >&2
+    exit 1
+fi
 
 echo "== 1. building coltune into $prefix"
 [ -x configure ] || ./autogen.sh > /dev/null 2>&1
@@ -51,7 +103,23 @@ launch() {
 }
 echo "-- one run under LD_PRELOAD with COLTUNE_VERBOSE=1 COLTUNE_STATS=1:"
 LD_PRELOAD="$lib" COLTUNE_RULES="$rules" COLTUNE_VERBOSE=1 COLTUNE_STATS=1 \
-    launch "$prefix/bin/fft_transpose" "$iters" "$scale"
+    launch "$prefix/bin/fft_transpose" "$iters" "$scale" | tee "$prefix/fft_transpose.log"
+
+# served LOG: the algorithms coltune's statistics in LOG name for Alltoall(v)
+# ("collective algorithm calls ..." rows), one line, sorted.
+served() {
+    awk '($1 == "alltoall" || $1 == "alltoallv") && $3 ~ /^[0-9]+$/ { print $2 }' "$1" |
+        sort -u | tr '\n' ' ' | sed 's/ $//'
+}
+# what_ran ALGS CALL: says what the speedup of the timed runs can show.
+what_ran() {
+    case "$1" in
+    "") echo "(coltune served no $2 call: both runs are the MPI library's alone)" ;;
+    pmpi) echo "(the tuned rules keep the MPI library's own $2 here (pmpi): coltune only"
+        echo " intercepts and forwards the calls, so the two times differ by that and noise)" ;;
+    *) echo "(coltune served the $2 calls with: $1; see its statistics above)" ;;
+    esac
+}
 
 # compare_runs CMD...: $runs runs of CMD natively and under coltune with the
 # tuned rules, alternating so machine drift hits both alike; sets $native and
@@ -75,15 +143,15 @@ printf '%-44s %10s %9s\n' "run" "time [s]" "speedup"
 printf '%-44s %10s %9s\n' "native MPI" "$native" "1.00"
 printf '%-44s %10s %9s\n' "LD_PRELOAD=libcoltune.so, tuned rules" "$coltune" \
     "$(echo "$native $coltune" | awk '{ printf "%.2f", $1 / $2 }')"
+what_ran "$(served "$prefix/fft_transpose.log")" MPI_Alltoallv
 
 echo
 echo "== 4. a third-party library: FFTW's MPI 3-D FFT (examples/fftw_3d.c, plain mpicc)"
 fnp=${FFTW_NP:-8}
 fn=${FFTW_N:-64}
 fiters=${FFTW_ITERS:-50}
-if ! mpicc -O2 -o "$prefix/bin/fftw_3d" examples/fftw_3d.c -lfftw3_mpi -lfftw3 -lm \
-    2> "$prefix/fftw_build.log"; then
-    echo "skipped: FFTW's MPI library is not installed (apt-get install libfftw3-mpi-dev)"
+if [ "${DEMO_FFTW:-1}" = 0 ]; then
+    echo "left out: DEMO_FFTW=0"
 else
     wisdom="$prefix/tune/fftw-$fn-P$fnp.wisdom"
     flaunch() { mpirun --oversubscribe --mca mpi_yield_when_idle 1 -np "$fnp" "$@"; }
@@ -92,16 +160,25 @@ else
     [ -s "$wisdom" ] || flaunch "$prefix/bin/fftw_3d" "$fn" 1 "$wisdom" > /dev/null
     echo "-- one run under LD_PRELOAD with COLTUNE_VERBOSE=1 COLTUNE_STATS=1:"
     LD_PRELOAD="$lib" COLTUNE_RULES="$rules" COLTUNE_VERBOSE=1 COLTUNE_STATS=1 \
-        flaunch "$prefix/bin/fftw_3d" "$fn" "$fiters" "$wisdom"
-    compare_runs flaunch "$prefix/bin/fftw_3d" "$fn" "$fiters" "$wisdom"
-    echo
-    echo "== FFTW 3-D FFT N=$fn, $fnp ranks, $fiters transforms per run, median of $runs runs"
-    printf '%-44s %10s %9s\n' "run" "time [s]" "speedup"
-    printf '%-44s %10s %9s\n' "native MPI" "$native" "1.00"
-    printf '%-44s %10s %9s\n' "LD_PRELOAD=libcoltune.so, tuned rules" "$coltune" \
-        "$(echo "$native $coltune" | awk '{ printf "%.2f", $1 / $2 }')"
-    echo "(the statistics above count the MPI_Alltoall calls coltune served and by what;"
-    echo " where the rules say pmpi, the MPI library's own routine runs)"
+        flaunch "$prefix/bin/fftw_3d" "$fn" "$fiters" "$wisdom" | tee "$prefix/fftw_3d.log"
+    falgs=$(served "$prefix/fftw_3d.log")
+    if [ -z "$falgs" ] && grep -q transpose_pairwise "$wisdom"; then
+        # Nothing to compare: both runs would make the same MPI calls.
+        echo
+        echo "FFTW's planner timed its transposes natively on this machine and chose its"
+        echo "point-to-point one over MPI_Alltoall (fftw_mpi_transpose_pairwise in the"
+        echo "wisdom file): this plan makes no call coltune serves, so there is no speedup"
+        echo "to measure. For a new plan, remove $wisdom and run again."
+    else
+        compare_runs flaunch "$prefix/bin/fftw_3d" "$fn" "$fiters" "$wisdom"
+        echo
+        echo "== FFTW 3-D FFT N=$fn, $fnp ranks, $fiters transforms per run, median of $runs runs"
+        printf '%-44s %10s %9s\n' "run" "time [s]" "speedup"
+        printf '%-44s %10s %9s\n' "native MPI" "$native" "1.00"
+        printf '%-44s %10s %9s\n' "LD_PRELOAD=libcoltune.so, tuned rules" "$coltune" \
+            "$(echo "$native $coltune" | awk '{ printf "%.2f", $1 / $2 }')"
+        what_ran "$falgs" "MPI_Alltoall(v)"
+    fi
 fi
 
 echo
