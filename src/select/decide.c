@@ -385,6 +385,11 @@ int ct_decide_offline(const ct_config *cfg, ct_coll coll, const ct_env *env,
     return rc;
 }
 
+void ct_decide_count_empty(ct_coll coll, double seconds)
+{
+    ct_stats_record(ct_algorithm_index(ct_algorithm_fallback(coll)), 0, seconds, 0);
+}
+
 int ct_decide_call(MPI_Comm comm, ct_call *call, const ct_spec *forced, ct_ctx **ctx,
                    ct_choice *out)
 {

@@ -104,4 +104,15 @@ int ct_decide_offline(const ct_config *cfg, ct_coll coll, const ct_env *env,
 int ct_decide_call(MPI_Comm comm, ct_call *call, const ct_spec *forced, ct_ctx **ctx,
                    ct_choice *out);
 
+/*
+ * Nothing to do, nothing done: a call that moves no byte on any rank, where
+ * every rank can tell so from its own arguments (MPI_Alltoall and the
+ * intercommunicator MPI_Allgather with empty blocks: the standard makes the
+ * blocks of such a call the same size on every rank of a group), goes to
+ * the MPI library at once, with no context and no decision; whatever a
+ * variable or the direct API forces. The driver counts it here, as a call
+ * of the collective's pmpi that took `seconds` (COLTUNE_STATS).
+ */
+void ct_decide_count_empty(ct_coll coll, double seconds);
+
 #endif

@@ -56,4 +56,30 @@ check_bad_rules() {
     [ "$n" = 1 ] || { echo "expected one error line, got $n:" >&2; cat "$tmp/err" >&2; return 1; }
 }
 check_run "preload with a broken rules file" check_bad_rules
+
+# Nothing to do, nothing done: empty MPI_Alltoall and intercommunicator
+# MPI_Allgather calls go to the MPI library at once, whatever is forced (the
+# statistics count them under pmpi); the calls with data run the forced
+# algorithm. The statistics line: collective, algorithm, calls, ...
+empty_app="$top_builddir/tests/mpi/plain_empty"
+calls_of() { # calls_of COLL ALG: the calls column of that row, 0 without one
+    awk -v c="$1" -v a="$2" '$1 == c && $2 == a { print $3; n = 1 } END { if (!n) print 0 }' \
+        "$tmp/out"
+}
+check_empty() {
+    with_env LD_PRELOAD="$lib" COLTUNE_ALLTOALL=tuna:radix=2 COLTUNE_ALLGATHER_INTER=direct \
+        COLTUNE_STATS=1 COLTUNE_FALLBACK=error -- run_mpi "$P" "$empty_app" > "$tmp/out" \
+        2> "$tmp/err" || { cat "$tmp/out" "$tmp/err" >&2; return 1; }
+    grep -q '^plain_empty: ok$' "$tmp/out" || { cat "$tmp/out" "$tmp/err" >&2; return 1; }
+    for want in "alltoall pmpi 4" "alltoall tuna 1" "allgather_inter pmpi 3" \
+        "allgather_inter direct 1"; do
+        set -- $want
+        got=$(calls_of "$1" "$2")
+        [ "$got" = "$3" ] && continue
+        echo "expected $3 $1 calls served by $2, got $got:" >&2
+        cat "$tmp/out" >&2
+        return 1
+    done
+}
+check_run "preload: empty calls go to the MPI library at once P=$P" check_empty
 finish
