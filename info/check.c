@@ -44,6 +44,31 @@ static void print_counts(const info_out *o, const check_query *q, const ct_rules
         fprintf(o->f, "\n");
 }
 
+/*
+ * The rules whose msg_size condition costs communication: for a collective
+ * whose message size differs from rank to rank (ct_coll_msg_size_known), a
+ * call that reaches such a rule pays one allreduce to agree on it, every
+ * time, where a rule without one is decided once and cached. Returns how
+ * many there are.
+ */
+static int print_allreduce_rules(const info_out *o, const check_query *q, const ct_ruleset *rs)
+{
+    int n = 0;
+    for (int i = 0; i < rs->count; i++) {
+        const ct_rule *r = &rs->rules[i];
+        if (!(r->key_mask & (1u << CT_KEY_MSG_SIZE)) || ct_coll_msg_size_known(r->coll))
+            continue;
+        n++;
+        if (o->parsable)
+            info_kv(o, "check:allreduce", "%s:%d:%s", ct_coll_name(r->coll), r->line, q->file);
+        else
+            fprintf(o->f, "%s:%d: note: %s rule with a msg_size condition: each call that "
+                          "reaches it costs one allreduce (the message size differs from "
+                          "rank to rank)\n", q->file, r->line, ct_coll_name(r->coll));
+    }
+    return n;
+}
+
 /* ------------------------------------------------------------------ */
 /* The communicator of a query                                         */
 /* ------------------------------------------------------------------ */
@@ -273,6 +298,18 @@ static void range_text(long lo, long hi, char *buf, size_t len)
         snprintf(buf, len, "msg_size=%s-%s", a, b);
 }
 
+/* Says that deciding coll here costs every call an allreduce: a reached rule
+ * has a msg_size condition, and ranks do not know the message size alike. */
+static void print_decision_cost(const info_out *o, ct_coll coll, int used_msg_size)
+{
+    if (!used_msg_size || ct_coll_msg_size_known(coll))
+        return;
+    if (o->parsable)
+        info_kv(o, "decision:allreduce", "%s", ct_coll_name(coll));
+    else
+        fprintf(o->f, "  (each call costs one allreduce to agree on msg_size)\n");
+}
+
 /* Decides coll at every size range and prints the merged ranges. Returns 1
  * when some call would return an error, 0, or -1 out of memory. */
 static int query_collective(const info_out *o, const check_query *q, const ct_config *cfg,
@@ -285,6 +322,7 @@ static int query_collective(const info_out *o, const check_query *q, const ct_co
         decide_at(cfg, coll, e, topo, q->msg_size, &cur);
         range_text(q->msg_size, q->msg_size, range, sizeof range);
         print_outcome(o, coll, cur.used_msg_size ? range : "any msg_size", &cur);
+        print_decision_cost(o, coll, cur.used_msg_size);
         return cur.rc != MPI_SUCCESS;
     }
     long *points;
@@ -314,6 +352,7 @@ static int query_collective(const info_out *o, const check_query *q, const ct_co
         }
     }
     free(points);
+    print_decision_cost(o, coll, used);
     return failing;
 }
 
@@ -382,6 +421,7 @@ int info_check(const info_out *o, const check_query *q, const ct_config *env)
         if (o->parsable)
             info_kv(o, "check:status", "ok");
         print_counts(o, q, &cfg.rules);
+        print_allreduce_rules(o, q, &cfg.rules);
         if (q->P > 0)
             rc = run_queries(o, q, &cfg, &topo, &e, what);
     }

@@ -26,6 +26,11 @@ const char *ct_coll_name(ct_coll coll)
     return (coll >= 0 && coll < CT_COLL_COUNT) ? coll_names[coll] : "?";
 }
 
+int ct_coll_msg_size_known(ct_coll coll)
+{
+    return coll == CT_COLL_ALLTOALL || coll == CT_COLL_ALLGATHER_INTER;
+}
+
 int ct_coll_from_name(const char *name, size_t len, ct_coll *out)
 {
     for (int c = 0; c < CT_COLL_COUNT; c++) {

@@ -28,6 +28,12 @@ typedef enum ct_coll {
 const char *ct_coll_name(ct_coll coll);
 /* Returns 0 and sets *out when name is a known collective, -1 otherwise. */
 int ct_coll_from_name(const char *name, size_t len, ct_coll *out);
+/* Does every rank know a call's msg_size from its own arguments? For
+ * MPI_Alltoall and the intercommunicator MPI_Allgather the standard makes
+ * the blocks of a group alike, so a msg_size condition costs nothing; for
+ * the others each rank sees only its own blocks, and reaching a msg_size
+ * condition costs the call one allreduce (select/decide.h). */
+int ct_coll_msg_size_known(ct_coll coll);
 
 /* ------------------------------------------------------------------ */
 /* Parameters                                                          */

@@ -474,7 +474,7 @@ int ct_allgather_inter_dispatch(const ct_allgather_args *a, const ct_spec *force
     ct_call call = {.coll = CT_COLL_ALLGATHER_INTER,
                     .args = a,
                     .local_facts = allgather_facts,
-                    .msg_size_is_global = 1,
+                    .msg_size_is_global = ct_coll_msg_size_known(CT_COLL_ALLGATHER_INTER),
                     .device_memory = allgather_device};
     int rc = ct_decide_call(a->comm, &call, forced, &ctx, &ch);
     if (rc != MPI_SUCCESS)

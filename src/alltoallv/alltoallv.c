@@ -470,7 +470,7 @@ int ct_alltoallv_dispatch(const ct_alltoallv_args *a, const ct_spec *forced)
     /* MPI_Alltoall: the block size is the same on every rank by the standard
      * (matching type signatures), so msg_size costs no communication. */
     ct_call call = {.coll = a->coll, .args = a, .local_facts = ct_alltoallv_local_facts,
-                    .msg_size_is_global = a->coll == CT_COLL_ALLTOALL,
+                    .msg_size_is_global = ct_coll_msg_size_known(a->coll),
                     .device_memory = device_memory};
     int rc = ct_decide_call(a->comm, &call, forced, &ctx, &choice);
     if (rc != MPI_SUCCESS)

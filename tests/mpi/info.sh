@@ -143,6 +143,30 @@ check_good_files() {
 }
 check_run "--check: good files" check_good_files
 
+# Which rules cost every call an allreduce: a msg_size condition where ranks
+# do not know the message size alike (alltoallv, allgatherv_inter, the
+# sparse exchanges), not where they do (alltoall, allgather_inter).
+check_allreduce_rules() {
+    printf '%s\n' '# costs' 'alltoallv msg_size=0-1k shm' 'alltoall msg_size=0-1k shm' \
+        'allgatherv_inter msg_size=1m- segmented' 'allgather_inter msg_size=1m- segmented' \
+        'alltoallv comm_size=2- pmpi' > "$tmp/cost.rules"
+    "$info" --check "$tmp/cost.rules" --parsable > "$tmp/c" || fail "exit $?" || return 1
+    has "check:allreduce:alltoallv:2:$tmp/cost.rules" "$tmp/c" &&
+        has "check:allreduce:allgatherv_inter:4:$tmp/cost.rules" "$tmp/c" || return 1
+    [ "$(grep -c '^check:allreduce:' "$tmp/c")" = 2 ] || fail "$(cat "$tmp/c")" || return 1
+    "$info" --check "$tmp/cost.rules" --np 8 > "$tmp/h" || fail "exit $?" || return 1
+    grep -q "cost.rules:2: note: alltoallv rule with a msg_size condition: each call that reaches it costs one allreduce" "$tmp/h" ||
+        fail "$(cat "$tmp/h")" || return 1
+    # In the answers: under alltoallv (reached), not under alltoall.
+    awk '/^[a-z_]+$/ { coll = $1 } /each call costs one allreduce/ { print coll }' "$tmp/h" \
+        > "$tmp/costly"
+    printf 'alltoallv\nallgatherv_inter\n' | diff - "$tmp/costly" || return 1
+    printf 'alltoallv comm_size=2- pmpi\n' > "$tmp/free.rules"
+    "$info" --check "$tmp/free.rules" --np 8 > "$tmp/h" || return 1
+    ! grep -q "allreduce" "$tmp/h" || fail "$(cat "$tmp/h")"
+}
+check_run "--check: the rules that cost every call an allreduce" check_allreduce_rules
+
 # Each malformed file of the parser's unit test: coltune-info --check prints
 # the test's message and exits 1; a job prints the same message (with the
 # job's "rules file ignored" ending) and runs on.
