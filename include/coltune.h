@@ -56,6 +56,20 @@ int coltune_algorithm_param(int i, int k, int P, int Q, int N, const char **name
  * rules and parameter expressions see them (real nodes, or COLTUNE_PPN). */
 int coltune_comm_topology(MPI_Comm comm, int *P, int *Q, int *N);
 
+/* What a call of collective ("alltoallv", "alltoall", ... as in rules files)
+ * on comm whose largest block is msg_size bytes would run when decided as
+ * the intercepted call decides it (the collective's environment variable,
+ * then the rules, then pmpi; COLTUNE_DISABLE does not apply), with host
+ * buffers and arguments every algorithm accepts: the algorithm and its
+ * resolved parameters, as COLTUNE_VERBOSE logs them
+ * ("scattered:block_count=4"), written to spec (len bytes). An MPI_Alltoall
+ * or intercommunicator MPI_Allgather with empty blocks is "pmpi" (nothing to
+ * do). Collective on first use of comm, local afterwards. Returns
+ * MPI_SUCCESS, MPI_ERR_COMM, or MPI_ERR_ARG (unknown collective, NULL,
+ * msg_size < 0, spec too short). */
+int coltune_decision(MPI_Comm comm, const char *collective, MPI_Count msg_size, char *spec,
+                     int len);
+
 /* ---------------------------------------------------------------- */
 /* MPI_Alltoallv (intra-communicators)                               */
 /* ---------------------------------------------------------------- */

@@ -12,8 +12,10 @@
 #include "alltoallv/alltoallv.h"
 #include "core/log.h"
 #include "core/state.h"
+#include "select/decide.h"
 #include "shim/shim.h"
 
+#include <limits.h>
 #include <string.h>
 
 /* Lazily initialises coltune; 0 when comm is a usable intra-communicator. */
@@ -304,6 +306,32 @@ CT_EXPORT int coltune_comm_topology(MPI_Comm comm, int *P, int *Q, int *N)
     *P = (int)ctx->env.P;
     *Q = (int)ctx->env.Q;
     *N = (int)ctx->env.N;
+    return MPI_SUCCESS;
+}
+
+CT_EXPORT int coltune_decision(MPI_Comm comm, const char *collective, MPI_Count msg_size,
+                               char *spec, int len)
+{
+    ct_ctx *ctx;
+    ct_coll coll;
+    ct_choice choice;
+    char buf[160];
+    if (comm == MPI_COMM_NULL)
+        return MPI_ERR_COMM;
+    if (collective == NULL || spec == NULL || len < 1 || msg_size < 0 ||
+        msg_size > (MPI_Count)LONG_MAX ||
+        ct_coll_from_name(collective, strlen(collective), &coll) != 0)
+        return MPI_ERR_ARG;
+    (void)ct_shim_active(comm);
+    int rc = ct_ctx_get(comm, &ctx);
+    if (rc == MPI_SUCCESS)
+        rc = ct_decide_query(ctx, coll, (long)msg_size, &choice);
+    if (rc != MPI_SUCCESS)
+        return ct_shim_return(comm, rc);
+    ct_spec_format_resolved(choice.alg, choice.params, buf, sizeof buf);
+    if (strlen(buf) >= (size_t)len)
+        return MPI_ERR_ARG;
+    memcpy(spec, buf, strlen(buf) + 1);
     return MPI_SUCCESS;
 }
 

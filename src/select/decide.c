@@ -385,6 +385,24 @@ int ct_decide_offline(const ct_config *cfg, ct_coll coll, const ct_env *env,
     return rc;
 }
 
+/* The collectives whose calls without a byte to move skip the decision
+ * (alltoallv.c, allgather_inter.c: every rank knows it from its own
+ * arguments). */
+static int empty_is_forwarded(ct_coll coll)
+{
+    return coll == CT_COLL_ALLTOALL || coll == CT_COLL_ALLGATHER_INTER;
+}
+
+int ct_decide_query(ct_ctx *ctx, ct_coll coll, long msg_size, ct_choice *out)
+{
+    ct_call call = {.coll = coll, .have_facts = 1, .facts = {msg_size, 0, 0}};
+    if (msg_size == 0 && empty_is_forwarded(coll)) {
+        set_choice(out, ct_algorithm_fallback(coll), NULL, 0, 0);
+        return MPI_SUCCESS;
+    }
+    return ct_decide(ctx, &call, NULL, out);
+}
+
 void ct_decide_count_empty(ct_coll coll, double seconds)
 {
     ct_stats_record(ct_algorithm_index(ct_algorithm_fallback(coll)), 0, seconds, 0);
