@@ -47,6 +47,7 @@ typedef enum bench_dist {
     BENCH_DIST_POWERLAW,
     BENCH_DIST_FFT_N1,
     BENCH_DIST_FFT_N2,
+    BENCH_DIST_EQUAL, /* every block S bytes, as IMB and OSU send */
     BENCH_DIST_COUNT
 } bench_dist;
 
@@ -80,6 +81,10 @@ typedef struct bench_options {
     const char *samples;  /* --samples: every timed iteration */
     int progress;         /* 0 with --no-progress */
     int help, list;
+    int sweep;            /* --sweep: one line per size, pmpi against one spec */
+    /* Options given explicitly: the --sweep preset fills in the others, and
+     * iterations shrink above 64 KiB unless --iters was given. */
+    int algs_given, dist_given, sizes_given, iters_given;
 } bench_options;
 
 /* Parses argv into o. Returns 0, or -1 with a message naming the bad option

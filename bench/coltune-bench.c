@@ -53,12 +53,27 @@ typedef struct bench_run {
     char input[48]; /* what the input is drawn from: distribution, setting, pattern */
     int mismatch;   /* --check found a difference */
     progress prog;
+    int sweep_spec; /* --sweep: the spec compared with the baseline */
+    /* --sweep, over the sizes measured so far: */
+    int swept, below;      /* sizes with a ratio, and how many below SWEEP_SLOWER */
+    double worst;          /* the smallest ratio */
+    char worst_label[32];  /* at that size */
 } bench_run;
+
+/* --sweep: without --iters, sizes above SWEEP_FULL_UPTO get iters *
+ * SWEEP_FULL_UPTO / S timed iterations, at least SWEEP_MIN_ITERS (IMB
+ * similarly bounds the volume of one measurement). */
+#define SWEEP_FULL_UPTO (64L * 1024)
+#define SWEEP_MIN_ITERS 5
+/* The "never slower" threshold the closing line counts against. */
+#define SWEEP_SLOWER 0.97
 
 /* One size of the run. */
 typedef struct size_run {
     long S;
     int number; /* 1-based, for the progress line */
+    int iters;  /* timed iterations at this size (size_iters) */
+    char decided[BENCH_SPEC_LEN]; /* --sweep: what the rules run at S ("" otherwise) */
     char label[32];
     void *state;
     int *status;     /* [nalg] ALG_* */
@@ -144,6 +159,15 @@ out:
 /* Progress                                                            */
 /* ------------------------------------------------------------------ */
 
+/* Timed iterations at size S (see SWEEP_FULL_UPTO). */
+static int size_iters(const bench_options *o, long S)
+{
+    if (!o->sweep || o->iters_given || S <= SWEEP_FULL_UPTO)
+        return o->iters;
+    long n = (long)o->iters * SWEEP_FULL_UPTO / S;
+    return n > SWEEP_MIN_ITERS ? (int)n : SWEEP_MIN_ITERS;
+}
+
 static void progress_init(progress *p, const bench_run *r)
 {
     const bench_options *o = r->o;
@@ -151,7 +175,9 @@ static void progress_init(progress *p, const bench_run *r)
     p->enabled = o->progress && r->env.rank == 0;
     p->tty = isatty(STDERR_FILENO);
     p->start = p->last = MPI_Wtime();
-    p->total = (long)o->nsizes * (1 + o->warmup + o->iters);
+    p->total = 0;
+    for (int i = 0; i < o->nsizes; i++)
+        p->total += 1 + o->warmup + size_iters(o, o->sizes[i]);
 }
 
 static void progress_tick(progress *p, const size_run *sr, int nsizes, const char *phase,
@@ -214,17 +240,45 @@ static void csv_alg(FILE *f, const bench_alg *alg)
     csv_field(f, alg->aa ? "" : alg->params);
 }
 
+/* --sweep: the table's header. */
+static void print_sweep_header(const bench_run *r)
+{
+    const bench_options *o = r->o;
+    const char *rules = getenv("COLTUNE_RULES");
+    char full[32];
+    bench_format_size(SWEEP_FULL_UPTO, full, sizeof full);
+    printf("# coltune-bench --sweep %s: P=%d nodes=%d ppn=%d input=%s seed=%lu warmup=%d "
+           "burst=%d check=%s\n", o->coll, r->env.P, r->env.N, r->env.Q, r->input, o->seed,
+           o->warmup, o->burst, o->check ? "yes" : "no");
+    if (o->iters_given)
+        printf("# iters=%d at every size\n", o->iters);
+    else
+        printf("# iters=%d up to %s, above it %d*%s/size (at least %d)\n", o->iters, full,
+               o->iters, full, SWEEP_MIN_ITERS);
+    printf("# native = %s, coltune = %s; COLTUNE_RULES=%s\n", baseline_of(r->drv),
+           r->algs.v[r->sweep_spec].label, rules != NULL ? rules : "(unset: the installed rules)");
+    printf("# ratio = median(native) / median(coltune): below 1, coltune is slower\n");
+    printf("%8s  %12s  %12s  %7s  %s\n", "size", "native_us", "coltune_us", "ratio",
+           "algorithm");
+    fflush(stdout);
+}
+
 static void print_header(const bench_run *r)
 {
     const bench_options *o = r->o;
-    printf("# coltune-bench %s: P=%d nodes=%d ppn=%d input=%s seed=%lu iters=%d warmup=%d "
+    if (o->sweep) {
+        print_sweep_header(r);
+    } else {
+        printf("# coltune-bench %s: P=%d nodes=%d ppn=%d input=%s seed=%lu iters=%d warmup=%d "
            "burst=%d specs=%d check=%s speedup-over=%s\n",
            o->coll, r->env.P, r->env.N, r->env.Q, r->input, o->seed, o->iters, o->warmup,
            o->burst, r->algs.n, o->check ? "yes" : "no", baseline_of(r->drv));
-    printf("%-*s  %-*s  %5s  %5s  %4s  %6s  %-*s  %10s  %10s  %10s  %7s  %9s\n",
-           r->coll_width, "coll", r->alg_width, "alg", "P", "nodes", "ppn", "size",
-           r->input_width, "input", "median_us", "min_us", "max_us", "speedup", "internode");
-    fflush(stdout);
+        printf("%-*s  %-*s  %5s  %5s  %4s  %6s  %-*s  %10s  %10s  %10s  %7s  %9s\n",
+               r->coll_width, "coll", r->alg_width, "alg", "P", "nodes", "ppn", "size",
+               r->input_width, "input", "median_us", "min_us", "max_us", "speedup",
+               "internode");
+        fflush(stdout);
+    }
     /* "distribution" holds the input name (a distribution, setting or pattern) */
     if (r->csv != NULL)
         fputs("collective,algorithm,params,P,nodes,ppn,size,distribution,seed,iters,warmup,"
@@ -269,7 +323,7 @@ static void csv_row(const bench_run *r, const size_run *sr, int a, const stats *
     csv_alg(f, &r->algs.v[a]);
     fprintf(f, ",%d,%d,%d,%ld,", e->P, e->N, e->Q, sr->S);
     csv_field(f, r->input);
-    fprintf(f, ",%lu,%d,%d,", o->seed, o->iters, o->warmup);
+    fprintf(f, ",%lu,%d,%d,", o->seed, sr->iters, o->warmup);
     if (sr->status[a] == ALG_OK)
         fprintf(f, "%.3f,%.3f,%.3f,", st->median, st->min, st->max);
     else
@@ -308,7 +362,7 @@ static stats summarize(double *t, int n)
 static void samples_rows(const bench_run *r, const size_run *sr)
 {
     const bench_env *e = &r->env;
-    const int iters = r->o->iters;
+    const int iters = sr->iters;
     for (int a = 0; a < r->algs.n; a++) {
         if (sr->status[a] != ALG_OK)
             continue;
@@ -323,10 +377,43 @@ static void samples_rows(const bench_run *r, const size_run *sr)
     fflush(r->samples);
 }
 
+/* Rank 0, --sweep: the line of one size (native against the one spec). */
+static void sweep_line(bench_run *r, const size_run *sr, const stats *st, int ref)
+{
+    const int a = r->sweep_spec;
+    const char *alg = sr->decided[0] != '\0' ? sr->decided : r->algs.v[a].label;
+    if (ref < 0 || sr->status[a] != ALG_OK) {
+        const char *why = ref < 0 ? "native skipped"
+                          : sr->status[a] == ALG_SKIPPED ? "skipped" : "FAILED";
+        printf("%8s  %12s  %12s  %7s  %s (%s)\n", sr->label, "-", "-", "-", alg, why);
+        return;
+    }
+    double ratio = st[a].median > 0 ? st[ref].median / st[a].median : 0.0;
+    printf("%8s  %12.2f  %12.2f  %7.2f  %s\n", sr->label, st[ref].median, st[a].median, ratio,
+           alg);
+    if (r->swept == 0 || ratio < r->worst) {
+        r->worst = ratio;
+        snprintf(r->worst_label, sizeof r->worst_label, "%s", sr->label);
+    }
+    r->swept++;
+    r->below += ratio < SWEEP_SLOWER;
+}
+
+/* Rank 0, --sweep: the closing line. */
+static void sweep_summary(const bench_run *r)
+{
+    if (r->swept == 0)
+        printf("# summary: no size measured\n");
+    else
+        printf("# summary: smallest ratio %.2f at size %s; %d of %d sizes below %.2f\n",
+               r->worst, r->worst_label, r->below, r->swept, SWEEP_SLOWER);
+    fflush(stdout);
+}
+
 /* Rank 0: the table rows, CSV rows and best line of one size. */
 static int report_size(bench_run *r, size_run *sr)
 {
-    const int n = r->algs.n, iters = r->o->iters;
+    const int n = r->algs.n, iters = sr->iters;
     int rc = MPI_SUCCESS, best = -1, ref = -1;
     stats *st = NULL;
     BENCH_ALLOC(st, (size_t)n * sizeof *st);
@@ -343,14 +430,17 @@ static int report_size(bench_run *r, size_run *sr)
             best = a;
     }
     progress_clear(&r->prog);
+    if (r->o->sweep)
+        sweep_line(r, sr, st, ref);
     for (int a = 0; a < n; a++) {
         double speedup = ref >= 0 && sr->status[a] == ALG_OK && st[a].median > 0
                              ? st[ref].median / st[a].median : -1;
-        print_row(r, sr, a, &st[a], speedup);
+        if (!r->o->sweep)
+            print_row(r, sr, a, &st[a], speedup);
         if (r->csv != NULL)
             csv_row(r, sr, a, &st[a], speedup);
     }
-    if (best >= 0)
+    if (best >= 0 && !r->o->sweep)
         printf("%-*s  size %s %s: %s, median %.2f us, speedup %.2f\n", r->coll_width, "best",
                sr->label, r->input, r->algs.v[best].label, st[best].median,
                ref >= 0 && st[best].median > 0 ? st[ref].median / st[best].median : 0.0);
@@ -380,7 +470,7 @@ static void size_free(const bench_run *r, size_run *sr)
  * BENCH_SETUP_UNUSABLE after the first rank that cannot serve S said why. */
 static int size_setup(bench_run *r, size_run *sr)
 {
-    const size_t n = (size_t)r->algs.n * (size_t)r->o->iters;
+    const size_t n = (size_t)r->algs.n * (size_t)sr->iters;
     char err[256] = "";
     int rc, flags[2], first[2];
     rc = r->drv->setup(r->o, &r->env, sr->S, &sr->state, err, sizeof err);
@@ -558,9 +648,36 @@ out:
     return rc;
 }
 
+/* The message size the rules see at S: the largest block any rank sends
+ * (every rank derives the whole count matrix alike). */
+static long rules_msg_size(const bench_run *r, long S)
+{
+    long most = 0;
+    if (!(r->drv->uses & BENCH_USES_DIST) || r->o->dist == BENCH_DIST_EQUAL)
+        return S;
+    for (int from = 0; from < r->env.P; from++)
+        for (int to = 0; to < r->env.P; to++) {
+            long b = bench_block_bytes(r->o->dist, r->o->seed, S, r->env.P, from, to);
+            most = b > most ? b : most;
+        }
+    return most;
+}
+
+/* --sweep with the rules: what an intercepted call of size S runs (all
+ * ranks: the query is collective on a communicator's first use). */
+static void sweep_decision(const bench_run *r, size_run *sr)
+{
+    if (!r->o->sweep || coltune_spec(&r->algs.v[r->sweep_spec]) != NULL)
+        return;
+    int rc = coltune_decision(r->env.comm, r->o->coll, (MPI_Count)rules_msg_size(r, sr->S),
+                              sr->decided, (int)sizeof sr->decided);
+    if (rc != MPI_SUCCESS) /* the rules spec was skipped too: coltune said why */
+        snprintf(sr->decided, sizeof sr->decided, "(undecided)");
+}
+
 static int run_size(bench_run *r, long S, int number)
 {
-    size_run sr = {.S = S, .number = number};
+    size_run sr = {.S = S, .number = number, .iters = size_iters(r->o, S)};
     int rc;
     bench_format_size(S, sr.label, sizeof sr.label);
     rc = size_setup(r, &sr);
@@ -568,10 +685,11 @@ static int run_size(bench_run *r, long S, int number)
         goto out;
     BENCH_CALL(size_probe(r, &sr));
     BENCH_CALL(size_loop(r, &sr, r->o->warmup, 0));
-    BENCH_CALL(size_loop(r, &sr, r->o->iters, 1));
-    BENCH_CALL(MPI_Reduce(sr.local, sr.slowest, r->algs.n * r->o->iters, MPI_DOUBLE, MPI_MAX, 0,
+    BENCH_CALL(size_loop(r, &sr, sr.iters, 1));
+    BENCH_CALL(MPI_Reduce(sr.local, sr.slowest, r->algs.n * sr.iters, MPI_DOUBLE, MPI_MAX, 0,
                           r->env.comm));
     BENCH_CALL(MPI_Reduce(sr.msgs_local, sr.msgs, r->algs.n, MPI_LONG, MPI_MAX, 0, r->env.comm));
+    sweep_decision(r, &sr);
     if (r->env.rank == 0)
         BENCH_CALL(report_size(r, &sr));
 out:
@@ -627,6 +745,24 @@ static void note_ignored(const bench_run *r)
         bench_note(r->env.rank, "--setting is ignored by %s", o->coll);
 }
 
+/* --sweep: the one spec the table compares with the baseline. */
+static int find_sweep_spec(bench_run *r, char *err, size_t len)
+{
+    int found = 0;
+    for (int a = 0; a < r->algs.n; a++) {
+        const bench_alg *alg = &r->algs.v[a];
+        if (alg->aa || (strcmp(alg->name, baseline_of(r->drv)) == 0 && alg->params[0] == '\0'))
+            continue;
+        if (found++ == 0)
+            r->sweep_spec = a;
+    }
+    if (found == 1)
+        return 0;
+    snprintf(err, len, "--sweep: compares %s with one spec (default rules), but --algs "
+             "'%s' gives %d", baseline_of(r->drv), r->o->algs, found);
+    return -1;
+}
+
 /* Everything before the first size. Returns an exit status, or -1 to go on. */
 static int prepare(bench_run *r, const char *prog)
 {
@@ -655,6 +791,10 @@ static int prepare(bench_run *r, const char *prog)
     }
     if (bench_algs_expand(o->algs, o->coll, baseline_of(r->drv), o->aa, &r->env, &r->algs, err,
                           sizeof err) != 0) {
+        usage_error(r->env.rank, err);
+        return BENCH_EXIT_USAGE;
+    }
+    if (o->sweep && find_sweep_spec(r, err, sizeof err) != 0) {
         usage_error(r->env.rank, err);
         return BENCH_EXIT_USAGE;
     }
@@ -693,6 +833,8 @@ static int run_sizes(bench_run *r)
             return BENCH_EXIT_RUNTIME;
     }
     progress_clear(&r->prog);
+    if (r->o->sweep && r->env.rank == 0)
+        sweep_summary(r);
     return r->mismatch ? BENCH_EXIT_MISMATCH : BENCH_EXIT_OK;
 }
 

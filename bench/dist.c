@@ -18,6 +18,8 @@
  *             ceil(0.78125 P) blocks (8 FP64 = 64 bytes in the paper: S here)
  *   fft-n2    Section VI-A, N2: every rank sends 64 FP64 per block, the last
  *             rank 16 FP64 (S and S/4 here)
+ *   equal     every block S bytes: what IMB and OSU send (Alltoallv with the
+ *             counts of an Alltoall)
  */
 #include "bench.h"
 
@@ -90,6 +92,8 @@ long bench_block_bytes(bench_dist d, unsigned long seed, long S, int P, int from
         return (from < ceil_frac(P, 5, 8) && to < ceil_frac(P, 25, 32)) ? S : 0;
     case BENCH_DIST_FFT_N2:
         return from < P - 1 ? S : S / 4;
+    case BENCH_DIST_EQUAL:
+        return S;
     case BENCH_DIST_COUNT:
         break;
     }

@@ -17,11 +17,12 @@
 #include <string.h>
 
 #define DEFAULT_SIZES "16,256,4k,64k"
+#define SWEEP_SIZES "0..1m" /* 0, 1, 2, 4, ... 1 MiB: the sizes of IMB and OSU */
 
 static const char *const dist_names[BENCH_DIST_COUNT] = {
     [BENCH_DIST_UNIFORM] = "uniform",   [BENCH_DIST_NORMAL] = "normal",
     [BENCH_DIST_POWERLAW] = "powerlaw", [BENCH_DIST_FFT_N1] = "fft-n1",
-    [BENCH_DIST_FFT_N2] = "fft-n2",
+    [BENCH_DIST_FFT_N2] = "fft-n2",   [BENCH_DIST_EQUAL] = "equal",
 };
 
 const char *bench_dist_name(bench_dist d)
@@ -117,9 +118,14 @@ static int parse_size_item(const char *item, size_t ilen, long *sizes, int max, 
     }
     size_t alen = (size_t)(dots - item);
     if (bench_parse_size(item, alen, LONG_MAX, &a) != 0 ||
-        bench_parse_size(dots + 2, ilen - alen - 2, LONG_MAX, &b) != 0 || a < 1 || a > b)
-        return fail(err, len, "--sizes: bad range '%.*s' (expected a..b with 1 <= a <= b)",
-                    (int)ilen, item);
+        bench_parse_size(dots + 2, ilen - alen - 2, LONG_MAX, &b) != 0 || a > b || b < 1)
+        return fail(err, len, "--sizes: bad range '%.*s' (expected a..b with 0 <= a <= b, "
+                    "b >= 1)", (int)ilen, item);
+    if (a == 0) { /* 0..b: 0, then 1, 2, 4, ... b */
+        if (add_size(0, sizes, max, n, err, len) != 0)
+            return -1;
+        a = 1;
+    }
     for (long v = a; v < b; v *= 2)
         if (add_size(v, sizes, max, n, err, len) != 0)
             return -1;
@@ -170,16 +176,19 @@ static int set_text(const char **dst, const char *v, const char *empty, char *er
 
 static int set_algs(bench_options *o, const char *v, char *err, size_t len)
 {
+    o->algs_given = 1;
     return set_text(&o->algs, v, "--algs: empty list", err, len);
 }
 
 static int set_sizes(bench_options *o, const char *v, char *err, size_t len)
 {
+    o->sizes_given = 1;
     return bench_parse_sizes(v, o->sizes, BENCH_MAX_SIZES, &o->nsizes, err, len);
 }
 
 static int set_dist(bench_options *o, const char *v, char *err, size_t len)
 {
+    o->dist_given = 1;
     for (int d = 0; d < BENCH_DIST_COUNT; d++)
         if (strcmp(v, dist_names[d]) == 0) {
             o->dist = (bench_dist)d;
@@ -190,7 +199,7 @@ static int set_dist(bench_options *o, const char *v, char *err, size_t len)
         return 0;
     }
     return fail(err, len, "--dist: unknown distribution '%s' (known: uniform, normal, "
-                "powerlaw, fft-n1, fft-n2)", v);
+                "powerlaw, fft-n1, fft-n2, equal)", v);
 }
 
 /* An integer option in [lo, hi]: *dst = v, else an error naming it. */
@@ -206,6 +215,7 @@ static int set_int(int *dst, const char *name, const char *v, long lo, long hi, 
 
 static int set_iters(bench_options *o, const char *v, char *err, size_t len)
 {
+    o->iters_given = 1;
     return set_int(&o->iters, "iters", v, 1, 1000000, err, len);
 }
 
@@ -335,6 +345,13 @@ static int set_list(bench_options *o, const char *v, char *err, size_t len)
     return 0;
 }
 
+static int set_sweep(bench_options *o, const char *v, char *err, size_t len)
+{
+    (void)v, (void)err, (void)len;
+    o->sweep = 1;
+    return 0;
+}
+
 static int set_help(bench_options *o, const char *v, char *err, size_t len)
 {
     (void)v, (void)err, (void)len;
@@ -357,7 +374,7 @@ static const struct {
     {"csv", 1, set_csv},         {"samples", 1, set_samples},
     {"check", 0, set_check},     {"aa", 0, set_aa},
     {"no-progress", 0, set_no_progress}, {"list", 0, set_list},
-    {"help", 0, set_help},
+    {"sweep", 0, set_sweep},     {"help", 0, set_help},
 };
 
 /* Handles argv[*i] (and its value); advances *i past what it used. */
@@ -388,6 +405,21 @@ static int parse_one(int argc, char **argv, int *i, bench_options *o, char *err,
     return fail(err, len, "unknown option '%.*s' (see --help)", (int)(nlen + 2), arg);
 }
 
+/* --sweep: --algs rules --dist equal --sizes 0..1m, each unless given. */
+static int sweep_preset(bench_options *o, char *err, size_t len)
+{
+    if (strcmp(o->coll, "alltoallv") != 0 && strcmp(o->coll, "alltoall") != 0)
+        return fail(err, len, "--sweep: for --coll alltoallv and alltoall only (the "
+                    "collectives IMB and OSU measure), not %s", o->coll);
+    if (!o->algs_given)
+        o->algs = "rules";
+    if (!o->dist_given)
+        o->dist = BENCH_DIST_EQUAL;
+    if (!o->sizes_given)
+        return bench_parse_sizes(SWEEP_SIZES, o->sizes, BENCH_MAX_SIZES, &o->nsizes, err, len);
+    return 0;
+}
+
 int bench_options_parse(int argc, char **argv, bench_options *o, char *err, size_t errlen)
 {
     memset(o, 0, sizeof *o);
@@ -405,7 +437,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o, char *err, size
     for (int i = 1; i < argc; i++)
         if (parse_one(argc, argv, &i, o, err, errlen) != 0)
             return -1;
-    return 0;
+    return o->sweep ? sweep_preset(o, err, errlen) : 0;
 }
 
 void bench_options_usage(const char *prog)
