@@ -64,7 +64,7 @@ typedef struct bench_run {
  * SWEEP_FULL_UPTO / S timed iterations, at least SWEEP_MIN_ITERS (IMB
  * similarly bounds the volume of one measurement). */
 #define SWEEP_FULL_UPTO (64L * 1024)
-#define SWEEP_MIN_ITERS 5
+#define SWEEP_MIN_ITERS 10
 /* The "never slower" threshold the closing line counts against. */
 #define SWEEP_SLOWER 0.97
 

@@ -18,6 +18,7 @@
 
 #define DEFAULT_SIZES "16,256,4k,64k"
 #define SWEEP_SIZES "0..1m" /* 0, 1, 2, 4, ... 1 MiB: the sizes of IMB and OSU */
+#define SWEEP_ITERS 100     /* up to 64 KiB; fewer above (coltune-bench.c) */
 
 static const char *const dist_names[BENCH_DIST_COUNT] = {
     [BENCH_DIST_UNIFORM] = "uniform",   [BENCH_DIST_NORMAL] = "normal",
@@ -415,6 +416,8 @@ static int sweep_preset(bench_options *o, char *err, size_t len)
         o->algs = "rules";
     if (!o->dist_given)
         o->dist = BENCH_DIST_EQUAL;
+    if (!o->iters_given)
+        o->iters = SWEEP_ITERS;
     if (!o->sizes_given)
         return bench_parse_sizes(SWEEP_SIZES, o->sizes, BENCH_MAX_SIZES, &o->nsizes, err, len);
     return 0;
