@@ -258,7 +258,7 @@ static void print_sweep_header(const bench_run *r)
     printf("# native = %s, coltune = %s; COLTUNE_RULES=%s\n", baseline_of(r->drv),
            r->algs.v[r->sweep_spec].label, rules != NULL ? rules : "(unset: the installed rules)");
     printf("# ratio = median(native) / median(coltune): below 1, coltune is slower\n");
-    printf("%8s  %12s  %12s  %7s  %s\n", "size", "native_us", "coltune_us", "ratio",
+    printf("%-8s  %12s  %12s  %7s  %s\n", "# size", "native_us", "coltune_us", "ratio",
            "algorithm");
     fflush(stdout);
 }

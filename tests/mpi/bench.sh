@@ -5,8 +5,9 @@
 # PMPI_ result: alltoallv under every block-size distribution, alltoall, the
 # intercommunicator Allgather(v) at group sizes 1:3 and 2:2 under the
 # settings of [Kang2019], the SDDE collectives under random and stencil
-# patterns with and without emulated nodes; and the exit codes of usage
-# errors.
+# patterns with and without emulated nodes; --sweep of alltoall and
+# alltoallv under a rules file (the table's shape and its algorithm column);
+# and the exit codes of usage errors.
 #   CT_BENCH_NP   the P of the runs (default 4)
 # The functions below run through check_run (common.sh):
 # shellcheck disable=SC2317
@@ -61,7 +62,7 @@ bench_run() {
     check_csv "$tmp/$name.csv" "$(echo "$sizes" | tr , '\n' | wc -l)" "$coll"
 }
 
-for dist in uniform normal powerlaw fft-n1 fft-n2; do
+for dist in uniform normal powerlaw fft-n1 fft-n2 equal; do
     check_run "bench P=$P alltoallv --check dist=$dist" bench_run "$dist" alltoallv 16,1k \
         --dist "$dist"
 done
@@ -132,6 +133,56 @@ for coll in alltoall_crs alltoallv_crs; do
         --ppn 2 --pattern stencil2d
 done
 
+# --sweep (what IMB and OSU measure) with a rules file that chooses another
+# algorithm per size range: after the '#' lines, one line per size in order,
+# whose algorithm is what coltune-info --check says the rules choose at that
+# msg_size (except an MPI_Alltoall of 0 bytes, which the library hands to
+# the MPI library whatever the rules say: pmpi), with positive times and
+# ratio, and the closing summary line. Timings are never compared.
+cat > "$tmp/sweep.rules" << 'EOF'
+alltoall   msg_size=0-16    tuna:radix=3
+alltoall   msg_size=17-1k   scattered:block_count=2
+alltoall   msg_size=1025-   pairwise
+alltoallv  msg_size=0-16    multipair_waitany:stride=2
+alltoallv  msg_size=17-1k   linear
+alltoallv                   pmpi
+EOF
+sweep_sizes="0 1 16 64 1k 2k"
+info="$top_builddir/info/coltune-info"
+sweep_expected() { # COLL SIZE: the algorithm the rules choose
+    if [ "$1" = alltoall ] && [ "$2" = 0 ]; then
+        echo pmpi
+        return
+    fi
+    "$info" --parsable --check "$tmp/sweep.rules" --np "$P" --coll "$1" --msg-size "$2" |
+        sed -n "s/^decision:$1:[^:]*:[^:]*://p"
+}
+sweep_run() {
+    coll=$1
+    out="$tmp/sweep-$coll.out"
+    COLTUNE_RULES="$tmp/sweep.rules" run_mpi "$P" "$bench" --sweep --coll "$coll" \
+        --sizes "$(echo $sweep_sizes | tr ' ' ,)" --iters 2 --warmup 1 --check --no-progress \
+        > "$out" || { cat "$out"; return 1; }
+    cat "$out"
+    grep -v '^#' "$out" > "$tmp/rows"
+    [ "$(wc -l < "$tmp/rows")" = "$(echo $sweep_sizes | wc -w)" ] ||
+        { echo "not one line per size" >&2; return 1; }
+    for size in $sweep_sizes; do
+        want=$(sweep_expected "$coll" "$size")
+        [ -n "$want" ] || { echo "coltune-info gave no decision at $size" >&2; return 1; }
+        line=$(awk -v s="$size" '$1 == s' "$tmp/rows")
+        echo "$line" | awk -v w="$want" 'NF == 5 && $5 == w && $2 + 0 > 0 && $3 + 0 > 0 &&
+            $4 ~ /^[0-9]+\.[0-9]+$/ && $4 + 0 > 0 { ok = 1 } END { exit !ok }' ||
+            { echo "size $size: expected $want and positive numbers: '$line'" >&2; return 1; }
+    done
+    [ "$(awk '{ print $1 }' "$tmp/rows" | tr '\n' ' ')" = "$sweep_sizes " ] ||
+        { echo "sizes out of order" >&2; return 1; }
+    grep -Eq "^# summary: smallest ratio [0-9]+\.[0-9]+ at size [0-9]+k?; [0-9]+ of 6 sizes below 0\.97$" \
+        "$out" || { echo "no summary line" >&2; return 1; }
+}
+check_run "bench P=$P --sweep alltoall --check" sweep_run alltoall
+check_run "bench P=$P --sweep alltoallv --check" sweep_run alltoallv
+
 # expect_exit CODE ARGS...: the bench exits with CODE.
 expect_exit() {
     want=$1
@@ -151,4 +202,6 @@ check_run "bench group sizes not the world exits 2" expect_exit 2 --coll allgath
     --group-sizes 1:2
 check_run "bench Allgatherv setting for Allgather exits 2" expect_exit 2 \
     --coll allgather_inter --setting 6
+check_run "bench --sweep of allgather_inter exits 2" expect_exit 2 --sweep --coll allgather_inter
+check_run "bench --sweep of two specs exits 2" expect_exit 2 --sweep --algs pmpi,linear,pairwise
 finish
