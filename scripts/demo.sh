@@ -14,7 +14,10 @@
 #      transposes call MPI_Alltoall, planned once natively (FFTW wisdom) so
 #      both runs execute the same plan (when the planner prefers FFTW's
 #      point-to-point transposes, the plan makes no MPI_Alltoall call and the
-#      demo says so instead of timing it).
+#      demo says so instead of timing it);
+#   5. what IMB and OSU would show with these rules: coltune-bench --sweep of
+#      MPI_Alltoall and MPI_Alltoallv, equal blocks of 0 B to 1 MiB, native
+#      time / coltune time and the chosen algorithm per size.
 # After each timing it says what coltune ran: a tuned algorithm, or the MPI
 # library's own routine (pmpi), where the times differ only by coltune's
 # interception and noise.
@@ -28,7 +31,8 @@
 # (default 8) ranks, FFTW_N (default 64) points per dimension and FFTW_ITERS
 # (default 50) transforms per run for step 4; FFTW_CFLAGS and FFTW_LIBS
 # (default -lfftw3_mpi -lfftw3 -lm) where FFTW is installed elsewhere;
-# DEMO_FFTW=0 leaves step 4 out, on purpose, for a machine without FFTW.
+# DEMO_FFTW=0 leaves step 4 out, on purpose, for a machine without FFTW;
+# DEMO_SWEEP_ITERS (default 10) timed iterations per size in step 5.
 set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -182,6 +186,14 @@ else
 fi
 
 echo
+echo "== 5. never slower than the MPI library? coltune-bench --sweep, $np ranks, tuned rules"
+echo "(equal blocks of 0 B to 1 MiB, as IMB-MPI1 Alltoall Alltoallv and osu_alltoall(v) send)"
+for coll in alltoall alltoallv; do
+    COLTUNE_RULES="$rules" launch "$prefix/bin/coltune-bench" --sweep --coll "$coll" \
+        --iters "${DEMO_SWEEP_ITERS:-10}" --no-progress
+    echo
+done
+
 echo "rules:   $rules"
 echo "heatmap: $(ls "$prefix"/tune/heatmap-*.png 2>/dev/null | tr '\n' ' ')"
 echo "use it:  LD_PRELOAD=$lib COLTUNE_RULES=$rules mpirun ... ./your_app"

@@ -161,11 +161,11 @@ sweep_run() {
     coll=$1
     out="$tmp/sweep-$coll.out"
     COLTUNE_RULES="$tmp/sweep.rules" run_mpi "$P" "$bench" --sweep --coll "$coll" \
-        --sizes "$(echo $sweep_sizes | tr ' ' ,)" --iters 2 --warmup 1 --check --no-progress \
+        --sizes "$(echo "$sweep_sizes" | tr ' ' ,)" --iters 2 --warmup 1 --check --no-progress \
         > "$out" || { cat "$out"; return 1; }
     cat "$out"
     grep -v '^#' "$out" > "$tmp/rows"
-    [ "$(wc -l < "$tmp/rows")" = "$(echo $sweep_sizes | wc -w)" ] ||
+    [ "$(wc -l < "$tmp/rows")" = "$(echo "$sweep_sizes" | wc -w)" ] ||
         { echo "not one line per size" >&2; return 1; }
     for size in $sweep_sizes; do
         want=$(sweep_expected "$coll" "$size")
