@@ -10,7 +10,8 @@
  * same inputs. Then their error returns (MPI_ERRORS_RETURN): a parameter
  * outside that range returns MPI_ERR_ARG under COLTUNE_FALLBACK=error and is
  * served right by the fallback otherwise; MPI_COMM_NULL and an
- * intercommunicator return MPI_ERR_COMM.
+ * intercommunicator return MPI_ERR_COMM. Last, coltune_decision's error
+ * returns and its answers without a rules file.
  *
  * Rank 0 prints "api: exercised <function>" for each wrapper once its calls
  * (valid or out of range) passed: tests/mpi/alltoallv.sh checks that list
@@ -351,6 +352,32 @@ static void test_bad_communicator(void **state)
     assert_true(th_all(failures == 0, MPI_COMM_WORLD));
 }
 
+/* coltune_decision: its error returns, and the answers that hold without a
+ * rules file (the tests run with COLTUNE_RULES empty): pmpi, an empty
+ * Alltoall pmpi whatever decides. tests/mpi/bench.sh compares its answers
+ * under a rules file with coltune-info --check (coltune-bench --sweep). */
+static void test_decision(void **state)
+{
+    (void)state;
+    char spec[160], tiny[2];
+    int failures = 0;
+    failures += coltune_decision(MPI_COMM_NULL, "alltoall", 16, spec, sizeof spec) !=
+                MPI_ERR_COMM;
+    failures += coltune_decision(comm, "nosuch", 16, spec, sizeof spec) != MPI_ERR_ARG;
+    failures += coltune_decision(comm, NULL, 16, spec, sizeof spec) != MPI_ERR_ARG;
+    failures += coltune_decision(comm, "alltoall", -1, spec, sizeof spec) != MPI_ERR_ARG;
+    failures += coltune_decision(comm, "alltoall", 0, tiny, sizeof tiny) != MPI_ERR_ARG;
+    failures += coltune_decision(comm, "alltoall", 0, spec, sizeof spec) != MPI_SUCCESS ||
+                strcmp(spec, "pmpi") != 0;
+    if (getenv("COLTUNE_ALLTOALLV") == NULL && (getenv("COLTUNE_RULES") == NULL ||
+                                                getenv("COLTUNE_RULES")[0] == '\0'))
+        failures += coltune_decision(comm, "alltoallv", 4096, spec, sizeof spec) !=
+                        MPI_SUCCESS || strcmp(spec, "pmpi") != 0;
+    if (failures != 0)
+        fprintf(stderr, "rank %d: coltune_decision: %d wrong answers\n", th_rank(), failures);
+    assert_true(th_all(failures == 0, MPI_COMM_WORLD));
+}
+
 int main(int argc, char **argv)
 {
     th_init(&argc, &argv);
@@ -361,6 +388,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_every_wrapper),
         cmocka_unit_test(test_out_of_range),
         cmocka_unit_test(test_bad_communicator),
+        cmocka_unit_test(test_decision),
     };
     int failed = th_run("direct API wrappers", tests, sizeof tests / sizeof tests[0]);
     MPI_Type_free(&types[2].type);
