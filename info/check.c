@@ -54,17 +54,29 @@ static void print_counts(const info_out *o, const check_query *q, const ct_rules
 static int print_allreduce_rules(const info_out *o, const check_query *q, const ct_ruleset *rs)
 {
     int n = 0;
-    for (int i = 0; i < rs->count; i++) {
-        const ct_rule *r = &rs->rules[i];
-        if (!(r->key_mask & (1u << CT_KEY_MSG_SIZE)) || ct_coll_msg_size_known(r->coll))
-            continue;
-        n++;
-        if (o->parsable)
-            info_kv(o, "check:allreduce", "%s:%d:%s", ct_coll_name(r->coll), r->line, q->file);
-        else
-            fprintf(o->f, "%s:%d: note: %s rule with a msg_size condition: each call that "
-                          "reaches it costs one allreduce (the message size differs from "
-                          "rank to rank)\n", q->file, r->line, ct_coll_name(r->coll));
+    for (int c = 0; c < CT_COLL_COUNT; c++) {
+        char lines[200] = "";
+        size_t used = 0;
+        int nc = 0;
+        for (int i = 0; i < rs->count; i++) {
+            const ct_rule *r = &rs->rules[i];
+            if (r->coll != (ct_coll)c || !(r->key_mask & (1u << CT_KEY_MSG_SIZE)) ||
+                ct_coll_msg_size_known(r->coll))
+                continue;
+            nc++;
+            if (o->parsable)
+                info_kv(o, "check:allreduce", "%s:%d:%s", ct_coll_name(r->coll), r->line,
+                        q->file);
+            else if (used < sizeof lines - 16)
+                used += (size_t)snprintf(lines + used, sizeof lines - used, "%s%d",
+                                         nc > 1 ? ", " : "", r->line);
+        }
+        if (nc > 0 && !o->parsable)
+            fprintf(o->f, "%s: note: %s rule%s on line%s %s%s: a call that reaches one costs "
+                          "an allreduce to agree on msg_size (it differs from rank to rank)\n",
+                    q->file, ct_coll_name((ct_coll)c), nc > 1 ? "s" : "", nc > 1 ? "s" : "",
+                    lines, used >= sizeof lines - 16 ? ", ..." : "");
+        n += nc;
     }
     return n;
 }
@@ -153,6 +165,7 @@ typedef struct outcome {
     int rc;
     ct_choice choice;
     int used_msg_size;
+    int empty; /* nothing to do: the MPI library's (decide.h) */
     int nskips, more_skips;
     char skips[MAX_SKIPS][1024];
 } outcome;
@@ -197,11 +210,13 @@ static void decide_at(const ct_config *cfg, ct_coll coll, const ct_env *e, const
     const ct_decide_trace trace = {record_skip, out};
     out->rc = ct_decide_offline(cfg, coll, e, topo, &facts, &trace, &out->choice,
                                 &out->used_msg_size);
+    out->empty = ct_decide_is_empty(coll, msg_size);
 }
 
 static int same_outcome(const outcome *a, const outcome *b)
 {
-    if (a->rc != b->rc || a->nskips != b->nskips || a->more_skips != b->more_skips)
+    if (a->rc != b->rc || a->empty != b->empty || a->nskips != b->nskips ||
+        a->more_skips != b->more_skips)
         return 0;
     if (a->rc == MPI_SUCCESS &&
         (a->choice.alg != b->choice.alg || a->choice.rule_line != b->choice.rule_line ||
@@ -224,7 +239,9 @@ static void format_choice(const outcome *out, char *spec, size_t slen, char *whe
         return;
     }
     ct_spec_format_resolved(out->choice.alg, out->choice.params, spec, slen);
-    if (out->choice.forced)
+    if (out->empty)
+        snprintf(where, wlen, "empty call, no byte to move");
+    else if (out->choice.forced)
         snprintf(where, wlen, "forced");
     else if (out->choice.rule_line > 0)
         snprintf(where, wlen, "rule line %d", out->choice.rule_line);
@@ -259,16 +276,17 @@ static int cmp_long(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The sizes where coll's decision may change: 0, every msg_size bound, and
- * where offsets stop fitting an int. */
+/* The sizes where coll's decision may change: 0, 1 (after an empty call),
+ * every msg_size bound, and where offsets stop fitting an int. */
 static int size_points(const ct_ruleset *rs, ct_coll coll, const ct_env *e, long **points)
 {
-    int n = 2;
-    long *p = malloc((size_t)(2 * rs->count + 2) * sizeof *p);
+    int n = 3;
+    long *p = malloc((size_t)(2 * rs->count + 3) * sizeof *p);
     if (p == NULL)
         return -1;
     p[0] = 0;
     p[1] = int_offsets_limit(coll, e);
+    p[2] = ct_decide_is_empty(coll, 0) ? 1 : 0;
     for (int i = 0; i < rs->count; i++) {
         const ct_rule *r = &rs->rules[i];
         if (r->coll != coll || !(r->key_mask & (1u << CT_KEY_MSG_SIZE)))

@@ -379,24 +379,27 @@ int ct_decide_offline(const ct_config *cfg, ct_coll coll, const ct_env *env,
 {
     ct_call call = {.coll = coll, .have_facts = 1, .facts = *given};
     decision d = {cfg, NULL, env, topo, &call, trace};
+    if (ct_decide_is_empty(coll, given->msg_size)) {
+        set_choice(out, ct_algorithm_fallback(coll), NULL, 0, 0);
+        if (used_msg_size != NULL)
+            *used_msg_size = 1;
+        return MPI_SUCCESS;
+    }
     int rc = decide(&d, NULL, out);
     if (used_msg_size != NULL)
         *used_msg_size = call.used_msg_size;
     return rc;
 }
 
-/* The collectives whose calls without a byte to move skip the decision
- * (alltoallv.c, allgather_inter.c: every rank knows it from its own
- * arguments). */
-static int empty_is_forwarded(ct_coll coll)
+int ct_decide_is_empty(ct_coll coll, long msg_size)
 {
-    return coll == CT_COLL_ALLTOALL || coll == CT_COLL_ALLGATHER_INTER;
+    return msg_size == 0 && ct_coll_msg_size_known(coll);
 }
 
 int ct_decide_query(ct_ctx *ctx, ct_coll coll, long msg_size, ct_choice *out)
 {
     ct_call call = {.coll = coll, .have_facts = 1, .facts = {msg_size, 0, 0}};
-    if (msg_size == 0 && empty_is_forwarded(coll)) {
+    if (ct_decide_is_empty(coll, msg_size)) {
         set_choice(out, ct_algorithm_fallback(coll), NULL, 0, 0);
         return MPI_SUCCESS;
     }

@@ -125,4 +125,8 @@ int ct_decide_call(MPI_Comm comm, ct_call *call, const ct_spec *forced, ct_ctx *
  */
 void ct_decide_count_empty(ct_coll coll, double seconds);
 
+/* Is a call of coll whose largest block is msg_size such an empty call?
+ * ct_decide_query and ct_decide_offline answer pmpi for it, as a job does. */
+int ct_decide_is_empty(ct_coll coll, long msg_size);
+
 #endif
