@@ -13,7 +13,11 @@ grep -q '^BSD 3-Clause License$' LICENSE || { echo "FAIL: LICENSE is not BSD-3-C
 if git -C "$top" rev-parse --is-inside-work-tree > /dev/null 2>&1; then
     list() { git -C "$top" ls-files; }
 else
-    list() { find . -type f ! -path './build*' ! -path './_inst*' ! -path '*/.git/*' |
+    # A release tarball or an unpacked tree: what autotools generate is not
+    # ours (Makefile.in, configure, aclocal.m4, build-aux/, m4/).
+    list() { find . -type f ! -path './build*' ! -path './_*' ! -path '*/.git/*' \
+        ! -name Makefile.in ! -name configure ! -name aclocal.m4 ! -name 'config.*' \
+        ! -path './build-aux/*' ! -path './m4/*' ! -path './autom4te.cache/*' |
         sed 's|^\./||'; }
 fi
 missing=0
