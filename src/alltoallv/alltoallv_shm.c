@@ -151,18 +151,21 @@ static int post_direct(direct_state *d, ct_shm_out *out, ct_shm_want *want)
 }
 
 /* Completes what it can of the point-to-point blocks, in order: the MPI
- * library moves all of them on meanwhile (ct_shm_idle, during the rounds). */
-static void drive(void *arg)
+ * library moves all of them on meanwhile (ct_shm_idle, during the rounds).
+ * Returns whether one completed. */
+static int drive(void *arg)
 {
     direct_state *d = arg;
+    const int first = d->next;
     while (d->next < d->n) {
         int done = 0;
         const int rc = PMPI_Test(&d->reqs[d->next], &done, MPI_STATUS_IGNORE);
         keep_first(d, rc);
         if (!done && rc == MPI_SUCCESS)
-            return;
+            break;
         d->next++;
     }
+    return d->next > first;
 }
 
 /*
