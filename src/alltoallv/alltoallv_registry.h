@@ -120,7 +120,7 @@
                    "synchronisation, each copies its blocks out (bounded window, rounds); "
                    "large blocks point-to-point",
         .nparams = 1,
-        .params = {{"large", K(0), K(1L << 30), K(32768),
+        .params = {{"large", K(0), K(1L << 30), K(49152),
                     "blocks of at least this many bytes go point-to-point, copied once by "
                     "the MPI library instead of twice through the window (0: none)"}},
         .restrictions = CT_R_SHARED_MEMORY,

@@ -37,6 +37,11 @@
  * cannot take a block of the sender's next call. A block whose bytes exceed
  * an int stays in the window.
  *
+ * MPI_Alltoall needs none of that when its blocks are large: every rank
+ * knows every block's size from its own arguments, so when they reach large
+ * every block of every rank travels point-to-point, and every rank skips
+ * the window alike (no plan, header or round 0: alltoall_direct).
+ *
  * If the window cannot be set up (shm.h), every rank learns it at the first
  * call, and that call and every later one on the communicator that chooses
  * shm is forwarded to the MPI library's routine.
@@ -146,18 +151,21 @@ static int post_direct(direct_state *d, ct_shm_out *out, ct_shm_want *want)
 }
 
 /* Completes what it can of the point-to-point blocks, in order: the MPI
- * library moves all of them on meanwhile (ct_shm_idle, during the rounds). */
-static void drive(void *arg)
+ * library moves all of them on meanwhile (ct_shm_idle, during the rounds).
+ * Returns whether one completed. */
+static int drive(void *arg)
 {
     direct_state *d = arg;
+    const int first = d->next;
     while (d->next < d->n) {
         int done = 0;
         const int rc = PMPI_Test(&d->reqs[d->next], &done, MPI_STATUS_IGNORE);
         keep_first(d, rc);
         if (!done && rc == MPI_SUCCESS)
-            return;
+            break;
         d->next++;
     }
+    return d->next > first;
 }
 
 /*
@@ -184,6 +192,49 @@ static int finish_direct(direct_state *d, ct_shm_want *want)
     for (; d->next < d->n; d->next++)
         keep_first(d, PMPI_Wait(&d->reqs[d->next], MPI_STATUS_IGNORE));
     return d->rc;
+}
+
+/*
+ * MPI_Alltoall with blocks of at least large bytes: every rank knows every
+ * block's size from its own arguments (the standard makes them equal), so
+ * every block of every rank is direct and all ranks come here alike. The
+ * window has nothing to carry and round 0 nothing to settle: no plan, no
+ * header, no synchronisation, only the point-to-point blocks, in the order
+ * post_direct uses (receives from me - 1 down, sends from me + 1 up), with
+ * this call's tag (the window's call count still advances: a receive of the
+ * previous call waiting to be cancelled cannot take a block of this one).
+ * A block that cannot be posted stops the posting; what was posted
+ * completes, and the call returns the first failure.
+ */
+static int alltoall_direct(direct_state *d)
+{
+    const ct_a2av *x = d->x;
+    const int P = x->ctx->size, me = x->ctx->rank;
+    int rc = MPI_SUCCESS;
+    for (int t = 1; t < P && rc == MPI_SUCCESS; t++) {
+        const int i = (me - t + P) % P;
+        rc = ct_irecv(ct_a2av_recvblock(x, i), ct_a2av_rcount(x, i), x->a->recvtype, i, d->tag,
+                      x->ctx->comm, &d->reqs[d->n]);
+        d->n += rc == MPI_SUCCESS;
+    }
+    for (int t = 1; t < P && rc == MPI_SUCCESS; t++) {
+        const int j = (me + t) % P;
+        rc = ct_isend(ct_a2av_sendblock(x, j), ct_a2av_scount(x, j), x->a->sendtype, j, d->tag,
+                      x->ctx->comm, &d->reqs[d->n]);
+        d->n += rc == MPI_SUCCESS;
+    }
+    keep_first(d, rc);
+    keep_first(d, ct_a2av_self_copy(x));
+    for (; d->next < d->n; d->next++) /* one at a time: the first failure's class */
+        keep_first(d, PMPI_Wait(&d->reqs[d->next], MPI_STATUS_IGNORE));
+    return d->rc;
+}
+
+/* Whether the call is an MPI_Alltoall whose blocks all travel point-to-point. */
+static int alltoall_all_direct(const ct_a2av *x, const ct_typeinfo *st, long large)
+{
+    return x->a->coll == CT_COLL_ALLTOALL &&
+           is_direct((size_t)ct_a2av_scount(x, 0) * (size_t)st->size, large);
 }
 
 /* A non-contiguous send side: the blocks that go through the window packed
@@ -269,6 +320,11 @@ int ct_alltoallv_shm(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params
     CT_CALL(ct_shm_stream_get(ctx, CT_EXT_A2A_SHM, ctx->comm, 0, P, "shm", &s));
     if (s == NULL)
         return a->forward(a); /* no window on some rank: every rank comes here */
+    if (alltoall_all_direct(&x, &st, large)) {
+        direct_state d = {.x = &x, .reqs = s->reqs, .tag = direct_tag(s)};
+        s->calls++; /* as ct_shm_stream_run counts it: the next call's tag differs */
+        return alltoall_direct(&d);
+    }
     ctx->call_extra += ct_shm_stream_bytes(P);
     direct_state d = {.x = &x, .reqs = s->reqs, .tag = direct_tag(s)};
     const ct_shm_idle idle = {drive, &d};

@@ -251,8 +251,8 @@ static void read_round(ct_shm_stream *s, round_state *rs, ct_shm_want *want,
     for (int t = 0; t < w->size; t++) {
         const int i = (w->rank + t) % w->size;
         while (!ct_shm_arrived(w, i)) {
-            if (idle != NULL)
-                idle->fn(idle->arg);
+            if (idle != NULL && idle->fn(idle->arg))
+                continue; /* a block completed: more may follow at once */
             ct_shm_pause(w, &spins);
         }
         ct_shm_want *mine = s->want_count[i] > 0 ? want + s->want_first[i] : NULL;

@@ -72,9 +72,14 @@ typedef struct ct_shm_want {
 
 /* Work a caller has in flight during the rounds (its point-to-point
  * blocks): fn(arg) is called while this rank waits for another member, so
- * that the MPI library moves it on meanwhile. */
+ * that the MPI library moves it on meanwhile. It returns whether some of
+ * the work completed: then the rank looks again at once, and gives its core
+ * away (ct_shm_pause) only when nothing moved. Yielding after every look,
+ * busy or not, cost the point-to-point blocks a few percent more at 32 KiB
+ * to 128 KiB (Alltoallv, 4 to 16 ranks on two cores: 0.81 against 0.86x
+ * native at P = 4, 0.92 against 0.99x at P = 16, 32 KiB). */
 typedef struct ct_shm_idle {
-    void (*fn)(void *arg);
+    int (*fn)(void *arg);
     void *arg;
 } ct_shm_idle;
 

@@ -43,6 +43,26 @@ for ppn in $q $q:cyclic; do
         TEST_ALGS=node_aware -- run_mpi "$P" "$prog"
 done
 
+# MPI_Alltoall with blocks of at least large bytes: every block of every rank
+# is point-to-point, so shm leaves the window alone (the statistics' extra
+# memory: 0 bytes) and the result is right (--check); smaller blocks go
+# through the window (its bytes counted). The in-place and datatype cases of
+# this path run in alltoallv.sh (shm:large=1).
+bench="$top_builddir/bench/coltune-bench"
+a2a_extra() { # SIZE: shm's peak extra memory for MPI_Alltoall of SIZE-byte blocks, large=1k
+    out=$(with_env COLTUNE_STATS=1 COLTUNE_FALLBACK=error -- run_mpi "$(capped 5)" "$bench" \
+        --coll alltoall --sizes "$1" --algs shm:large=1k --iters 3 --check \
+        --no-progress) || { echo "$out" >&2; return 1; }
+    echo "$out" | awk '$1 == "alltoall" && $2 == "shm" && NF == 6 { print $6 }'
+}
+alltoall_direct() {
+    small=$(a2a_extra 512) && big=$(a2a_extra 1k,4k) || return 1
+    echo "extra memory: $small B for 512-byte blocks, $big B for 1k and 4k"
+    [ -n "$small" ] && [ "$small" -gt 0 ] && [ "$big" = 0 ] ||
+        { echo "the window is used by all-direct MPI_Alltoall, or not at all" >&2; return 1; }
+}
+check_run "shm MPI_Alltoall at or above large: point-to-point, no window" alltoall_direct
+
 # No window on one rank: shm forwards, node_aware runs tuna:radix=2.
 for case in "4 4" "7 3"; do
     set -- $case
