@@ -443,15 +443,13 @@ out:
     return rc;
 }
 
-/* An MPI_Alltoall whose blocks are empty (decide.h: nothing to do). With
- * MPI_IN_PLACE the receive arguments describe both sides. */
-static int alltoall_is_empty(const ct_alltoallv_args *a)
+int ct_alltoall_is_empty(const ct_alltoallv_args *a)
 {
     return a->coll == CT_COLL_ALLTOALL && a->recvcounts.base == 0 &&
            (a->sendbuf == MPI_IN_PLACE || a->sendcounts.base == 0);
 }
 
-static int forward_empty(const ct_alltoallv_args *a)
+int ct_alltoall_forward_empty(const ct_alltoallv_args *a)
 {
     if (!ct_cfg()->stats)
         return a->forward(a);
@@ -465,8 +463,8 @@ int ct_alltoallv_dispatch(const ct_alltoallv_args *a, const ct_spec *forced)
 {
     ct_ctx *ctx;
     ct_choice choice;
-    if (alltoall_is_empty(a))
-        return forward_empty(a);
+    if (ct_alltoall_is_empty(a))
+        return ct_alltoall_forward_empty(a);
     /* MPI_Alltoall: the block size is the same on every rank by the standard
      * (matching type signatures), so msg_size costs no communication. */
     ct_call call = {.coll = a->coll, .args = a, .local_facts = ct_alltoallv_local_facts,

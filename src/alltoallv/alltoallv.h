@@ -143,4 +143,12 @@ int ct_alltoallv_local_facts(const void *args, const ct_ctx *ctx, ct_call_facts 
  */
 int ct_alltoallv_dispatch(const ct_alltoallv_args *a, const ct_spec *forced);
 
+/* Nothing to do (select/decide.h): is a an MPI_Alltoall whose blocks are
+ * empty (with MPI_IN_PLACE the receive arguments describe both sides)? The
+ * shim asks first, before anything else, so such a call costs what the MPI
+ * library's own routine costs; ct_alltoall_forward_empty forwards it and
+ * counts it as pmpi in the statistics. */
+int ct_alltoall_is_empty(const ct_alltoallv_args *a);
+int ct_alltoall_forward_empty(const ct_alltoallv_args *a);
+
 #endif

@@ -43,6 +43,8 @@ int ct_shim_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
     ct_alltoallv_args a = ct_shim_describe_alltoall(sendbuf, sendcount, sendtype, recvbuf,
                                                     recvcount, recvtype, comm,
                                                     ct_shim_fwd_alltoall);
+    if (ct_alltoall_is_empty(&a))
+        return ct_alltoall_forward_empty(&a);
     if (!ct_shim_serves_intra(comm))
         return ct_shim_fwd_alltoall(&a);
     return ct_shim_return(comm, ct_alltoallv_dispatch(&a, NULL));
