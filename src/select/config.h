@@ -18,9 +18,10 @@ typedef struct ct_config {
     int disabled; /* COLTUNE_DISABLE=1: forward everything */
     int verbose;  /* COLTUNE_VERBOSE: 0, 1 (each distinct decision), 2 (every call) */
     int stats;    /* COLTUNE_STATS=1: table at MPI_Finalize */
-    int device_always; /* COLTUNE_DEVICE=always: every rank takes part in the
-                          device-memory agreement, GPU runtime loaded or not
-                          (select/decide.h); auto (0): ranks with one */
+    int device_always; /* COLTUNE_DEVICE=always: every communicator agrees on
+                          device memory, GPU runtime loaded or not; auto (0):
+                          those where some rank had one when the context was
+                          made (ctx->device_agree, select/decide.h) */
     ct_fallback fallback;
     int ppn;        /* COLTUNE_PPN=n: emulated ranks per node, 0 = real topology */
     int ppn_cyclic; /* COLTUNE_PPN=n:cyclic: ranks dealt round-robin over the nodes */

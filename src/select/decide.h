@@ -52,11 +52,12 @@ typedef struct ct_call {
      * in verbose jobs a rule passed over before that point is). */
     int defer_facts;
     /* Set by a driver whose calls the MPI library serves when a buffer is in
-     * GPU memory (every collective with a pmpi algorithm). When this rank
-     * has a GPU runtime loaded and an algorithm other than pmpi is chosen,
-     * the decision agrees over all ranks whether any buffer is device
-     * memory (in the facts' allreduce) and then chooses pmpi, whatever
-     * forced the algorithm. With no runtime loaded nothing is asked. */
+     * GPU memory (every collective with a pmpi algorithm). On a communicator
+     * where some rank had a GPU runtime loaded when its context was made
+     * (ctx->device_agree), a call for which an algorithm other than pmpi is
+     * chosen agrees over all ranks whether any buffer is device memory (in
+     * the facts' allreduce) and then chooses pmpi, whatever forced the
+     * algorithm. Elsewhere nothing is asked. */
     ct_device_memory_fn device_memory;
 } ct_call;
 
