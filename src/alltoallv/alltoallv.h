@@ -122,7 +122,6 @@ int ct_tuna_exchange(const ct_tuna_group *grp, ct_ctx *ctx, int radix, void *scr
  * CT_CARVE(base, off, ptr, type, count) points ptr at base + off (unless base
  * is NULL: a first pass only measures) and advances off past count elements.
  */
-#define CT_ALIGN_UP(n) (((n) + (size_t)63) & ~(size_t)63)
 #define CT_CARVE(base, off, ptr, type, count)                                      \
     do {                                                                           \
         if ((base) != NULL)                                                        \

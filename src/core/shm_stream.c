@@ -3,7 +3,7 @@
  * shm_stream.c - personalised exchange through a bounded shared window: the
  * rounds (shm_stream.h).
  */
-#include "alltoallv/shm_stream.h"
+#include "core/shm_stream.h"
 #include "core/log.h"
 #include "core/state.h"
 
@@ -45,6 +45,7 @@ static void free_tables(ct_shm_stream *s)
     free(s->out);
     free(s->want);
     free(s->reqs);
+    free(s->members);
 }
 
 static void stream_free(void *p)
@@ -62,8 +63,8 @@ static void stream_free(void *p)
 /* The state of a communicator without usable windows: read-only. */
 static const ct_shm_stream no_window = {.w = NULL};
 
-/* Creates the window over comm and agrees over ctx->comm (the window's
- * group may be one node of it) whether every group has one. */
+/* Creates the window over comm and agrees over ctx->decide_comm (the
+ * window's group may be one node of it) whether every group has one. */
 static int stream_create(ct_ctx *ctx, MPI_Comm comm, int owns_comm, int nblocks,
                          const char *who, ct_shm_stream **out)
 {
@@ -81,7 +82,7 @@ static int stream_create(ct_ctx *ctx, MPI_Comm comm, int owns_comm, int nblocks,
     rc = ct_shm_win_create(comm, ct_shm_stream_bytes(nblocks), who, &w);
     here = rc == MPI_SUCCESS && w != NULL && s != NULL && s->want_first != NULL &&
            s->out != NULL && s->want != NULL && s->reqs != NULL;
-    CT_CALL(PMPI_Allreduce(&here, &everywhere, 1, MPI_INT, MPI_MIN, ctx->comm));
+    CT_CALL(PMPI_Allreduce(&here, &everywhere, 1, MPI_INT, MPI_MIN, ctx->decide_comm));
     if (!everywhere) {
         if (w != NULL) /* the group's window is whole: freed by all its ranks */
             ct_shm_win_free(w);
