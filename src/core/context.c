@@ -127,10 +127,21 @@ out:
 /* Contexts                                                            */
 /* ------------------------------------------------------------------ */
 
+/* Forgets ctx as the last context looked up (see ct_state.last). */
+static void forget_last(const ct_ctx *ctx)
+{
+    ct_state *st = ct_state_get();
+    if (st->last.ctx == ctx) {
+        st->last.comm = MPI_COMM_NULL;
+        st->last.ctx = NULL;
+    }
+}
+
 static void ctx_free(ct_ctx *ctx)
 {
     if (ctx == NULL)
         return;
+    forget_last(ctx);
     for (int i = CT_EXT_COUNT - 1; i >= 0; i--) /* collective: windows, node comms */
         if (ctx->ext[i].release != NULL)
             ctx->ext[i].release(ctx->ext[i].p);
@@ -159,14 +170,25 @@ static int ctx_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
     return MPI_SUCCESS;
 }
 
+/* The attribute keyval, created by the first call (the lock is taken only
+ * then: every call comes here). The first call also decides whether the
+ * last-context cache may be used (ct_state.last). */
 static int keyval_get(int *keyval)
 {
     ct_state *st = ct_state_get();
-    int rc = MPI_SUCCESS;
+    int rc = MPI_SUCCESS, level = MPI_THREAD_MULTIPLE, kv;
+    *keyval = __atomic_load_n(&st->keyval, __ATOMIC_ACQUIRE);
+    if (*keyval != MPI_KEYVAL_INVALID)
+        return MPI_SUCCESS;
     ct_state_lock(st);
-    if (st->keyval == MPI_KEYVAL_INVALID)
-        rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, ctx_delete_fn, &st->keyval, NULL);
-    *keyval = st->keyval;
+    kv = st->keyval;
+    if (kv == MPI_KEYVAL_INVALID) {
+        rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, ctx_delete_fn, &kv, NULL);
+        if (rc == MPI_SUCCESS && PMPI_Query_thread(&level) == MPI_SUCCESS)
+            st->last.usable = level < MPI_THREAD_MULTIPLE;
+        __atomic_store_n(&st->keyval, kv, __ATOMIC_RELEASE);
+    }
+    *keyval = kv;
     ct_state_unlock(st);
     if (rc != MPI_SUCCESS)
         ct_log_mpi_error(rc, "MPI_Comm_create_keyval", __FILE__, __LINE__);
@@ -238,16 +260,32 @@ out:
     return rc;
 }
 
+/* Remembers comm's context as the last one looked up (ct_state.last). */
+static void remember_last(MPI_Comm comm, ct_ctx *ctx)
+{
+    ct_state *st = ct_state_get();
+    if (st->last.usable) {
+        st->last.comm = comm;
+        st->last.ctx = ctx;
+    }
+}
+
 int ct_ctx_get(MPI_Comm comm, ct_ctx **out)
 {
     int rc, keyval, flag = 0;
     void *val = NULL;
+    const ct_state *st = ct_state_get();
+    if (st->last.ctx != NULL && st->last.comm == comm) { /* usable: see keyval_get */
+        *out = st->last.ctx;
+        return MPI_SUCCESS;
+    }
     *out = NULL;
     if ((rc = keyval_get(&keyval)) != MPI_SUCCESS)
         return rc;
     CT_CALL(PMPI_Comm_get_attr(comm, keyval, &val, &flag));
     if (flag) {
         *out = val;
+        remember_last(comm, val);
         return MPI_SUCCESS;
     }
     ct_ctx *ctx = NULL;
@@ -259,6 +297,7 @@ int ct_ctx_get(MPI_Comm comm, ct_ctx **out)
         return rc;
     }
     *out = ctx;
+    remember_last(comm, ctx);
 out:
     return rc;
 }
@@ -268,9 +307,10 @@ int ct_ctx_lookup(MPI_Comm comm, ct_ctx **out)
     int rc, flag = 0;
     void *val = NULL;
     *out = NULL;
-    if (ct_state_get()->keyval == MPI_KEYVAL_INVALID)
+    const int keyval = __atomic_load_n(&ct_state_get()->keyval, __ATOMIC_ACQUIRE);
+    if (keyval == MPI_KEYVAL_INVALID)
         return MPI_SUCCESS; /* no context was ever created */
-    CT_CALL(PMPI_Comm_get_attr(comm, ct_state_get()->keyval, &val, &flag));
+    CT_CALL(PMPI_Comm_get_attr(comm, keyval, &val, &flag));
     if (flag)
         *out = val;
 out:
@@ -333,6 +373,9 @@ void ct_ctx_release_predefined(void)
 void ct_ctx_keyval_free(void)
 {
     ct_state *st = ct_state_get();
+    st->last.usable = 0; /* no lookup after this */
+    st->last.comm = MPI_COMM_NULL;
+    st->last.ctx = NULL;
     if (st->keyval != MPI_KEYVAL_INVALID)
         PMPI_Comm_free_keyval(&st->keyval);
 }

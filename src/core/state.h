@@ -21,7 +21,18 @@ typedef struct ct_state {
     int finalizing;
     int errors_reported; /* configuration errors were reported (or will not be) */
     int log_rank; /* world rank for message prefixes, -1 unknown */
-    int keyval;   /* communicator attribute holding the context */
+    int keyval;   /* communicator attribute holding the context: written once
+                     under lock, read without it (atomic loads) */
+    /* The last communicator whose context a call looked up, and that
+     * context (core/context.c): it spares the hot path the MPI library's
+     * attribute lookup. Kept only where at most one thread calls MPI at a
+     * time (MPI_THREAD_SERIALIZED or less: usable), and forgotten when that
+     * context is freed (its communicator's handle may then be reused). */
+    struct {
+        int usable;
+        MPI_Comm comm;
+        void *ctx;
+    } last;
     int ctx_serial; /* numbers contexts for log messages */
     ct_config cfg;
     ct_stats stats;
