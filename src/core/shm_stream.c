@@ -73,8 +73,8 @@ static int stream_create(ct_ctx *ctx, MPI_Comm comm, int owns_comm, int nblocks,
     ct_shm_win *w = NULL;
     *out = NULL;
     CT_CALL(PMPI_Comm_size(comm, &size));
-    if (s != NULL) { /* want_first, want_count: [size] each */
-        s->want_first = malloc((size_t)size * 2 * sizeof(int));
+    if (s != NULL) { /* want_first, want_count, pending: [size] each */
+        s->want_first = malloc((size_t)size * 3 * sizeof(int));
         s->out = malloc((size_t)nblocks * sizeof *s->out);
         s->want = malloc((size_t)nblocks * sizeof *s->want);
         s->reqs = malloc((size_t)nblocks * 2 * sizeof *s->reqs);
@@ -92,6 +92,7 @@ static int stream_create(ct_ctx *ctx, MPI_Comm comm, int owns_comm, int nblocks,
         goto out;
     }
     s->want_count = s->want_first + size;
+    s->pending = s->want_first + 2 * (size_t)size;
     s->w = w;
     s->comm = comm;
     s->owns_comm = owns_comm;
@@ -237,10 +238,22 @@ static void copy_out(const ct_shm_stream *s, const round_state *rs, int i,
     }
 }
 
+/* Reads member i's part of the round (it has published it). */
+static void read_member(ct_shm_stream *s, round_state *rs, ct_shm_want *want, int i)
+{
+    ct_shm_want *mine = s->want_count[i] > 0 ? want + s->want_first[i] : NULL;
+    if (rs->first)
+        read_head(s, rs, i, mine, s->want_count[i]);
+    if (!rs->error)
+        copy_out(s, rs, i, mine, s->want_count[i], 0);
+}
+
 /*
- * Reads a round: the members in turn from this rank on (the readers start at
- * different parts), each as soon as it has published, so a rank copies
- * while later members are still writing. It returns once it has seen every
+ * Reads a round: the members in turn from this rank on (the readers start
+ * at different parts), each one that has published; then those that had
+ * not, in the same order, as they publish, so a rank copies while later
+ * members are still writing and waits (gives its core away) only when no
+ * member it still needs has published. It returns once it has seen every
  * member publish: only then may its next round overwrite the other half
  * (see shm_stream.h).
  */
@@ -249,18 +262,25 @@ static void read_round(ct_shm_stream *s, round_state *rs, ct_shm_want *want,
 {
     ct_shm_win *w = s->w;
     unsigned spins = 0;
+    int npending = 0;
     for (int t = 0; t < w->size; t++) {
         const int i = (w->rank + t) % w->size;
-        while (!ct_shm_arrived(w, i)) {
-            if (idle != NULL && idle->fn(idle->arg))
-                continue; /* a block completed: more may follow at once */
-            ct_shm_pause(w, &spins);
+        if (ct_shm_arrived(w, i))
+            read_member(s, rs, want, i);
+        else
+            s->pending[npending++] = i;
+    }
+    while (npending > 0) {
+        int left = 0;
+        for (int k = 0; k < npending; k++) {
+            if (ct_shm_arrived(w, s->pending[k]))
+                read_member(s, rs, want, s->pending[k]);
+            else
+                s->pending[left++] = s->pending[k];
         }
-        ct_shm_want *mine = s->want_count[i] > 0 ? want + s->want_first[i] : NULL;
-        if (rs->first)
-            read_head(s, rs, i, mine, s->want_count[i]);
-        if (!rs->error)
-            copy_out(s, rs, i, mine, s->want_count[i], 0);
+        if (left == npending && (idle == NULL || !idle->fn(idle->arg)))
+            ct_shm_pause(w, &spins); /* nothing moved: a block completing is worth a look */
+        npending = left;
     }
 }
 

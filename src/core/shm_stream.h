@@ -19,9 +19,10 @@
  *      in round 0 with the header: stream length, an error flag and the
  *      offset and size of every block;
  *   2. publish count seq + 1 (shm.h);
- *   3. for every member in turn, as soon as it has published seq + 1, copy
- *      the wanted blocks' parts of the round out of its half; the round
- *      ends when this rank has seen every member publish.
+ *   3. for every member, as soon as it has published seq + 1 (whichever
+ *      publishes first), copy the wanted blocks' parts of the round out of
+ *      its half; the round ends when this rank has seen every member
+ *      publish.
  * A member publishes round r + 1 only after it has read round r, so when a
  * writer has seen every member publish round r all have finished reading
  * round r - 1 from the half it is about to overwrite: one synchronisation
@@ -108,8 +109,9 @@ typedef struct ct_shm_stream {
     int nblocks;
     size_t W;   /* data bytes per half */
     size_t hdr; /* header bytes per half */
-    /* Per member, for a call: its wants, want_first .. + want_count. */
-    int *want_first, *want_count;
+    /* Per member, for a call: its wants, want_first .. + want_count; and
+     * the members a round still waits for (pending). */
+    int *want_first, *want_count, *pending;
     /* A caller's plan of one exchange of nblocks blocks, and its requests:
      * out[nblocks], want[nblocks], reqs[2 nblocks], allocated with the window,
      * so that nothing can fail for want of memory between the caller posting
