@@ -42,11 +42,11 @@ int ct_coll_msg_size_known(ct_coll coll);
 #define CT_MAX_PARAMS 4
 
 /* The communicator quantities a parameter bound or expression may use. */
-typedef struct ct_env {
+typedef struct ct_shape {
     long P; /* communicator size */
     long Q; /* ranks per node (largest node when nodes are uneven) */
     long N; /* number of nodes */
-} ct_env;
+} ct_shape;
 
 /* A value that is a constant or a simple expression of P, Q or N:
  * value = term(P, Q, N) + offset, with term one of the ct_term values. */
@@ -65,7 +65,7 @@ typedef struct ct_expr {
     long offset;
 } ct_expr;
 
-long ct_expr_eval(ct_expr e, const ct_env *env);
+long ct_expr_eval(ct_expr e, const ct_shape *env);
 /* Writes the expression as it would be written in a rules file. */
 void ct_expr_format(ct_expr e, char *buf, size_t len);
 

@@ -471,7 +471,7 @@ int ct_allgather_inter_dispatch(const ct_allgather_args *a, const ct_spec *force
         return forward_empty(a);
     /* max(p k_A, q k_B) follows from every rank's own arguments (all ranks of
      * a group send the same signature): msg_size rules cost no communication. */
-    ct_call call = {.coll = CT_COLL_ALLGATHER_INTER,
+    ct_decide_input call = {.coll = CT_COLL_ALLGATHER_INTER,
                     .args = a,
                     .local_facts = allgather_facts,
                     .msg_size_is_global = ct_coll_msg_size_known(CT_COLL_ALLGATHER_INTER),
@@ -489,7 +489,7 @@ int ct_allgatherv_inter_dispatch(const ct_allgatherv_args *a, const ct_spec *for
 {
     ct_ctx *ctx;
     ct_choice ch;
-    ct_call call = {.coll = CT_COLL_ALLGATHERV_INTER,
+    ct_decide_input call = {.coll = CT_COLL_ALLGATHERV_INTER,
                     .args = a,
                     .local_facts = allgatherv_facts,
                     .device_memory = allgatherv_device};

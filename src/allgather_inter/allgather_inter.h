@@ -66,7 +66,7 @@ int ct_ag_segmented_exchange(ct_ctx *ctx, const ct_ag_plan *plan);
  * NULL, and remote block j is then recvcount elements at element
  * j * recvcount.
  */
-typedef struct ct_ag_call {
+typedef struct ct_ag_view {
     const void *sendbuf;
     MPI_Count sendcount;
     MPI_Datatype sendtype;
@@ -74,25 +74,25 @@ typedef struct ct_ag_call {
     MPI_Count recvcount;
     const ct_vec *recvcounts, *displs; /* NULL for an Allgather */
     MPI_Datatype recvtype;
-} ct_ag_call;
+} ct_ag_view;
 
-static inline ct_ag_call ct_ag_call_allgather(const ct_allgather_args *a)
+static inline ct_ag_view ct_ag_view_allgather(const ct_allgather_args *a)
 {
-    return (ct_ag_call){.sendbuf = a->sendbuf, .sendcount = a->sendcount,
+    return (ct_ag_view){.sendbuf = a->sendbuf, .sendcount = a->sendcount,
                         .sendtype = a->sendtype, .recvbuf = a->recvbuf,
                         .recvcount = a->recvcount, .recvtype = a->recvtype};
 }
 
-static inline ct_ag_call ct_ag_call_allgatherv(const ct_allgatherv_args *a)
+static inline ct_ag_view ct_ag_view_allgatherv(const ct_allgatherv_args *a)
 {
-    return (ct_ag_call){.sendbuf = a->sendbuf, .sendcount = a->sendcount,
+    return (ct_ag_view){.sendbuf = a->sendbuf, .sendcount = a->sendcount,
                         .sendtype = a->sendtype, .recvbuf = a->recvbuf,
                         .recvcounts = &a->recvcounts, .displs = &a->displs,
                         .recvtype = a->recvtype};
 }
 
 /* Remote block j's count and displacement (in elements of recvtype). */
-static inline void ct_ag_remote_block(const ct_ag_call *d, int j, MPI_Count *count,
+static inline void ct_ag_remote_block(const ct_ag_view *d, int j, MPI_Count *count,
                                       MPI_Aint *displ)
 {
     *count = d->recvcounts ? ct_vec_at(d->recvcounts, j) : d->recvcount;
@@ -102,7 +102,7 @@ static inline void ct_ag_remote_block(const ct_ag_call *d, int j, MPI_Count *cou
 
 /* The direct exchange of either collective (allgather_inter_direct.c); shm
  * falls back to it on a communicator without a usable window. */
-int ct_ag_direct_exchange(ct_ctx *ctx, const ct_ag_call *d);
+int ct_ag_direct_exchange(ct_ctx *ctx, const ct_ag_view *d);
 
 int ct_allgather_inter_dispatch(const ct_allgather_args *a, const ct_spec *forced);
 int ct_allgatherv_inter_dispatch(const ct_allgatherv_args *a, const ct_spec *forced);

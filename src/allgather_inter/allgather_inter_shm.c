@@ -173,7 +173,7 @@ typedef struct shm_block {
 /* Where this call's bytes come from and go to: *send is this rank's block
  * as bytes (packed into context buffer 0 unless contiguous), blk[j] the
  * place of remote block j (staged in context buffer 1 unless contiguous). */
-static int prepare(ct_ctx *ctx, const ct_ag_call *d, const char **send, size_t *sbytes,
+static int prepare(ct_ctx *ctx, const ct_ag_view *d, const char **send, size_t *sbytes,
                    shm_block *blk, char **stage)
 {
     int rc = MPI_SUCCESS;
@@ -222,7 +222,7 @@ out:
 }
 
 /* Non-contiguous receive type: the staged blocks to the user's buffer. */
-static int unstage(ct_ctx *ctx, const ct_ag_call *d, const shm_block *blk)
+static int unstage(ct_ctx *ctx, const ct_ag_view *d, const shm_block *blk)
 {
     int rc = MPI_SUCCESS;
     MPI_Count count;
@@ -284,7 +284,7 @@ out:
 
 /* One call of either collective: through the window, or by the direct
  * exchange when the communicator has no usable window. */
-static int shm_exchange(ct_ctx *ctx, const ct_ag_call *d)
+static int shm_exchange(ct_ctx *ctx, const ct_ag_view *d)
 {
     int rc;
     const char *send = NULL;
@@ -307,13 +307,13 @@ out:
 int ct_allgather_inter_shm(const ct_allgather_args *a, ct_ctx *ctx, const long *params)
 {
     (void)params;
-    const ct_ag_call d = ct_ag_call_allgather(a);
+    const ct_ag_view d = ct_ag_view_allgather(a);
     return shm_exchange(ctx, &d);
 }
 
 int ct_allgatherv_inter_shm(const ct_allgatherv_args *a, ct_ctx *ctx, const long *params)
 {
     (void)params;
-    const ct_ag_call d = ct_ag_call_allgatherv(a);
+    const ct_ag_view d = ct_ag_view_allgatherv(a);
     return shm_exchange(ctx, &d);
 }

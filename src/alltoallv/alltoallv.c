@@ -467,7 +467,7 @@ int ct_alltoallv_dispatch(const ct_alltoallv_args *a, const ct_spec *forced)
         return ct_alltoall_forward_empty(a);
     /* MPI_Alltoall: the block size is the same on every rank by the standard
      * (matching type signatures), so msg_size costs no communication. */
-    ct_call call = {.coll = a->coll, .args = a, .local_facts = ct_alltoallv_local_facts,
+    ct_decide_input call = {.coll = a->coll, .args = a, .local_facts = ct_alltoallv_local_facts,
                     .msg_size_is_global = ct_coll_msg_size_known(a->coll),
                     .device_memory = device_memory};
     int rc = ct_decide_call(a->comm, &call, forced, &ctx, &choice);

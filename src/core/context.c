@@ -220,9 +220,9 @@ static int ctx_create(MPI_Comm user, ct_ctx **out)
     CT_CALL(PMPI_Comm_rank(ctx->decide_comm, &ctx->decide_rank));
     const ct_config *cfg = ct_cfg();
     CT_CALL(ct_topo_compute(ctx->decide_comm, cfg->ppn, cfg->ppn_cyclic, &ctx->topo));
-    ctx->env.P = ctx->size + ctx->remote_size;
-    ctx->env.Q = ctx->topo.Q;
-    ctx->env.N = ctx->topo.N;
+    ctx->shape.P = ctx->size + ctx->remote_size;
+    ctx->shape.Q = ctx->topo.Q;
+    ctx->shape.N = ctx->topo.N;
     for (int c = 0; c < CT_COLL_COUNT; c++)
         ctx->fallback[c] = ct_algorithm_fallback((ct_coll)c);
     int gpu = cfg->device_always || ct_device_runtimes() != 0;

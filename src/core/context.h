@@ -66,7 +66,7 @@ typedef struct ct_ctx {
     int serial;    /* number for log messages */
     char name[MPI_MAX_OBJECT_NAME];
     ct_topo topo;
-    ct_env env; /* P, Q, N for rules and parameter expressions; for an
+    ct_shape shape; /* P, Q, N for rules and parameter expressions; for an
                    intercommunicator P is the size of both groups together */
     struct {
         int valid;

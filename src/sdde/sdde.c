@@ -158,8 +158,8 @@ long ct_sdde_last_internode(MPI_Comm comm)
 /* Validation (rank-local; the ranks agree on the outcome afterwards)  */
 /* ------------------------------------------------------------------ */
 
-static int bad(const ct_sdde_call *c, int code, const char *fmt, ...) CT_PRINTF(3, 4);
-static int bad(const ct_sdde_call *c, int code, const char *fmt, ...)
+static int bad(const ct_sdde_args *c, int code, const char *fmt, ...) CT_PRINTF(3, 4);
+static int bad(const ct_sdde_args *c, int code, const char *fmt, ...)
 {
     char text[512];
     va_list ap;
@@ -183,7 +183,7 @@ static int by_dest(const void *a, const void *b)
 }
 
 /* Destinations: in range and listed once (sorting a copy: O(nnz log nnz)). */
-static int check_dests(const ct_sdde_call *c, int P)
+static int check_dests(const ct_sdde_args *c, int P)
 {
     int rc = MPI_SUCCESS;
     dest_at *d = NULL;
@@ -206,7 +206,7 @@ out:
     return rc;
 }
 
-static int check_send_side(const ct_sdde_call *c)
+static int check_send_side(const ct_sdde_args *c)
 {
     if (c->send_nnz < 0)
         return bad(c, MPI_ERR_ARG, "send_nnz = %d is negative", c->send_nnz);
@@ -234,7 +234,7 @@ static int check_send_side(const ct_sdde_call *c)
 }
 
 /* The receive arguments: counts, capacities and where the outputs go. */
-static int check_recv_side(const ct_sdde_call *c)
+static int check_recv_side(const ct_sdde_args *c)
 {
     if (!c->variable && c->recvcount < 0)
         return bad(c, MPI_ERR_ARG, "recvcount = %d is negative", c->recvcount);
@@ -262,7 +262,7 @@ static int check_recv_side(const ct_sdde_call *c)
     return MPI_SUCCESS;
 }
 
-static int check_types(const ct_sdde_call *c, ct_typeinfo *st, ct_typeinfo *rt)
+static int check_types(const ct_sdde_args *c, ct_typeinfo *st, ct_typeinfo *rt)
 {
     int rc;
     if (c->sendtype == MPI_DATATYPE_NULL || c->recvtype == MPI_DATATYPE_NULL)
@@ -296,14 +296,14 @@ typedef struct prepared {
     double total_bytes;
 } prepared;
 
-static void message_of(const ct_sdde_call *c, int i, int *count, MPI_Aint *displ)
+static void message_of(const ct_sdde_args *c, int i, int *count, MPI_Aint *displ)
 {
     *count = c->variable ? c->sendcounts[i] : c->sendcount;
     *displ = c->variable ? (MPI_Aint)c->sdispls[i] : (MPI_Aint)i * c->sendcount;
 }
 
 /* Packs every message of a non-contiguous sendtype into p->staging. */
-static int pack_all(const ct_sdde_call *c, prepared *p, MPI_Comm comm)
+static int pack_all(const ct_sdde_args *c, prepared *p, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS, count, size;
     MPI_Aint displ;
@@ -334,7 +334,7 @@ out:
 }
 
 /* Every message fits coltune's limit and has data to read. */
-static int check_messages(const ct_sdde_call *c, const prepared *p)
+static int check_messages(const ct_sdde_args *c, const prepared *p)
 {
     int count;
     MPI_Aint displ;
@@ -352,7 +352,7 @@ static int check_messages(const ct_sdde_call *c, const prepared *p)
 }
 
 /* Fills x->out with this rank's messages to other ranks, as bytes. */
-static int prepare_sends(const ct_sdde_call *c, prepared *p, ct_sdde *x, int me, MPI_Comm comm)
+static int prepare_sends(const ct_sdde_args *c, prepared *p, ct_sdde *x, int me, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS, count;
     MPI_Aint displ;
@@ -392,7 +392,7 @@ out:
  * is refused like any invalid argument: the ranks agree, and every rank
  * returns an error instead of faulting. Asked only with a GPU runtime loaded.
  */
-static int check_device(const ct_sdde_call *c, const prepared *p)
+static int check_device(const ct_sdde_args *c, const prepared *p)
 {
     int count;
     MPI_Aint displ;
@@ -422,7 +422,7 @@ static int check_device(const ct_sdde_call *c, const prepared *p)
                "pass host memory", what, ct_device_name(dev));
 }
 
-static int validate_and_prepare(const ct_sdde_call *c, prepared *p, ct_sdde *x, int P, int me)
+static int validate_and_prepare(const ct_sdde_args *c, prepared *p, ct_sdde *x, int P, int me)
 {
     int rc;
     if ((rc = check_types(c, &p->st, &p->rt)) != MPI_SUCCESS)
@@ -465,7 +465,7 @@ static int sdde_facts(const void *args, const ct_ctx *ctx, ct_call_facts *f)
  * some rank lacks an exact receive count. SDDE algorithms declare no local
  * restrictions (they run on packed bytes), so no violation flags travel.
  */
-static int agree(ct_ctx *ctx, const prepared *p, int arg_rc, int nnz_known, ct_call *call,
+static int agree(ct_ctx *ctx, const prepared *p, int arg_rc, int nnz_known, ct_decide_input *call,
                  int *invalid, int *all_known)
 {
     int rc;
@@ -492,7 +492,7 @@ static int by_src(const void *a, const void *b)
 
 /* Element count of every message; checks that each holds what recvtype and
  * (constant size) recvcount say. *total: elements in all. */
-static int element_counts(const ct_sdde_call *c, const ct_sdde_box *got, const ct_typeinfo *rt,
+static int element_counts(const ct_sdde_args *c, const ct_sdde_box *got, const ct_typeinfo *rt,
                           int *counts, long *total)
 {
     long want = (long)c->recvcount * (long)rt->size;
@@ -535,7 +535,7 @@ typedef struct outputs {
     char *vals;
 } outputs;
 
-static int allocate_outputs(const ct_sdde_call *c, int n, long total, const ct_typeinfo *rt,
+static int allocate_outputs(const ct_sdde_args *c, int n, long total, const ct_typeinfo *rt,
                             outputs *o)
 {
     int rc = MPI_SUCCESS;
@@ -554,7 +554,7 @@ out:
     return rc;
 }
 
-static int write_messages(const ct_sdde_call *c, const ct_sdde_box *got, const int *counts,
+static int write_messages(const ct_sdde_args *c, const ct_sdde_box *got, const int *counts,
                           const ct_typeinfo *rt, const outputs *o, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS;
@@ -581,7 +581,7 @@ out:
     return rc;
 }
 
-static int write_outputs(const ct_sdde_call *c, ct_sdde_box *got, const ct_typeinfo *rt,
+static int write_outputs(const ct_sdde_args *c, ct_sdde_box *got, const ct_typeinfo *rt,
                          MPI_Comm comm)
 {
     int rc = MPI_SUCCESS, n = got->n;
@@ -669,7 +669,7 @@ static int run(ct_sdde *x, const ct_choice *ch, const prepared *p, int me)
 
 /* The error of a call some rank's arguments made invalid: the rank's own,
  * or for the others MPI_ERR_OTHER (said once, by one rank). */
-static int invalid_elsewhere(const ct_sdde_call *c, const ct_ctx *ctx, int arg_rc)
+static int invalid_elsewhere(const ct_sdde_args *c, const ct_ctx *ctx, int arg_rc)
 {
     if (arg_rc != MPI_SUCCESS)
         return arg_rc;
@@ -679,7 +679,7 @@ static int invalid_elsewhere(const ct_sdde_call *c, const ct_ctx *ctx, int arg_r
     return MPI_ERR_OTHER;
 }
 
-int ct_sdde_dispatch(const ct_sdde_call *c, const ct_spec *forced)
+int ct_sdde_dispatch(const ct_sdde_args *c, const ct_spec *forced)
 {
     int rc, P, me, invalid = 0, all_known = 0;
     ct_ctx *ctx = NULL;
@@ -697,7 +697,7 @@ int ct_sdde_dispatch(const ct_sdde_call *c, const ct_spec *forced)
     /* First a decision without communication: a forced spec, a cached one,
      * or rules that need no msg_size. */
     ct_coll coll = c->variable ? CT_COLL_ALLTOALLV_CRS : CT_COLL_ALLTOALL_CRS;
-    ct_call call = {.coll = coll, .args = &p, .local_facts = sdde_facts, .defer_facts = 1};
+    ct_decide_input call = {.coll = coll, .args = &p, .local_facts = sdde_facts, .defer_facts = 1};
     int decided = ct_decide_call(c->comm, &call, forced, &ctx, &choice) == MPI_SUCCESS &&
                   ctx != NULL;
     /* Not before one call on the communicator has passed the agreement: a

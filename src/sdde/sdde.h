@@ -173,7 +173,7 @@ void ct_sdde_local_free(ct_sdde_local *L);
 /* ------------------------------------------------------------------ */
 
 /* The user's call, either collective, either way of allocating. */
-typedef struct ct_sdde_call {
+typedef struct ct_sdde_args {
     const char *fn; /* "MPIX_Alltoall_crs" ...: names the call in messages */
     int variable;   /* MPIX_Alltoallv_crs */
     int alloc;      /* the _alloc variants: outputs allocated by coltune */
@@ -191,12 +191,12 @@ typedef struct ct_sdde_call {
     void **recvvals_out;
     int nnz_known, size_known; /* hints (MPIX_Info) */
     MPI_Comm comm;
-} ct_sdde_call;
+} ct_sdde_args;
 
 /* Validates, decides (forced: a spec from the direct API, or NULL), runs and
  * writes the outputs. Returns an MPI error code (the caller hands it to the
  * communicator's error handler). */
-int ct_sdde_dispatch(const ct_sdde_call *c, const ct_spec *forced);
+int ct_sdde_dispatch(const ct_sdde_args *c, const ct_spec *forced);
 
 /* The number coltune_sdde_internode_msgs reports, -1 before any call. */
 long ct_sdde_last_internode(MPI_Comm comm);

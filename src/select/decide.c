@@ -23,7 +23,7 @@ static const struct {
 
 /* This rank's device-memory fact: asked only of a driver that can forward
  * and when the process has a GPU runtime loaded (no cost otherwise). */
-static unsigned local_device(const ct_ctx *ctx, const ct_call *call)
+static unsigned local_device(const ct_ctx *ctx, const ct_decide_input *call)
 {
     if (call->device_memory == NULL || ct_device_runtimes() == 0)
         return 0;
@@ -36,7 +36,7 @@ static unsigned local_device(const ct_ctx *ctx, const ct_call *call)
  * part, so every rank returns the error instead of some waiting forever) and
  * the device-memory runtime (0 on ranks with none loaded).
  */
-static int ensure_facts(ct_ctx *ctx, ct_call *call)
+static int ensure_facts(ct_ctx *ctx, ct_decide_input *call)
 {
     int rc;
     ct_call_facts local = {0, 0, 0};
@@ -75,7 +75,7 @@ out:
  * runtime loaded when its context was made (ctx->device_agree, the same on
  * every rank: a rank without a runtime takes part and answers no).
  */
-static int device_agreed(ct_ctx *ctx, ct_call *call, int *device)
+static int device_agreed(ct_ctx *ctx, ct_decide_input *call, int *device)
 {
     *device = 0;
     if (call->device_memory == NULL)
@@ -97,9 +97,9 @@ static int device_agreed(ct_ctx *ctx, ct_call *call, int *device)
 typedef struct decision {
     const ct_config *cfg;
     ct_ctx *ctx;
-    const ct_env *env;
+    const ct_shape *env;
     const ct_topo *topo;
-    ct_call *call;
+    ct_decide_input *call;
     const ct_decide_trace *trace; /* NULL in jobs */
 } decision;
 
@@ -166,7 +166,7 @@ static void set_choice(ct_choice *out, const ct_algorithm *alg, const long *para
 }
 
 /* A call with device memory: the fallback (pmpi) serves it, said once. */
-static void forward_device(const ct_ctx *ctx, const ct_call *call, ct_choice *out)
+static void forward_device(const ct_ctx *ctx, const ct_decide_input *call, ct_choice *out)
 {
     const ct_config *cfg = ct_cfg();
     if (cfg->verbose && ctx->decide_rank == 0)
@@ -182,7 +182,7 @@ static void forward_device(const ct_ctx *ctx, const ct_call *call, ct_choice *ou
  * says they determine it, else through the decision's allreduce. */
 static int call_msg_size(decision *d, long *msg_size)
 {
-    ct_call *call = d->call;
+    ct_decide_input *call = d->call;
     call->used_msg_size = 1;
     if (call->msg_size_is_global && !call->have_facts) {
         ct_call_facts local;
@@ -301,7 +301,7 @@ static int forced_fallback(const decision *d, const ct_spec *spec, const char *w
     return MPI_SUCCESS;
 }
 
-static void log_decision(ct_ctx *ctx, const ct_call *call, const ct_choice *c)
+static void log_decision(ct_ctx *ctx, const ct_decide_input *call, const ct_choice *c)
 {
     const ct_config *cfg = ct_cfg();
     char spec[160], key[256], where[32] = "default";
@@ -324,7 +324,7 @@ static void log_decision(ct_ctx *ctx, const ct_call *call, const ct_choice *c)
     if (call->have_facts)
         snprintf(facts, sizeof facts, " msg_size=%ld", call->facts.msg_size);
     ct_log("%s on %s#%d (P=%d nodes=%d ppn=%d%s): %s [%s]", ct_coll_name(call->coll),
-           ctx->name, ctx->serial, (int)ctx->env.P, ctx->topo.N, ctx->topo.Q, facts, spec,
+           ctx->name, ctx->serial, (int)ctx->shape.P, ctx->topo.N, ctx->topo.Q, facts, spec,
            where);
 }
 
@@ -350,7 +350,7 @@ static int decide(decision *d, const ct_spec *forced, ct_choice *out)
     return MPI_SUCCESS;
 }
 
-int ct_decide(ct_ctx *ctx, ct_call *call, const ct_spec *forced, ct_choice *out)
+int ct_decide(ct_ctx *ctx, ct_decide_input *call, const ct_spec *forced, ct_choice *out)
 {
     const ct_config *cfg = ct_cfg();
     const int cacheable = forced == NULL && !cfg->forced_set[call->coll];
@@ -359,7 +359,7 @@ int ct_decide(ct_ctx *ctx, ct_call *call, const ct_spec *forced, ct_choice *out)
         *out = ctx->cached[call->coll].choice;
         rc = MPI_SUCCESS;
     } else {
-        decision d = {cfg, ctx, &ctx->env, &ctx->topo, call, NULL};
+        decision d = {cfg, ctx, &ctx->shape, &ctx->topo, call, NULL};
         rc = decide(&d, forced, out);
         /* A decision by the rules that needed no per-call facts holds for
          * every call. */
@@ -373,11 +373,11 @@ int ct_decide(ct_ctx *ctx, ct_call *call, const ct_spec *forced, ct_choice *out)
     return rc;
 }
 
-int ct_decide_offline(const ct_config *cfg, ct_coll coll, const ct_env *env,
+int ct_decide_offline(const ct_config *cfg, ct_coll coll, const ct_shape *env,
                       const ct_topo *topo, const ct_call_facts *given,
                       const ct_decide_trace *trace, ct_choice *out, int *used_msg_size)
 {
-    ct_call call = {.coll = coll, .have_facts = 1, .facts = *given};
+    ct_decide_input call = {.coll = coll, .have_facts = 1, .facts = *given};
     decision d = {cfg, NULL, env, topo, &call, trace};
     if (ct_decide_is_empty(coll, given->msg_size)) {
         set_choice(out, ct_algorithm_fallback(coll), NULL, 0, 0);
@@ -398,7 +398,7 @@ int ct_decide_is_empty(ct_coll coll, long msg_size)
 
 int ct_decide_query(ct_ctx *ctx, ct_coll coll, long msg_size, ct_choice *out)
 {
-    ct_call call = {.coll = coll, .have_facts = 1, .facts = {msg_size, 0, 0}};
+    ct_decide_input call = {.coll = coll, .have_facts = 1, .facts = {msg_size, 0, 0}};
     if (ct_decide_is_empty(coll, msg_size)) {
         set_choice(out, ct_algorithm_fallback(coll), NULL, 0, 0);
         return MPI_SUCCESS;
@@ -411,7 +411,7 @@ void ct_decide_count_empty(ct_coll coll, double seconds)
     ct_stats_record(ct_algorithm_index(ct_algorithm_fallback(coll)), 0, seconds, 0);
 }
 
-int ct_decide_call(MPI_Comm comm, ct_call *call, const ct_spec *forced, ct_ctx **ctx,
+int ct_decide_call(MPI_Comm comm, ct_decide_input *call, const ct_spec *forced, ct_ctx **ctx,
                    ct_choice *out)
 {
     int rc = ct_ctx_get(comm, ctx);

@@ -46,7 +46,7 @@ static void record(void *arg, const char *source, int line, const ct_spec *spec,
 typedef struct fixture {
     ct_config cfg;
     ct_topo topo;
-    ct_env env;
+    ct_shape env;
     trace_log log;
     ct_choice choice;
     int used_msg_size;
@@ -78,7 +78,7 @@ static void place(fixture *f, int P, int ppn, int emulated)
     assert_int_equal(ct_topo_emulate(P, ppn, 0, &f->topo), MPI_SUCCESS);
     f->topo.emulated = emulated;
     f->topo.shared = emulated || f->topo.N == 1;
-    f->env = (ct_env){P, f->topo.Q, f->topo.N};
+    f->env = (ct_shape){P, f->topo.Q, f->topo.N};
 }
 
 static int decide(fixture *f, ct_coll coll, long msg_size, unsigned violations)
@@ -214,7 +214,7 @@ static int decide_deferred(fixture *f, ct_ctx *ctx, int P, int ppn, int emulated
     memset(ctx, 0, sizeof *ctx);
     ctx->topo = f->topo; /* borrowed: freed by the fixture */
     ctx->env = f->env;
-    ct_call call = {.coll = CT_COLL_ALLTOALLV, .local_facts = facts_not_wanted,
+    ct_decide_input call = {.coll = CT_COLL_ALLTOALLV, .local_facts = facts_not_wanted,
                     .defer_facts = 1};
     memset(&f->choice, 0, sizeof f->choice);
     return ct_decide(ctx, &call, NULL, &f->choice);
