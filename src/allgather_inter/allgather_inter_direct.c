@@ -26,7 +26,7 @@
  * no bytes; both ends agree on which those are, because an exchange's send
  * and receive signatures match.
  */
-#include "allgather_inter/allgather_inter.h"
+#include "allgather_inter/ag_exchange.h"
 #include "core/datatype.h"
 
 /* Posts the receive of every remote block and the send of this rank's

@@ -41,7 +41,7 @@
  * exchange from then on: the setup ends with one allreduce that every rank
  * reaches whatever failed on it, so all ranks learn it together.
  */
-#include "allgather_inter/allgather_inter.h"
+#include "allgather_inter/ag_exchange.h"
 #include "core/datatype.h"
 #include "core/log.h"
 #include "core/shm.h"

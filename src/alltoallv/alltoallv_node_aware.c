@@ -473,12 +473,13 @@ static int node_aware_lanes(const ct_alltoallv_args *a, ct_ctx *ctx, ct_shm_stre
 static int uneven_agree(const ct_alltoallv_args *a, ct_ctx *ctx, size_t *M, int *fits)
 {
     int rc;
-    ct_call_facts f;
+    long msg_size;
+    unsigned violations;
     /* the decision's own local facts, of the byte view (a failure here, which
      * MPI_BYTE cannot cause, counts as offsets that do not fit) */
-    const int frc = ct_alltoallv_local_facts(a, ctx, &f);
-    long long in[2] = {frc == MPI_SUCCESS ? f.msg_size : 0,
-                       frc != MPI_SUCCESS || (f.violations & CT_R_INT_OFFSETS) != 0},
+    const int frc = ct_a2av_local_facts(a, ctx->size, &msg_size, &violations);
+    long long in[2] = {frc == MPI_SUCCESS ? msg_size : 0,
+                       frc != MPI_SUCCESS || (violations & CT_R_INT_OFFSETS) != 0},
               res[2];
     CT_CALL(PMPI_Allreduce(in, res, 2, MPI_LONG_LONG, MPI_MAX, ctx->comm));
     *M = (size_t)res[0];

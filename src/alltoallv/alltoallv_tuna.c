@@ -60,7 +60,7 @@
  * (bandwidth), each copied into and out of the round buffers per hop; r = 2
  * minimises messages, r = P bytes.
  */
-#include "alltoallv/alltoallv.h"
+#include "alltoallv/tuna.h"
 #include "alltoallv/tuna_index.h"
 
 #include <limits.h>

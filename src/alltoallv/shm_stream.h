@@ -37,7 +37,7 @@
 #ifndef CT_SHM_STREAM_H
 #define CT_SHM_STREAM_H
 
-#include "alltoallv/alltoallv.h"
+#include "alltoallv/a2av_p2p.h"
 #include "core/shm.h"
 
 /* A piece of an outgoing block. */

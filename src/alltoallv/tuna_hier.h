@@ -18,7 +18,7 @@
 #ifndef CT_TUNA_HIER_H
 #define CT_TUNA_HIER_H
 
-#include "alltoallv/alltoallv.h"
+#include "alltoallv/tuna.h"
 
 /* The context buffer node_aware's lanes use for G (the TuNA engine's are 0-5). */
 enum { CT_BUF_NODE_LANE = 6, CT_BUF_NODE_STASH = 7 };
