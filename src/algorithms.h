@@ -138,6 +138,9 @@ typedef struct ct_alltoallv_args {
     MPI_Datatype recvtype;
     MPI_Comm comm; /* the user's communicator: only pmpi uses it */
     int (*forward)(const struct ct_alltoallv_args *a);
+    long msg_size; /* set by the driver: the largest block any rank sends (bytes)
+                      when the decision computed it, else -1 (algorithms may use
+                      it instead of their own allreduce) */
 } ct_alltoallv_args;
 
 typedef int (*ct_alltoallv_forward_fn)(const ct_alltoallv_args *a);

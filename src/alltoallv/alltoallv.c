@@ -267,7 +267,8 @@ static int args_usable(const ct_alltoallv_args *a, int P)
     return 1;
 }
 
-static int run_choice(ct_ctx *ctx, const ct_choice *ch, const ct_alltoallv_args *a)
+static int run_choice(ct_ctx *ctx, const ct_choice *ch, const ct_alltoallv_args *a,
+                      long msg_size)
 {
     int rc, stats = ct_cfg()->stats;
     double t0 = stats ? PMPI_Wtime() : 0;
@@ -277,6 +278,7 @@ static int run_choice(ct_ctx *ctx, const ct_choice *ch, const ct_alltoallv_args 
     ctx->call_extra = 0;
     if (a->sendbuf == MPI_IN_PLACE && ch->alg->run.alltoallv != ct_alltoallv_pmpi)
         CT_CALL(inplace_args(a, ctx->size, &copy, &tmp, &tmp_bytes));
+    copy.msg_size = msg_size;
     if (ch->alg->restrictions & CT_A_BYTES)
         CT_CALL(run_bytes(ctx, ch, &copy));
     else
@@ -314,8 +316,8 @@ int ct_alltoallv_dispatch(const ct_alltoallv_args *a, const ct_spec *forced)
     /* MPI_Alltoall: the block size is the same on every rank by the standard
      * (matching type signatures), so msg_size costs no communication. */
     ct_decide_input call = {.coll = a->coll, .args = a, .local_facts = ct_alltoallv_local_facts,
-                    .msg_size_is_global = ct_coll_msg_size_known(a->coll),
-                    .device_memory = device_memory};
+                            .msg_size_is_global = ct_coll_msg_size_known(a->coll),
+                            .device_memory = device_memory};
     int rc = ct_decide_call(a->comm, &call, forced, &ctx, &choice);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -323,7 +325,7 @@ int ct_alltoallv_dispatch(const ct_alltoallv_args *a, const ct_spec *forced)
     if (ctx == NULL ||
         (choice.alg->run.alltoallv != ct_alltoallv_pmpi && !args_usable(a, ctx->size)))
         return a->forward(a);
-    return run_choice(ctx, &choice, a);
+    return run_choice(ctx, &choice, a, call.have_facts ? call.facts.msg_size : -1);
 }
 
 int ct_alltoallv_pmpi(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params)

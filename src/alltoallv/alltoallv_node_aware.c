@@ -523,8 +523,9 @@ static int node_aware_uneven(const ct_alltoallv_args *a, ct_ctx *ctx, ct_shm_str
     CT_CALL(uneven_agree(a, ctx, &M, &fits));
     if (!fits) /* on every rank: TuNA needs no int offsets */
         return ct_alltoallv_tuna(a, ctx, (const long[]){2});
-    ctx->call_msg_size = (long)M; /* what ct_tuna_hier_begin would ask for */
-    CT_CALL(ct_tuna_hier_begin(&H, a, ctx, &own));
+    ct_alltoallv_args b = *a;
+    b.msg_size = (long)M; /* what ct_tuna_hier_begin would ask for */
+    CT_CALL(ct_tuna_hier_begin(&H, &b, ctx, &own));
     if (H.M == 0)
         return MPI_SUCCESS;
     char *scratch = ct_ctx_scratch(ctx, own);

@@ -92,9 +92,6 @@ typedef struct ct_ctx {
         size_t size;
     } buf[CT_CTX_NBUFS]; /* ct_ctx_buffer() */
     size_t call_extra; /* extra memory the current call used, for statistics */
-    long call_msg_size; /* largest block any rank sends in this call (bytes), or -1
-                           when the decision did not need it (algorithms may use it
-                           instead of their own allreduce) */
     /* Modules' collective per-communicator objects (windows, node
      * communicators), created on first use; ctx_free calls each release()
      * first, while comm is still valid. */

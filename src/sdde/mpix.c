@@ -8,6 +8,7 @@
 #include "coltune.h"
 
 #include "api.h"
+#include "core/context.h"
 #include "core/log.h"
 #include "sdde/sdde.h"
 #include "shim/shim.h"

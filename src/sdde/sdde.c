@@ -6,6 +6,7 @@
  * the caller's arrays or arrays allocated here.
  */
 #include "sdde/sdde.h"
+#include "sdde/sdde_exchange.h"
 #include "core/datatype.h"
 #include "core/device.h"
 #include "core/log.h"
@@ -17,99 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ------------------------------------------------------------------ */
-/* Boxes and out lists                                                 */
-/* ------------------------------------------------------------------ */
-
-char *ct_sdde_box_add(ct_sdde_box *b, int src, size_t bytes)
-{
-    if (b->n == b->cap) {
-        int cap = b->cap ? 2 * b->cap : 16;
-        ct_sdde_msg *m = realloc(b->msgs, (size_t)cap * sizeof *m);
-        if (m == NULL)
-            return NULL;
-        b->msgs = m;
-        b->cap = cap;
-    }
-    if (b->data == NULL || b->used + bytes > b->size) {
-        size_t size = b->size ? 2 * b->size : 4096;
-        while (size < b->used + bytes)
-            size *= 2;
-        char *d = realloc(b->data, size);
-        if (d == NULL)
-            return NULL;
-        b->data = d;
-        b->size = size;
-    }
-    ct_sdde_msg *m = &b->msgs[b->n++];
-    m->src = src;
-    m->bytes = (int)bytes;
-    m->off = b->used;
-    b->used += bytes;
-    return b->data + m->off;
-}
-
-void ct_sdde_box_free(ct_sdde_box *b)
-{
-    free(b->msgs);
-    free(b->data);
-    memset(b, 0, sizeof *b);
-}
-
-int ct_sdde_out_push(ct_sdde_out *o, int dest, const char *ptr, int bytes)
-{
-    if (o->n == o->cap) {
-        int cap = o->cap ? 2 * o->cap : 16;
-        int *d = realloc(o->dest, (size_t)cap * sizeof *d);
-        if (d != NULL)
-            o->dest = d;
-        const char **p = realloc(o->ptr, (size_t)cap * sizeof *p);
-        if (p != NULL)
-            o->ptr = p;
-        int *b = realloc(o->bytes, (size_t)cap * sizeof *b);
-        if (b != NULL)
-            o->bytes = b;
-        if (d == NULL || p == NULL || b == NULL)
-            return MPI_ERR_NO_MEM;
-        o->cap = cap;
-    }
-    o->dest[o->n] = dest;
-    o->ptr[o->n] = ptr;
-    o->bytes[o->n] = bytes;
-    o->n++;
-    return MPI_SUCCESS;
-}
-
-void ct_sdde_out_free(ct_sdde_out *o)
-{
-    free(o->dest);
-    free(o->ptr);
-    free(o->bytes);
-    memset(o, 0, sizeof *o);
-}
-
-int ct_sdde_recv_matched(ct_sdde_box *box, MPI_Message *msg, MPI_Status *st)
-{
-    int rc, count;
-    CT_CALL(PMPI_Get_count(st, MPI_BYTE, &count));
-    char *buf = ct_sdde_box_add(box, st->MPI_SOURCE, (size_t)count);
-    if (buf == NULL) {
-        rc = MPI_ERR_NO_MEM;
-        ct_log_mpi_error(rc, "receive buffer", __FILE__, __LINE__);
-        goto out;
-    }
-    CT_CALL(PMPI_Mrecv(buf, count, MPI_BYTE, msg, MPI_STATUS_IGNORE));
-out:
-    return rc;
-}
-
-void ct_sdde_count_internode(ct_sdde *x, const ct_sdde_out *o)
-{
-    const ct_topo *t = &x->ctx->topo;
-    for (int i = 0; i < o->n; i++)
-        x->internode += t->node_of[o->dest[i]] != t->node;
-}
 
 /* ------------------------------------------------------------------ */
 /* Per-communicator state                                              */
@@ -700,6 +608,7 @@ int ct_sdde_dispatch(const ct_sdde_args *c, const ct_spec *forced)
     ct_decide_input call = {.coll = coll, .args = &p, .local_facts = sdde_facts, .defer_facts = 1};
     int decided = ct_decide_call(c->comm, &call, forced, &ctx, &choice) == MPI_SUCCESS &&
                   ctx != NULL;
+    x.msg_size = call.have_facts ? call.facts.msg_size : -1;
     /* Not before one call on the communicator has passed the agreement: a
      * rank whose cache could not be allocated must not be the only one to
      * take the allreduce. */
@@ -722,8 +631,8 @@ int ct_sdde_dispatch(const ct_sdde_args *c, const ct_spec *forced)
         x.cache->agreed = 1; /* valid everywhere: no rank lacks its cache */
         /* The decision, if not made yet, with its facts and without further
          * communication. Its errors are agreed, and logged there. rma sizes
-         * its window by the agreed msg_size (ctx->call_msg_size). */
-        ctx->call_msg_size = call.facts.msg_size;
+         * its window by the agreed msg_size (x.msg_size). */
+        x.msg_size = call.facts.msg_size;
         if (!decided) {
             call.defer_facts = 0;
             rc = ct_decide_call(c->comm, &call, forced, &ctx, &choice);
@@ -731,6 +640,7 @@ int ct_sdde_dispatch(const ct_sdde_args *c, const ct_spec *forced)
                 rc = MPI_ERR_INTERN;
             if (rc != MPI_SUCCESS)
                 goto out;
+            x.msg_size = call.have_facts ? call.facts.msg_size : -1;
         }
     }
 

@@ -36,7 +36,7 @@
  * each forwards what it heard to the whole node: after both, every rank
  * knows whether any rank's arguments are invalid.
  */
-#include "sdde/sdde.h"
+#include "sdde/sdde_exchange.h"
 #include "core/state.h"
 
 #include <stdlib.h>

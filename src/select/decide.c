@@ -429,6 +429,5 @@ int ct_decide_call(MPI_Comm comm, ct_decide_input *call, const ct_spec *forced, 
         if (rc == MPI_SUCCESS && device)
             forward_device(*ctx, call, out);
     }
-    (*ctx)->call_msg_size = call->have_facts ? call->facts.msg_size : -1;
     return rc;
 }

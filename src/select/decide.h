@@ -109,8 +109,8 @@ int ct_decide_query(ct_ctx *ctx, ct_coll coll, long msg_size, ct_choice *out);
  * What every collective driver does first: finds (or creates) the context of
  * the user's communicator comm and decides. When no context can be had,
  * returns MPI_SUCCESS with *ctx NULL and *out set to the collective's pmpi,
- * which the driver then runs with the user's communicator. Also sets
- * ctx->call_msg_size from the decision's facts (-1 when not computed).
+ * which the driver then runs with the user's communicator. The decision's
+ * msg_size, when it computed one, is in call->facts (call->have_facts).
  */
 int ct_decide_call(MPI_Comm comm, ct_decide_input *call, const ct_spec *forced, ct_ctx **ctx,
                    ct_choice *out);

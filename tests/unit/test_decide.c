@@ -213,7 +213,7 @@ static int decide_deferred(fixture *f, ct_ctx *ctx, int P, int ppn, int emulated
     place(f, P, ppn, emulated);
     memset(ctx, 0, sizeof *ctx);
     ctx->topo = f->topo; /* borrowed: freed by the fixture */
-    ctx->env = f->env;
+    ctx->shape = f->env;
     ct_decide_input call = {.coll = CT_COLL_ALLTOALLV, .local_facts = facts_not_wanted,
                     .defer_facts = 1};
     memset(&f->choice, 0, sizeof f->choice);
