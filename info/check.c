@@ -8,7 +8,8 @@
  * (the bounds of the msg_size conditions of the collective's rules) is
  * decided once, and ranges with the same outcome are merged.
  */
-#include "info/info.h"
+#include "info/check.h"
+#include "info/out.h"
 #include "select/decide.h"
 
 #include <limits.h>
@@ -119,9 +120,9 @@ static int query_nodes(const check_query *q, const ct_config *env, long *Q, int 
                     P, *Q, (P + *Q - 1) / *Q, (P + *Q - 1) / *Q == 1 ? "" : "s", q->nodes);
             return -1;
         }
-    } else if (env->ppn > 0) {
-        *Q = env->ppn < P ? env->ppn : P;
-        *cyclic |= env->ppn_cyclic;
+    } else if (env->set.ppn > 0) {
+        *Q = env->set.ppn < P ? env->set.ppn : P;
+        *cyclic |= env->set.ppn_cyclic;
         *emulated = 1;
     } else {
         *Q = P;
@@ -385,7 +386,7 @@ static void variable_warnings(const info_out *o, const ct_config *cfg)
         else
             fprintf(stderr, "coltune: error: %s\n", cfg->errors[i]);
     }
-    if (!cfg->disabled)
+    if (!cfg->set.disabled)
         return;
     if (o->parsable)
         info_kv(o, "query:warning", "COLTUNE_DISABLE=1: jobs forward every intercepted call");

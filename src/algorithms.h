@@ -11,7 +11,7 @@
 #ifndef CT_ALGORITHMS_H
 #define CT_ALGORITHMS_H
 
-#include "core/ct_common.h"
+#include "core/context.h"
 
 struct ct_ctx;
 
@@ -41,12 +41,8 @@ int ct_coll_msg_size_known(ct_coll coll);
 
 #define CT_MAX_PARAMS 4
 
-/* The communicator quantities a parameter bound or expression may use. */
-typedef struct ct_shape {
-    long P; /* communicator size */
-    long Q; /* ranks per node (largest node when nodes are uneven) */
-    long N; /* number of nodes */
-} ct_shape;
+/* A parameter bound or expression may use the communicator's shape
+ * (ct_shape, core/context.h: P, Q, N). */
 
 /* A value that is a constant or a simple expression of P, Q or N:
  * value = term(P, Q, N) + offset, with term one of the ct_term values. */

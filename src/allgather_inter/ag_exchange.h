@@ -8,6 +8,7 @@
 #define CT_AG_EXCHANGE_H
 
 #include "allgather_inter/segments.h"
+#include "algorithms.h"
 #include "core/context.h"
 
 /*

@@ -9,7 +9,7 @@
 #include "core/datatype.h"
 #include "core/device.h"
 #include "core/state.h"
-#include "core/stats.h"
+#include "stats.h"
 #include "select/decide.h"
 
 #include <limits.h>
@@ -335,7 +335,7 @@ int ct_allgatherv_inter_pmpi(const ct_allgatherv_args *a, ct_ctx *ctx, const lon
 /* Runs and times one call of an algorithm; bytes is what this rank sends. */
 #define RUN_TIMED(ctx, ch, run, a, bytes)                                             \
     do {                                                                              \
-        int stats_ = ct_cfg()->stats;                                                 \
+        int stats_ = ct_settings_get()->stats;                                                 \
         double t0_ = stats_ ? PMPI_Wtime() : 0;                                       \
         (ctx)->call_extra = 0;                                                        \
         rc = run((ctx), &(ch), (a));                                                  \
@@ -356,7 +356,7 @@ static double send_bytes(MPI_Count count, MPI_Datatype type)
  * group does, and the remote group's blocks are as empty. */
 static int forward_empty(const ct_allgather_args *a)
 {
-    if (!ct_cfg()->stats)
+    if (!ct_settings_get()->stats)
         return a->forward(a);
     double t0 = PMPI_Wtime();
     int rc = a->forward(a);

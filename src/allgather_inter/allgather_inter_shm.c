@@ -74,6 +74,10 @@ static void state_free(void *p)
 /* The state of a communicator without a usable window: read-only. */
 static const shm_state no_window = {.w = NULL};
 
+/* The context buffers of the packed send block and of the staged stream. */
+static const ct_ctx_buf_key buf_packed = {"shm Allgather packed"},
+                            buf_stage = {"shm Allgather stage"};
+
 /* Where remote rank j's part is: union_comm's rank of each remote rank,
  * from the groups (local, no communication). */
 static int remote_union_ranks(const ct_ctx *ctx, int *union_rank)
@@ -149,17 +153,27 @@ out:
 
 /* The context's window state, created (collectively) by the first call;
  * *out is NULL when the communicator has no usable window. */
+static int state_make(ct_ctx *ctx, void *arg, void **obj)
+{
+    (void)arg;
+    shm_state *st;
+    int rc = state_create(ctx, &st);
+    *obj = st != NULL ? (void *)st : (void *)&no_window;
+    return rc;
+}
+
+static void state_release(void *obj)
+{
+    if (obj != (const void *)&no_window)
+        state_free(obj);
+}
+
 static int state_get(ct_ctx *ctx, shm_state **out)
 {
-    int rc = MPI_SUCCESS;
-    if (ctx->ext[CT_EXT_AG_SHM].p == NULL) {
-        shm_state *st;
-        rc = state_create(ctx, &st);
-        ctx->ext[CT_EXT_AG_SHM].p = st != NULL ? (void *)st : (void *)&no_window;
-        ctx->ext[CT_EXT_AG_SHM].release = st != NULL ? state_free : NULL;
-    }
-    *out = ctx->ext[CT_EXT_AG_SHM].p == (const void *)&no_window ? NULL
-                                                                 : ctx->ext[CT_EXT_AG_SHM].p;
+    static const ct_ctx_key key = {"shm Allgather window", state_make, state_release};
+    void *obj;
+    int rc = ct_ctx_ext(ctx, &key, NULL, &obj);
+    *out = obj == (const void *)&no_window ? NULL : obj;
     return rc;
 }
 
@@ -192,7 +206,7 @@ static int prepare(ct_ctx *ctx, const ct_ag_view *d, const char **send, size_t *
     *send = *sbytes ? (const char *)d->sendbuf + s.true_lb : NULL;
     *stage = NULL;
     if (!s.contig && *sbytes > 0) {
-        char *packed = ct_ctx_buffer(ctx, 0, *sbytes);
+        char *packed = ct_ctx_buffer(ctx, &buf_packed, *sbytes);
         if (packed == NULL)
             return MPI_ERR_NO_MEM;
         CT_CALL(ct_pack_elems(d->sendbuf, d->sendcount, d->sendtype, &s, packed, 0,
@@ -208,7 +222,7 @@ static int prepare(ct_ctx *ctx, const ct_ag_view *d, const char **send, size_t *
     }
     if (staged == 0)
         return MPI_SUCCESS;
-    *stage = ct_ctx_buffer(ctx, 1, staged);
+    *stage = ct_ctx_buffer(ctx, &buf_stage, staged);
     if (*stage == NULL)
         return MPI_ERR_NO_MEM;
     ctx->call_extra += staged;

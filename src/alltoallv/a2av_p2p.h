@@ -11,6 +11,7 @@
 #ifndef CT_A2AV_P2P_H
 #define CT_A2AV_P2P_H
 
+#include "algorithms.h"
 #include "core/context.h"
 #include "core/datatype.h"
 

@@ -8,7 +8,7 @@
 #include "core/device.h"
 #include "core/log.h"
 #include "core/state.h"
-#include "core/stats.h"
+#include "stats.h"
 #include "select/decide.h"
 
 #include <limits.h>
@@ -270,7 +270,7 @@ static int args_usable(const ct_alltoallv_args *a, int P)
 static int run_choice(ct_ctx *ctx, const ct_choice *ch, const ct_alltoallv_args *a,
                       long msg_size)
 {
-    int rc, stats = ct_cfg()->stats;
+    int rc, stats = ct_settings_get()->stats;
     double t0 = stats ? PMPI_Wtime() : 0;
     void *tmp = NULL;
     size_t tmp_bytes = 0;
@@ -299,7 +299,7 @@ int ct_alltoall_is_empty(const ct_alltoallv_args *a)
 
 int ct_alltoall_forward_empty(const ct_alltoallv_args *a)
 {
-    if (!ct_cfg()->stats)
+    if (!ct_settings_get()->stats)
         return a->forward(a);
     double t0 = PMPI_Wtime();
     int rc = a->forward(a);

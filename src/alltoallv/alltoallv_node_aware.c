@@ -48,15 +48,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The context buffers of the lanes' G and of the stash. */
+static const ct_ctx_buf_key buf_lane = {"node_aware lane"}, buf_stash = {"node_aware stash"};
+
 /* The node's window: a node communicator (ranks in local order) and its
  * window, created by the first call (collectively over ctx->comm). */
 static int node_window(ct_ctx *ctx, ct_shm_stream **s)
 {
+    static const ct_ctx_key window_key = CT_SHM_STREAM_KEY("node_aware window");
     int rc = MPI_SUCCESS;
     MPI_Comm node = MPI_COMM_NULL;
-    if (ctx->ext[CT_EXT_A2A_NODE].p == NULL)
+    if (ct_ctx_ext_find(ctx, &window_key) == NULL)
         CT_CALL(PMPI_Comm_split(ctx->comm, ctx->topo.node, ctx->topo.local_rank, &node));
-    CT_CALL(ct_shm_stream_get(ctx, CT_EXT_A2A_NODE, node, 1, ctx->size, "node_aware", s));
+    CT_CALL(ct_shm_stream_get(ctx, &window_key, node, 1, ctx->size, "node_aware", s));
 out:
     return rc;
 }
@@ -126,8 +130,8 @@ typedef struct stash {
 
 static void stash_open(stash *st, ct_ctx *ctx)
 {
-    st->base = ct_ctx_buffer(ctx, CT_BUF_NODE_STASH, 1);
-    st->cap = st->base != NULL ? ctx->buf[CT_BUF_NODE_STASH].size : 0;
+    st->base = ct_ctx_buffer(ctx, &buf_stash, 1);
+    st->cap = st->base != NULL ? ct_ctx_buffer_size(ctx, &buf_stash) : 0;
 }
 
 static char *stash_put(stash *st, size_t bytes)
@@ -165,7 +169,7 @@ static void stash_close(stash *st, ct_ctx *ctx)
         st->chunks = next;
     }
     if (st->spilled > 0) /* room for the next call (no harm if it fails) */
-        (void)ct_ctx_buffer(ctx, CT_BUF_NODE_STASH, st->used + st->spilled);
+        (void)ct_ctx_buffer(ctx, &buf_stash, st->used + st->spilled);
     ctx->call_extra += st->used + st->spilled;
 }
 
@@ -261,7 +265,7 @@ static int lanes_place(void *arg, ct_shm_want *want, int nwant, size_t rounds)
     for (int w = 0; w < nwant; w++)
         if (want[w].deferred)
             bytes += want[w].bytes;
-    G = ct_ctx_buffer(L->ctx, CT_BUF_NODE_LANE, bytes > 0 ? bytes : 1);
+    G = ct_ctx_buffer(L->ctx, &buf_lane, bytes > 0 ? bytes : 1);
     if (G == NULL) {
         L->unplaced = 1;
         return MPI_ERR_NO_MEM;
@@ -535,7 +539,7 @@ static int node_aware_uneven(const ct_alltoallv_args *a, ct_ctx *ctx, ct_shm_str
     int local_rc = MPI_ERR_NO_MEM, nw = 0;
     if (scratch != NULL) {
         ct_tuna_hier_tables(&H, scratch);
-        out = ct_ctx_buffer(ctx, CT_BUF_SHM_PLAN,
+        out = ct_ctx_buffer(ctx, &ct_buf_shm_plan,
                             (size_t)P * sizeof *out + nwant * sizeof *want);
     }
     if (out != NULL) {

@@ -39,12 +39,6 @@ typedef struct ct_tuna_group {
     size_t (*known)(void *arg, int j, int c);
 } ct_tuna_group;
 
-/* Buffers of ct_ctx_buffer() the TuNA engine uses (the others are free).
- * Digits alternate between the two send buffers: a digit's sends complete
- * during the next digit (alltoallv_tuna.c). */
-enum { CT_BUF_TUNA_T, CT_BUF_TUNA_SEND, CT_BUF_TUNA_SEND_ODD, CT_BUF_TUNA_RECV_KNOWN,
-       CT_BUF_TUNA_RECV_HDR, CT_BUF_TUNA_RECV_DATA };
-
 /* Bytes of scratch ct_tuna_exchange() needs for this group and radix. */
 size_t ct_tuna_scratch_bytes(const ct_tuna_group *grp, int radix);
 /* Runs TuNA on the group: every rank of the group calls it with the same

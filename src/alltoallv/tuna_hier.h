@@ -20,9 +20,6 @@
 
 #include "alltoallv/tuna.h"
 
-/* The context buffer node_aware's lanes use for G (the TuNA engine's are 0-5). */
-enum { CT_BUF_NODE_LANE = 6, CT_BUF_NODE_STASH = 7 };
-
 typedef struct ct_tuna_hier {
     const ct_alltoallv_args *a;
     ct_ctx *ctx;

@@ -11,7 +11,7 @@
 #include "core/device.h"
 #include "core/log.h"
 #include "core/state.h"
-#include "core/stats.h"
+#include "stats.h"
 #include "select/decide.h"
 
 #include <stdarg.h>
@@ -37,29 +37,38 @@ static void cache_free(void *p)
     free(c);
 }
 
+static int cache_create(ct_ctx *ctx, void *arg, void **obj)
+{
+    (void)ctx;
+    (void)arg;
+    ct_sdde_cache *c = calloc(1, sizeof *c);
+    *obj = c;
+    if (c == NULL)
+        return MPI_ERR_NO_MEM;
+    c->internode_msgs = -1;
+    c->node_comm = MPI_COMM_NULL;
+    c->win = MPI_WIN_NULL;
+    return MPI_SUCCESS;
+}
+
+static const ct_ctx_key cache_key = {"sparse exchange", cache_create, cache_free};
+
 static int cache_get(ct_ctx *ctx, ct_sdde_cache **out)
 {
-    if (ctx->ext[CT_EXT_SDDE].p == NULL) {
-        ct_sdde_cache *c = calloc(1, sizeof *c);
-        if (c == NULL)
-            return MPI_ERR_NO_MEM;
-        c->internode_msgs = -1;
-        c->node_comm = MPI_COMM_NULL;
-        c->win = MPI_WIN_NULL;
-        ctx->ext[CT_EXT_SDDE].p = c;
-        ctx->ext[CT_EXT_SDDE].release = cache_free;
-    }
-    *out = ctx->ext[CT_EXT_SDDE].p;
-    return MPI_SUCCESS;
+    void *obj;
+    int rc = ct_ctx_ext(ctx, &cache_key, NULL, &obj);
+    *out = obj;
+    return rc;
 }
 
 long ct_sdde_last_internode(MPI_Comm comm)
 {
     ct_ctx *ctx = NULL;
+    const ct_sdde_cache *c;
     if (ct_ctx_lookup(comm, &ctx) != MPI_SUCCESS || ctx == NULL ||
-        ctx->ext[CT_EXT_SDDE].p == NULL)
+        (c = ct_ctx_ext_find(ctx, &cache_key)) == NULL)
         return -1;
-    return ((ct_sdde_cache *)ctx->ext[CT_EXT_SDDE].p)->internode_msgs;
+    return c->internode_msgs;
 }
 
 /* ------------------------------------------------------------------ */
@@ -323,7 +332,7 @@ static int check_device(const ct_sdde_args *c, const prepared *p)
     }
     if (dev == 0)
         return MPI_SUCCESS;
-    if (ct_cfg()->stats)
+    if (ct_settings_get()->stats)
         ct_stats_record_device(c->variable ? CT_COLL_ALLTOALLV_CRS : CT_COLL_ALLTOALL_CRS);
     return bad(c, MPI_ERR_BUFFER, "%s is %s device or managed memory: coltune's sparse "
                "exchange copies with the CPU and has no MPI routine to hand the call to; "
@@ -554,7 +563,7 @@ out:
  * no longer leave other ranks waiting). */
 static int run(ct_sdde *x, const ct_choice *ch, const prepared *p, int me)
 {
-    int rc, stats = ct_cfg()->stats;
+    int rc, stats = ct_settings_get()->stats;
     double t0 = stats ? PMPI_Wtime() : 0;
     ct_ctx *ctx = x->ctx;
     ctx->call_extra = 0;

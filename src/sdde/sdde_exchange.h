@@ -29,6 +29,7 @@
 #ifndef CT_SDDE_EXCHANGE_H
 #define CT_SDDE_EXCHANGE_H
 
+#include "algorithms.h"
 #include "core/context.h"
 
 #include <limits.h>
@@ -65,7 +66,7 @@ typedef struct ct_sdde_box {
     size_t used, size;
 } ct_sdde_box;
 
-/* What src/sdde keeps per communicator (ctx->ext[CT_EXT_SDDE]), freed with the context. */
+/* What src/sdde keeps per communicator (ct_ctx_ext), freed with the context. */
 typedef struct ct_sdde_cache {
     unsigned calls;      /* exchanges run so far: its parity is added to the tags */
     int agreed;          /* a call here passed the agreement allreduce: every rank

@@ -118,7 +118,7 @@ static int partner(const ct_sdde *x, int m)
 /* Largest piece: COLTUNE_TEST_SDDE_PIECE (tests), else CT_SDDE_PIECE_BYTES. */
 static size_t piece_bytes(void)
 {
-    int test = ct_cfg()->test_sdde_piece;
+    int test = ct_settings_get()->test_sdde_piece;
     return test > 0 ? (size_t)test : (size_t)CT_SDDE_PIECE_BYTES;
 }
 

@@ -6,10 +6,74 @@
 #include "core/device.h"
 #include "core/log.h"
 #include "core/state.h"
-#include "core/stats.h"
+#include "stats.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* What the decision keeps per communicator (a context object)        */
+/* ------------------------------------------------------------------ */
+
+#define MAX_LOGGED 32
+
+typedef struct decide_state {
+    struct {
+        int valid;
+        ct_choice choice;
+    } cached[CT_COLL_COUNT];
+    /* ct_algorithm_fallback() of each collective, looked up once: the
+     * decision compares every choice with it. */
+    const ct_algorithm *fallback[CT_COLL_COUNT];
+    int nlogged;
+    char *logged[MAX_LOGGED]; /* decisions already logged (COLTUNE_VERBOSE=1) */
+} decide_state;
+
+static int state_create(ct_ctx *ctx, void *arg, void **obj)
+{
+    (void)ctx;
+    (void)arg;
+    decide_state *s = calloc(1, sizeof *s);
+    *obj = s;
+    if (s == NULL)
+        return MPI_ERR_NO_MEM;
+    for (int c = 0; c < CT_COLL_COUNT; c++)
+        s->fallback[c] = ct_algorithm_fallback((ct_coll)c);
+    return MPI_SUCCESS;
+}
+
+static void state_release(void *obj)
+{
+    decide_state *s = obj;
+    for (int i = 0; i < s->nlogged; i++)
+        free(s->logged[i]);
+    free(s);
+}
+
+static const ct_ctx_key state_key = {"decisions", state_create, state_release};
+
+/* The context's decision state; NULL when out of memory (nothing is then
+ * cached, and verbose jobs log every decision). */
+static decide_state *state_of(ct_ctx *ctx)
+{
+    void *s;
+    (void)ct_ctx_ext(ctx, &state_key, NULL, &s);
+    return s;
+}
+
+/* The collective's fallback (pmpi, or the MPIX calls' reference). */
+static const ct_algorithm *fallback_of(ct_ctx *ctx, ct_coll coll)
+{
+    const decide_state *s = state_of(ctx);
+    return s != NULL ? s->fallback[coll] : ct_algorithm_fallback(coll);
+}
+
+int ct_decide_is_cached(ct_ctx *ctx, ct_coll coll)
+{
+    const decide_state *s = state_of(ctx);
+    return s != NULL && s->cached[coll].valid;
+}
 
 /* Local restriction bits, in the order they travel in the allreduce. */
 static const struct {
@@ -166,16 +230,16 @@ static void set_choice(ct_choice *out, const ct_algorithm *alg, const long *para
 }
 
 /* A call with device memory: the fallback (pmpi) serves it, said once. */
-static void forward_device(const ct_ctx *ctx, const ct_decide_input *call, ct_choice *out)
+static void forward_device(ct_ctx *ctx, const ct_decide_input *call, ct_choice *out)
 {
     const ct_config *cfg = ct_cfg();
-    if (cfg->verbose && ctx->decide_rank == 0)
+    if (cfg->set.verbose && ctx->decide_rank == 0)
         ct_log_once("%s on %s#%d: a buffer is %s device or managed memory on some rank; "
                     "forwarded to the MPI library", ct_coll_name(call->coll), ctx->name,
                     ctx->serial, ct_device_name(call->facts.device));
-    if (cfg->stats)
+    if (cfg->set.stats)
         ct_stats_record_device(call->coll);
-    set_choice(out, ctx->fallback[call->coll], NULL, 0, out->forced);
+    set_choice(out, fallback_of(ctx, call->coll), NULL, 0, out->forced);
 }
 
 /* The call's global msg_size: from this rank's own arguments when the driver
@@ -234,7 +298,7 @@ static void skipped(const decision *d, const char *source, int line, const ct_sp
     const ct_ctx *ctx = d->ctx;
     if (d->trace != NULL)
         d->trace->skipped(d->trace->arg, source, line, spec, why);
-    else if (d->cfg->verbose && ctx != NULL && ctx->decide_rank == 0)
+    else if (d->cfg->set.verbose && ctx != NULL && ctx->decide_rank == 0)
         ct_log_once("%s on %s#%d: %s:%d: %s skipped: %s", ct_coll_name(d->call->coll),
                     ctx->name, ctx->serial, source, line, spec->alg->name, why);
 }
@@ -276,10 +340,10 @@ static int forced_fallback(const decision *d, const ct_spec *spec, const char *w
     int report = d->trace == NULL && ctx != NULL && ctx->decide_rank == 0;
     if (d->trace != NULL)
         d->trace->skipped(d->trace->arg, ct_config_env_name(d->call->coll), 0, spec, why);
-    if (cfg->fallback == CT_FALLBACK_PRINT && report)
+    if (cfg->set.fallback == CT_FALLBACK_PRINT && report)
         ct_log_once("%s: forced algorithm '%s' cannot serve this call on %s (%s); using pmpi",
                     coll, spec->alg->name, ctx->name, why);
-    if (cfg->fallback == CT_FALLBACK_ERROR && ctx != NULL) {
+    if (cfg->set.fallback == CT_FALLBACK_ERROR && ctx != NULL) {
         /* The MPI library serves a call with device memory: no error. */
         int device, rc = device_agreed(ctx, d->call, &device);
         if (rc != MPI_SUCCESS)
@@ -290,7 +354,7 @@ static int forced_fallback(const decision *d, const ct_spec *spec, const char *w
             return MPI_SUCCESS;
         }
     }
-    if (cfg->fallback == CT_FALLBACK_ERROR) {
+    if (cfg->set.fallback == CT_FALLBACK_ERROR) {
         if (report)
             ct_log_once("%s: forced algorithm '%s' cannot serve this call on %s (%s);"
                         " returning an error (COLTUNE_FALLBACK=error)",
@@ -305,7 +369,7 @@ static void log_decision(ct_ctx *ctx, const ct_decide_input *call, const ct_choi
 {
     const ct_config *cfg = ct_cfg();
     char spec[160], key[256], where[32] = "default";
-    if (!cfg->verbose || ctx->decide_rank != 0)
+    if (!cfg->set.verbose || ctx->decide_rank != 0)
         return;
     ct_spec_format_resolved(c->alg, c->params, spec, sizeof spec);
     if (c->forced)
@@ -313,12 +377,13 @@ static void log_decision(ct_ctx *ctx, const ct_decide_input *call, const ct_choi
     else if (c->rule_line > 0)
         snprintf(where, sizeof where, "rule line %d", c->rule_line);
     snprintf(key, sizeof key, "%s %s %s", ct_coll_name(call->coll), spec, where);
-    if (cfg->verbose == 1) {
-        for (int i = 0; i < ctx->nlogged; i++)
-            if (strcmp(ctx->logged[i], key) == 0)
+    decide_state *s = state_of(ctx);
+    if (cfg->set.verbose == 1 && s != NULL) {
+        for (int i = 0; i < s->nlogged; i++)
+            if (strcmp(s->logged[i], key) == 0)
                 return;
-        if (ctx->nlogged < CT_MAX_LOGGED)
-            ctx->logged[ctx->nlogged++] = strdup(key);
+        if (s->nlogged < MAX_LOGGED)
+            s->logged[s->nlogged++] = strdup(key);
     }
     char facts[48] = "";
     if (call->have_facts)
@@ -355,20 +420,22 @@ int ct_decide(ct_ctx *ctx, ct_decide_input *call, const ct_spec *forced, ct_choi
     const ct_config *cfg = ct_cfg();
     const int cacheable = forced == NULL && !cfg->forced_set[call->coll];
     int rc;
-    if (cacheable && ctx->cached[call->coll].valid) {
-        *out = ctx->cached[call->coll].choice;
+    decide_state *s = state_of(ctx);
+    if (cacheable && s != NULL && s->cached[call->coll].valid) {
+        *out = s->cached[call->coll].choice;
         rc = MPI_SUCCESS;
     } else {
         decision d = {cfg, ctx, &ctx->shape, &ctx->topo, call, NULL};
         rc = decide(&d, forced, out);
         /* A decision by the rules that needed no per-call facts holds for
          * every call. */
-        if (cacheable && rc == MPI_SUCCESS && !call->have_facts && !call->used_msg_size) {
-            ctx->cached[call->coll].valid = 1;
-            ctx->cached[call->coll].choice = *out;
+        if (cacheable && s != NULL && rc == MPI_SUCCESS && !call->have_facts &&
+            !call->used_msg_size) {
+            s->cached[call->coll].valid = 1;
+            s->cached[call->coll].choice = *out;
         }
     }
-    if (rc == MPI_SUCCESS && cfg->verbose) /* tested here: the call is the hot path */
+    if (rc == MPI_SUCCESS && cfg->set.verbose) /* tested here: the call is the hot path */
         log_decision(ctx, call, out);
     return rc;
 }
@@ -423,7 +490,7 @@ int ct_decide_call(MPI_Comm comm, ct_decide_input *call, const ct_spec *forced, 
         return MPI_SUCCESS;
     }
     rc = ct_decide(*ctx, call, forced, out);
-    if (rc == MPI_SUCCESS && out->alg != (*ctx)->fallback[call->coll]) {
+    if (rc == MPI_SUCCESS && out->alg != fallback_of(*ctx, call->coll)) {
         int device;
         rc = device_agreed(*ctx, call, &device);
         if (rc == MPI_SUCCESS && device)

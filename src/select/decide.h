@@ -17,6 +17,14 @@
 #include "select/config.h"
 #include "select/spec.h"
 
+/* A decision: the algorithm and its resolved parameter values. */
+typedef struct ct_choice {
+    const ct_algorithm *alg;
+    long params[CT_MAX_PARAMS];
+    int rule_line; /* rules-file line that chose it, 0 for none */
+    int forced;    /* chosen through the environment or the direct API */
+} ct_choice;
+
 /* Facts about one call that rules and restrictions may depend on. */
 typedef struct ct_call_facts {
     long msg_size;       /* largest block any rank sends, in bytes */
@@ -72,6 +80,9 @@ typedef struct ct_decide_input {
  * algorithm cannot serve the call and COLTUNE_FALLBACK=error.
  */
 int ct_decide(ct_ctx *ctx, ct_decide_input *call, const ct_spec *forced, ct_choice *out);
+
+/* Is a decision of coll cached on ctx (for the unit tests)? */
+int ct_decide_is_cached(ct_ctx *ctx, ct_coll coll);
 
 /* Observes a decision (coltune-info --check --np): each candidate that cannot
  * serve the call, with where it came from (the rules file and line, or the

@@ -13,14 +13,24 @@ cd "$top" || exit 1
 
 # The layers, top down; a file may include its own layer and those below it.
 # The first pattern that matches a file gives its layer.
+#   tools       coltune-info, coltune-bench
+#   entry       the entry points: src/shim (MPI_*), the direct API (src/api.c)
+#               and the MPIX calls (src/sdde/mpix.c); they fill the call's
+#               description and hand it to a driver
+#   drivers     decide, adapt the call (in place, bytes), run, count
+#   select      rules, specs, configuration, the decision
+#   algorithms  the registry, the statistics of its entries, the algorithms
+#               and the helpers they share (never their driver's header)
+#   core        contexts, topology, log, shared windows, datatypes, state
 layer_of() {
     case "$1" in
     info/* | bench/*) echo 6 tools ;;
-    src/shim/*) echo 5 shim ;;
+    src/shim/* | src/api.[ch] | src/sdde/mpix.c) echo 5 entry ;;
     src/alltoallv/alltoallv.[ch] | src/allgather_inter/allgather_inter.[ch] | \
-        src/sdde/sdde.[ch] | src/sdde/mpix.c | src/api.[ch]) echo 4 drivers ;;
+        src/sdde/sdde.[ch]) echo 4 drivers ;;
     src/select/*) echo 3 select ;;
-    src/algorithms.[ch] | src/alltoallv/* | src/allgather_inter/* | src/sdde/*) echo 2 algorithms ;;
+    src/algorithms.[ch] | src/stats.[ch] | src/alltoallv/* | src/allgather_inter/* | \
+        src/sdde/*) echo 2 algorithms ;;
     src/core/* | include/*) echo 1 core ;;
     *) echo 0 unknown ;;
     esac
