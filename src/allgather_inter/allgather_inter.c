@@ -373,10 +373,10 @@ int ct_allgather_inter_dispatch(const ct_allgather_args *a, const ct_spec *force
     /* max(p k_A, q k_B) follows from every rank's own arguments (all ranks of
      * a group send the same signature): msg_size rules cost no communication. */
     ct_decide_input call = {.coll = CT_COLL_ALLGATHER_INTER,
-                    .args = a,
-                    .local_facts = allgather_facts,
-                    .msg_size_is_global = ct_coll_msg_size_known(CT_COLL_ALLGATHER_INTER),
-                    .device_memory = allgather_device};
+                            .args = a,
+                            .local_facts = allgather_facts,
+                            .msg_size_is_global = ct_coll_msg_size_known(CT_COLL_ALLGATHER_INTER),
+                            .device_memory = allgather_device};
     int rc = ct_decide_call(a->comm, &call, forced, &ctx, &ch);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -391,9 +391,9 @@ int ct_allgatherv_inter_dispatch(const ct_allgatherv_args *a, const ct_spec *for
     ct_ctx *ctx;
     ct_choice ch;
     ct_decide_input call = {.coll = CT_COLL_ALLGATHERV_INTER,
-                    .args = a,
-                    .local_facts = allgatherv_facts,
-                    .device_memory = allgatherv_device};
+                            .args = a,
+                            .local_facts = allgatherv_facts,
+                            .device_memory = allgatherv_device};
     int rc = ct_decide_call(a->comm, &call, forced, &ctx, &ch);
     if (rc != MPI_SUCCESS)
         return rc;

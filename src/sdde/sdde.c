@@ -614,7 +614,8 @@ int ct_sdde_dispatch(const ct_sdde_args *c, const ct_spec *forced)
     /* First a decision without communication: a forced spec, a cached one,
      * or rules that need no msg_size. */
     ct_coll coll = c->variable ? CT_COLL_ALLTOALLV_CRS : CT_COLL_ALLTOALL_CRS;
-    ct_decide_input call = {.coll = coll, .args = &p, .local_facts = sdde_facts, .defer_facts = 1};
+    ct_decide_input call = {.coll = coll, .args = &p, .local_facts = sdde_facts,
+                            .defer_facts = 1};
     int decided = ct_decide_call(c->comm, &call, forced, &ctx, &choice) == MPI_SUCCESS &&
                   ctx != NULL;
     x.msg_size = call.have_facts ? call.facts.msg_size : -1;

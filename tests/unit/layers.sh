@@ -64,7 +64,8 @@ for f in $files; do
     set -- $(layer_of "$f")
     [ "$1" -gt 0 ] || { echo "FAIL: $f: in no layer (tests/unit/layers.sh, layer_of)"; fail=1; }
 done
-up=$(echo "$edges" | awk 'NF && $4 < $6 { printf "FAIL: %s:%s: includes %s: %s may not include %s (above it)\n", $1, $2, $3, $5, $7 }')
+up=$(echo "$edges" | awk 'NF && $4 < $6 {
+    printf "FAIL: %s:%s: includes %s: %s may not include %s (above it)\n", $1, $2, $3, $5, $7 }')
 [ -z "$up" ] || { echo "$up"; fail=1; }
 
 # (a) no cycle between modules: for each include A -> B between different

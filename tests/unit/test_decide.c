@@ -216,7 +216,7 @@ static int decide_deferred(fixture *f, ct_ctx *ctx, int P, int ppn, int emulated
     ctx->topo = f->topo; /* borrowed: freed by the fixture */
     ctx->shape = f->env;
     ct_decide_input call = {.coll = CT_COLL_ALLTOALLV, .local_facts = facts_not_wanted,
-                    .defer_facts = 1};
+                            .defer_facts = 1};
     memset(&f->choice, 0, sizeof f->choice);
     return ct_decide(ctx, &call, NULL, &f->choice);
 }
