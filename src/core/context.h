@@ -5,7 +5,8 @@
  * Created lazily by the first intercepted call on a communicator and cached
  * on it with an attribute whose delete callback frees it. It holds the private
  * duplicate communicator that carries all of coltune's internal traffic, the
- * node topology, cached decisions and reusable scratch buffers.
+ * node topology, reusable scratch buffers and what the modules above keep per
+ * communicator (the decision's cache, shared windows: ct_ctx_ext).
  */
 #ifndef CT_CONTEXT_H
 #define CT_CONTEXT_H
