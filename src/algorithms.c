@@ -134,7 +134,7 @@ const ct_restriction_desc *ct_restriction_at(int i)
 /* Shared by the Allgather and Allgatherv entries of the shared-window exchange. */
 #define SHM_SUMMARY                                                                    \
     "every rank copies its block into a shared-memory window, every rank copies the " \
-    "remote blocks out, in 1 MiB rounds: one node only"
+    "remote blocks out, in rounds of COLTUNE_SHM_WINDOW: one node only"
 
 /* Defaults are clamped into their range at resolve time (spec.c), so
  * block_count's default of 32 (MPICH's MPIR_CVAR_ALLTOALL_THROTTLE) means

@@ -80,7 +80,6 @@ int ct_a2av_window(const ct_a2av *x, int stride, ct_a2av_any_fn wait_any);
  * CT_CARVE(base, off, ptr, type, count) points ptr at base + off (unless base
  * is NULL: a first pass only measures) and advances off past count elements.
  */
-#define CT_ALIGN_UP(n) (((n) + (size_t)63) & ~(size_t)63)
 #define CT_CARVE(base, off, ptr, type, count)                                      \
     do {                                                                           \
         if ((base) != NULL)                                                        \

@@ -38,8 +38,8 @@
  * rank learns it at the first call and the communicator's calls run TuNA
  * (radix 2) instead, which needs no shared memory.
  */
-#include "alltoallv/shm_stream.h"
 #include "alltoallv/tuna_hier.h"
+#include "core/shm_stream.h"
 
 #include "core/log.h"
 

@@ -46,7 +46,8 @@
  * call, and that call and every later one on the communicator that chooses
  * shm is forwarded to the MPI library's routine.
  */
-#include "alltoallv/shm_stream.h"
+#include "alltoallv/a2av_p2p.h"
+#include "core/shm_stream.h"
 #include "core/log.h"
 
 #include <limits.h>

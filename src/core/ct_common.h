@@ -64,6 +64,9 @@ enum {
         }                                                                       \
     } while (0)
 
+/* n rounded up to a multiple of 64 bytes (a cache line). */
+#define CT_ALIGN_UP(n) (((n) + (size_t)63) & ~(size_t)63)
+
 void *ct_malloc(size_t n);
 void ct_log_mpi_error(int rc, const char *what, const char *file, int line);
 

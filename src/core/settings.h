@@ -28,7 +28,7 @@ typedef struct ct_settings {
     int ppn;        /* COLTUNE_PPN=n: emulated ranks per node, 0 = real topology */
     int ppn_cyclic; /* COLTUNE_PPN=n:cyclic: ranks dealt round-robin over the nodes */
     size_t shm_window; /* COLTUNE_SHM_WINDOW: data bytes per rank per half of the
-                          Alltoall(v) shared windows (alltoallv/shm_stream.h) */
+                          Alltoall(v) shared windows (core/shm_stream.h) */
     int test_shm_fail; /* COLTUNE_TEST_SHM_FAIL=r: rank r of every communicator
                           cannot use a shared window (tests only); -1 none */
     int test_sdde_piece; /* COLTUNE_TEST_SDDE_PIECE=b: the locality-aware sparse

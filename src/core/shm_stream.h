@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shm_stream.h - personalised exchange through a bounded shared-memory
- * window, shared by the shm algorithm (alltoallv_shm.c: every rank of the
- * communicator) and the node-aware hierarchical one (alltoallv_node_aware.c:
- * the ranks of one node).
+ * window: the one round engine of the shared-window algorithms, the shm
+ * Alltoall(v) (alltoallv/alltoallv_shm.c: every rank of the communicator),
+ * the node-aware hierarchical one (alltoallv/alltoallv_node_aware.c: the
+ * ranks of one node) and the shm intercommunicator Allgather(v)
+ * (allgather_inter/allgather_inter_shm.c: the ranks of both groups, one
+ * block each).
  *
  * Each member of the window's group publishes a stream: its outgoing blocks
  * 0 .. nblocks-1 back to back. A member reads any block of any member's
@@ -29,7 +32,7 @@
  *
  * A block the writer marks direct takes no space in its stream: the header
  * says so, and the writer's caller sends it by point-to-point, its reader's
- * caller receives it (alltoallv_shm.c). The header's block table is written
+ * caller receives it (alltoallv/alltoallv_shm.c). The header's block table is written
  * even when the writer reports an error, so that a reader always learns how
  * each block it wants travels, and can settle a point-to-point receive it
  * posted on its own guess.
@@ -37,7 +40,7 @@
 #ifndef CT_SHM_STREAM_H
 #define CT_SHM_STREAM_H
 
-#include "alltoallv/a2av_p2p.h"
+#include "core/context.h"
 #include "core/shm.h"
 
 /* A piece of an outgoing block. */
@@ -99,7 +102,8 @@ typedef struct ct_shm_place {
  * needs it and cached in the context (freed with it). */
 typedef struct ct_shm_stream {
     ct_shm_win *w;
-    MPI_Comm comm; /* the window's group: ctx->comm, or a node communicator it owns */
+    MPI_Comm comm; /* the window's group: ctx->comm, ctx->union_comm, or a node
+                      communicator it owns */
     int owns_comm;
     int nblocks;
     size_t W;   /* data bytes per half */
@@ -113,6 +117,9 @@ typedef struct ct_shm_stream {
     ct_shm_out *out;
     ct_shm_want *want;
     MPI_Request *reqs;
+    int *members; /* the caller's own map from its peers to members, made by
+                     its first call (the shm Allgather(v): remote rank to
+                     union rank); freed with the window */
     unsigned long calls; /* exchanges begun on the window, the same on every member */
     unsigned long seq0;  /* the half round 0 of the last exchange used */
 } ct_shm_stream;
@@ -131,12 +138,14 @@ void ct_shm_stream_release(void *obj);
 #define CT_SHM_STREAM_KEY(name) {(name), ct_shm_stream_create, ct_shm_stream_release}
 
 /*
- * The context's window under key over comm (a group of ctx->comm whose
- * ranks share memory: ctx->comm itself, or a node communicator, which the
- * window then owns and frees), created collectively over ctx->comm by the
- * first call. *out is NULL on every rank of ctx->comm when some rank could
- * not set up its window (a small /dev/shm, say), on that call and every
- * later one; who names the algorithm in the one log message.
+ * The context's window under key over comm (ranks that share memory:
+ * ctx->comm itself, an intercommunicator's ctx->union_comm, or a node
+ * communicator of ctx->comm, which the window then owns and frees), created
+ * collectively over ctx->decide_comm (every rank of the communicator, both
+ * groups of an intercommunicator) by the first call. *out is NULL on every
+ * rank when some rank could not set up its window (a small /dev/shm, say),
+ * on that call and every later one; who names the algorithm in the one log
+ * message.
  */
 int ct_shm_stream_get(ct_ctx *ctx, const ct_ctx_key *key, MPI_Comm comm, int owns_comm,
                       int nblocks, const char *who, ct_shm_stream **out);

@@ -3,7 +3,7 @@
  * shm_stream.c - personalised exchange through a bounded shared window: the
  * rounds (shm_stream.h).
  */
-#include "alltoallv/shm_stream.h"
+#include "core/shm_stream.h"
 #include "core/log.h"
 #include "core/state.h"
 
@@ -45,6 +45,7 @@ static void free_tables(ct_shm_stream *s)
     free(s->out);
     free(s->want);
     free(s->reqs);
+    free(s->members);
 }
 
 static void stream_free(void *p)
@@ -65,8 +66,8 @@ static const ct_shm_stream no_window = {.w = NULL};
 const ct_ctx_buf_key ct_buf_shm_send = {"shm send"}, ct_buf_shm_recv = {"shm receive"},
                      ct_buf_shm_plan = {"shm plan"};
 
-/* Creates the window over comm and agrees over ctx->comm (the window's
- * group may be one node of it) whether every group has one. */
+/* Creates the window over comm and agrees over ctx->decide_comm (the
+ * window's group may be one node of it) whether every group has one. */
 static int stream_create(ct_ctx *ctx, MPI_Comm comm, int owns_comm, int nblocks,
                          const char *who, ct_shm_stream **out)
 {
@@ -84,7 +85,7 @@ static int stream_create(ct_ctx *ctx, MPI_Comm comm, int owns_comm, int nblocks,
     rc = ct_shm_win_create(comm, ct_shm_stream_bytes(nblocks), who, &w);
     here = rc == MPI_SUCCESS && w != NULL && s != NULL && s->want_first != NULL &&
            s->out != NULL && s->want != NULL && s->reqs != NULL;
-    CT_CALL(PMPI_Allreduce(&here, &everywhere, 1, MPI_INT, MPI_MIN, ctx->comm));
+    CT_CALL(PMPI_Allreduce(&here, &everywhere, 1, MPI_INT, MPI_MIN, ctx->decide_comm));
     if (!everywhere) {
         if (w != NULL) /* the group's window is whole: freed by all its ranks */
             ct_shm_win_free(w);
