@@ -8,7 +8,8 @@
  * (the bounds of the msg_size conditions of the collective's rules) is
  * decided once, and ranges with the same outcome are merged.
  */
-#include "info/info.h"
+#include "info/check.h"
+#include "info/out.h"
 #include "select/decide.h"
 
 #include <limits.h>
@@ -119,9 +120,9 @@ static int query_nodes(const check_query *q, const ct_config *env, long *Q, int 
                     P, *Q, (P + *Q - 1) / *Q, (P + *Q - 1) / *Q == 1 ? "" : "s", q->nodes);
             return -1;
         }
-    } else if (env->ppn > 0) {
-        *Q = env->ppn < P ? env->ppn : P;
-        *cyclic |= env->ppn_cyclic;
+    } else if (env->set.ppn > 0) {
+        *Q = env->set.ppn < P ? env->set.ppn : P;
+        *cyclic |= env->set.ppn_cyclic;
         *emulated = 1;
     } else {
         *Q = P;
@@ -130,7 +131,7 @@ static int query_nodes(const check_query *q, const ct_config *env, long *Q, int 
 }
 
 /* The topology of query_nodes() as the decision sees it; what describes it. */
-static int query_topology(const check_query *q, const ct_config *env, ct_topo *topo, ct_env *e,
+static int query_topology(const check_query *q, const ct_config *env, ct_topo *topo, ct_shape *e,
                           char *what, size_t len)
 {
     long Q;
@@ -145,7 +146,7 @@ static int query_topology(const check_query *q, const ct_config *env, ct_topo *t
      * when there is one. */
     topo->emulated = emulated;
     topo->shared = emulated || topo->N == 1;
-    *e = (ct_env){q->P, topo->Q, topo->N};
+    *e = (ct_shape){q->P, topo->Q, topo->N};
     snprintf(what, len, "P=%ld nodes=%d ppn=%d%s%s%s", q->P, topo->N, topo->Q,
              topo->uniform ? "" : " (uneven nodes)",
              topo->consecutive ? "" : " (ranks round-robin over the nodes)",
@@ -192,14 +193,14 @@ static void record_skip(void *arg, const char *source, int line, const ct_spec *
  * intercommunicator Allgather(v), msg_size is the larger group's total. The
  * smallest msg_size whose offsets overflow an int (CT_R_INT_OFFSETS).
  */
-static long int_offsets_limit(ct_coll coll, const ct_env *e)
+static long int_offsets_limit(ct_coll coll, const ct_shape *e)
 {
     if (coll == CT_COLL_ALLTOALLV || coll == CT_COLL_ALLTOALL)
         return INT_MAX / e->P + 1;
     return (long)INT_MAX + 1;
 }
 
-static void decide_at(const ct_config *cfg, ct_coll coll, const ct_env *e, const ct_topo *topo,
+static void decide_at(const ct_config *cfg, ct_coll coll, const ct_shape *e, const ct_topo *topo,
                       long msg_size, outcome *out)
 {
     memset(out, 0, sizeof *out);
@@ -278,7 +279,7 @@ static int cmp_long(const void *a, const void *b)
 
 /* The sizes where coll's decision may change: 0, 1 (after an empty call),
  * every msg_size bound, and where offsets stop fitting an int. */
-static int size_points(const ct_ruleset *rs, ct_coll coll, const ct_env *e, long **points)
+static int size_points(const ct_ruleset *rs, ct_coll coll, const ct_shape *e, long **points)
 {
     int n = 3;
     long *p = malloc((size_t)(2 * rs->count + 3) * sizeof *p);
@@ -331,7 +332,7 @@ static void print_decision_cost(const info_out *o, ct_coll coll, int used_msg_si
 /* Decides coll at every size range and prints the merged ranges. Returns 1
  * when some call would return an error, 0, or -1 out of memory. */
 static int query_collective(const info_out *o, const check_query *q, const ct_config *cfg,
-                            ct_coll coll, const ct_env *e, const ct_topo *topo)
+                            ct_coll coll, const ct_shape *e, const ct_topo *topo)
 {
     outcome cur, next;
     char range[80];
@@ -385,7 +386,7 @@ static void variable_warnings(const info_out *o, const ct_config *cfg)
         else
             fprintf(stderr, "coltune: error: %s\n", cfg->errors[i]);
     }
-    if (!cfg->disabled)
+    if (!cfg->set.disabled)
         return;
     if (o->parsable)
         info_kv(o, "query:warning", "COLTUNE_DISABLE=1: jobs forward every intercepted call");
@@ -396,7 +397,7 @@ static void variable_warnings(const info_out *o, const ct_config *cfg)
 
 /* Returns 0, 1 when some call would return an error, 2 on a usage error. */
 static int run_queries(const info_out *o, const check_query *q, const ct_config *cfg,
-                       const ct_topo *topo, const ct_env *e, const char *what)
+                       const ct_topo *topo, const ct_shape *e, const char *what)
 {
     variable_warnings(o, cfg);
     if (o->parsable)
@@ -421,7 +422,7 @@ int info_check(const info_out *o, const check_query *q, const ct_config *env)
 {
     ct_config cfg = *env; /* the job's variables, with q->file's rules */
     ct_topo topo = {0};
-    ct_env e;
+    ct_shape e;
     char what[200];
     /* The options first: a usage error prints nothing else. */
     if (q->P > 0 && query_topology(q, env, &topo, &e, what, sizeof what) != 0)

@@ -19,7 +19,8 @@
  * problem a job would meet, 2 usage error.
  */
 #define _GNU_SOURCE /* dladdr */
-#include "info/info.h"
+#include "info/check.h"
+#include "info/out.h"
 #include "shim/shim.h"
 
 #include <coltune.h>
@@ -36,29 +37,6 @@
 #endif
 
 extern char **environ;
-
-void info_kv(const info_out *o, const char *key, const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(o->f, "%s:", key);
-    va_start(ap, fmt);
-    vfprintf(o->f, fmt, ap);
-    va_end(ap);
-    fputc('\n', o->f);
-}
-
-void info_size(long v, char *buf, size_t len)
-{
-    static const char suffix[] = "gmk";
-    for (int i = 0; i < 3; i++) {
-        long unit = 1L << (10 * (3 - i));
-        if (v > 0 && v % unit == 0) {
-            snprintf(buf, len, "%ld%c", v / unit, suffix[i]);
-            return;
-        }
-    }
-    snprintf(buf, len, "%ld", v);
-}
 
 /* ------------------------------------------------------------------ */
 /* The MPI library: built against, found at run time                   */
@@ -443,7 +421,7 @@ static int report_environment(const info_out *o, const ct_config *cfg, int rules
     }
     if (!any && !o->parsable)
         fprintf(o->f, "  no COLTUNE_* variable is set\n");
-    if (cfg->disabled && !o->parsable)
+    if (cfg->set.disabled && !o->parsable)
         fprintf(o->f, "  COLTUNE_DISABLE=1: every intercepted call is forwarded to the MPI "
                       "library\n");
     for (int c = 0; c < CT_COLL_COUNT && !o->parsable; c++)

@@ -60,7 +60,7 @@ static long isqrt_round(long x)
     return r;
 }
 
-long ct_expr_eval(ct_expr e, const ct_env *env)
+long ct_expr_eval(ct_expr e, const ct_shape *env)
 {
     switch (e.term) {
     case CT_TERM_CONST:

@@ -11,7 +11,7 @@
 #ifndef CT_ALGORITHMS_H
 #define CT_ALGORITHMS_H
 
-#include "core/ct_common.h"
+#include "core/context.h"
 
 struct ct_ctx;
 
@@ -41,12 +41,8 @@ int ct_coll_msg_size_known(ct_coll coll);
 
 #define CT_MAX_PARAMS 4
 
-/* The communicator quantities a parameter bound or expression may use. */
-typedef struct ct_env {
-    long P; /* communicator size */
-    long Q; /* ranks per node (largest node when nodes are uneven) */
-    long N; /* number of nodes */
-} ct_env;
+/* A parameter bound or expression may use the communicator's shape
+ * (ct_shape, core/context.h: P, Q, N). */
 
 /* A value that is a constant or a simple expression of P, Q or N:
  * value = term(P, Q, N) + offset, with term one of the ct_term values. */
@@ -65,7 +61,7 @@ typedef struct ct_expr {
     long offset;
 } ct_expr;
 
-long ct_expr_eval(ct_expr e, const ct_env *env);
+long ct_expr_eval(ct_expr e, const ct_shape *env);
 /* Writes the expression as it would be written in a rules file. */
 void ct_expr_format(ct_expr e, char *buf, size_t len);
 
@@ -138,6 +134,9 @@ typedef struct ct_alltoallv_args {
     MPI_Datatype recvtype;
     MPI_Comm comm; /* the user's communicator: only pmpi uses it */
     int (*forward)(const struct ct_alltoallv_args *a);
+    long msg_size; /* set by the driver: the largest block any rank sends (bytes)
+                      when the decision computed it, else -1 (algorithms may use
+                      it instead of their own allreduce) */
 } ct_alltoallv_args;
 
 typedef int (*ct_alltoallv_forward_fn)(const ct_alltoallv_args *a);

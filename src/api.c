@@ -303,9 +303,9 @@ CT_EXPORT int coltune_comm_topology(MPI_Comm comm, int *P, int *Q, int *N)
     int rc = ct_ctx_get(comm, &ctx);
     if (rc != MPI_SUCCESS)
         return ct_shim_return(comm, rc);
-    *P = (int)ctx->env.P;
-    *Q = (int)ctx->env.Q;
-    *N = (int)ctx->env.N;
+    *P = (int)ctx->shape.P;
+    *Q = (int)ctx->shape.Q;
+    *N = (int)ctx->shape.N;
     return MPI_SUCCESS;
 }
 
@@ -353,7 +353,7 @@ CT_EXPORT int coltune_algorithm_param(int i, int k, int P, int Q, int N, const c
                                       long *min, long *max, long *def)
 {
     const ct_algorithm *alg = ct_algorithm_at(i);
-    const ct_env env = {P, Q, N};
+    const ct_shape env = {P, Q, N};
     if (alg == NULL || k < 0 || k >= alg->nparams)
         return -1;
     const ct_param_desc *d = &alg->params[k];

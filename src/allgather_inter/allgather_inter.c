@@ -2,14 +2,14 @@
 /*
  * allgather_inter.c - drivers of the intercommunicator Allgather and
  * Allgatherv: per-call facts for the decision, the byte view (CT_A_BYTES),
- * then the chosen algorithm; and the segmented exchange that the segmented
- * algorithms share.
+ * then the chosen algorithm (the segmented exchange that the segmented
+ * algorithms share is in ag_exchange.c).
  */
 #include "allgather_inter/allgather_inter.h"
 #include "core/datatype.h"
 #include "core/device.h"
 #include "core/state.h"
-#include "core/stats.h"
+#include "stats.h"
 #include "select/decide.h"
 
 #include <limits.h>
@@ -109,106 +109,7 @@ static unsigned allgatherv_device(const void *args, const ct_ctx *ctx)
 }
 
 /* ------------------------------------------------------------------ */
-/* The segmented exchange ([Kang2019] Algorithms 1 and 2)             */
-/* ------------------------------------------------------------------ */
-
-/*
- * Lines 25-26 of Algorithm 2 (9-11 of Algorithm 1): member k of the local
- * group holds segment k of the remote stream at its place in recv; one
- * in-place allgatherv over the local group completes the stream everywhere.
- * Equal segments (p divisible by q in Algorithm 1) use the plain Allgather.
- * The paper leaves the allgather's algorithm to the library (a ring in its
- * analysis); with linear every member instead sends its segment to every
- * other member at once, which suits shared memory, where a ring's steps
- * wait on each other but the copies can all run at the same time.
- */
-static int intra_allgather(ct_ctx *ctx, const ct_seg_part *pt, char *recv, int *counts,
-                           int *displs, int linear, int nreq)
-{
-    int rc = MPI_SUCCESS, same = 1;
-    const int n = ctx->size, me = ctx->rank;
-    MPI_Request *reqs;
-    if (pt->K == 0 || n == 1)
-        return MPI_SUCCESS;
-    for (int k = 0; k < n; k++) {
-        size_t b = ct_seg_bound(pt, k);
-        displs[k] = (int)b; /* the decision checked K <= INT_MAX (CT_R_INT_OFFSETS) */
-        counts[k] = (int)(ct_seg_bound(pt, k + 1) - b);
-        same &= counts[k] == counts[0];
-    }
-    if (!linear && same)
-        return PMPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, counts[0], MPI_BYTE,
-                              ctx->local_comm);
-    if (!linear)
-        return PMPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, counts, displs,
-                               MPI_BYTE, ctx->local_comm);
-    /* After the nreq requests still pending in ctx's array (the exchange's sends). */
-    reqs = ct_ctx_requests(ctx, nreq + 2 * n);
-    if (reqs == NULL)
-        return MPI_ERR_NO_MEM;
-    reqs += nreq;
-    int m = 0;
-    for (int d = 1; d < n; d++) { /* spread out: member me + d first */
-        const int k = (me + d) % n;
-        if (counts[k] > 0)
-            CT_CALL(PMPI_Irecv(recv + displs[k], counts[k], MPI_BYTE, k, CT_TAG_ALLGATHER,
-                               ctx->local_comm, &reqs[m++]));
-    }
-    for (int d = 1; d < n && counts[me] > 0; d++)
-        CT_CALL(PMPI_Isend(recv + displs[me], counts[me], MPI_BYTE, (me - d + n) % n,
-                           CT_TAG_ALLGATHER, ctx->local_comm, &reqs[m++]));
-    CT_CALL(PMPI_Waitall(m, reqs, MPI_STATUSES_IGNORE));
-out:
-    return rc;
-}
-
-int ct_ag_segmented_exchange(ct_ctx *ctx, const ct_ag_plan *pl)
-{
-    int rc = MPI_SUCCESS;
-    ct_seg_xfer *xs = NULL;
-    int *counts = NULL;
-    const int nsend = ct_seg_sends(&pl->local, pl->lo, pl->hi, NULL);
-    const int nrecv = ct_seg_recvs(&pl->remote, ctx->rank, &pl->remote_blocks, NULL);
-    const size_t xs_bytes = (size_t)(nsend + nrecv) * sizeof *xs;
-    const size_t counts_bytes = 2 * (size_t)ctx->size * sizeof(int);
-    MPI_Request *reqs = ct_ctx_requests(ctx, nsend + nrecv + 1);
-    if (reqs == NULL)
-        return MPI_ERR_NO_MEM;
-    CT_ALLOC(xs, xs_bytes);
-    CT_ALLOC(counts, counts_bytes);
-    ctx->call_extra += xs_bytes + counts_bytes;
-    ct_seg_sends(&pl->local, pl->lo, pl->hi, xs);
-    ct_seg_recvs(&pl->remote, ctx->rank, &pl->remote_blocks, xs + nsend);
-    /* Lines 12-14 / 22-24: each piece of this rank's block to its receiver,
-     * receivers by rank (section 4.1). */
-    for (int i = 0; i < nsend; i++)
-        CT_CALL(PMPI_Isend(pl->send + (xs[i].offset - pl->lo), (int)xs[i].bytes, MPI_BYTE,
-                           xs[i].peer, CT_TAG_ALLGATHER, ctx->comm, &reqs[i]));
-    if (pl->ordered) {
-        /* Section 4.1: the receiver decides the order, one sender at a time. */
-        for (int i = nsend; i < nsend + nrecv; i++)
-            CT_CALL(PMPI_Recv(pl->recv + xs[i].offset, (int)xs[i].bytes, MPI_BYTE, xs[i].peer,
-                              CT_TAG_ALLGATHER, ctx->comm, MPI_STATUS_IGNORE));
-    } else {
-        for (int i = nsend; i < nsend + nrecv; i++)
-            CT_CALL(PMPI_Irecv(pl->recv + xs[i].offset, (int)xs[i].bytes, MPI_BYTE, xs[i].peer,
-                               CT_TAG_ALLGATHER, ctx->comm, &reqs[i]));
-        CT_CALL(PMPI_Waitall(nrecv, reqs + nsend, MPI_STATUSES_IGNORE));
-    }
-    /* The sends need not be complete for the intra-group step: it only reads
-     * and writes recv, and it progresses them meanwhile. */
-    CT_CALL(intra_allgather(ctx, &pl->remote, pl->recv, counts, counts + ctx->size,
-                            pl->linear, nsend + nrecv));
-    reqs = ctx->reqs; /* the linear intra-group step may have grown the array */
-    CT_CALL(PMPI_Waitall(nsend, reqs, MPI_STATUSES_IGNORE));
-out:
-    free(xs);
-    free(counts);
-    return rc;
-}
-
-/* ------------------------------------------------------------------ */
-/* Packed bytes (CT_A_BYTES): see allgather_inter.h                    */
+/* Packed bytes (CT_A_BYTES): see ag_exchange.h                      */
 /* ------------------------------------------------------------------ */
 
 /* This rank's block as contiguous bytes: the user's buffer for a contiguous
@@ -434,7 +335,7 @@ int ct_allgatherv_inter_pmpi(const ct_allgatherv_args *a, ct_ctx *ctx, const lon
 /* Runs and times one call of an algorithm; bytes is what this rank sends. */
 #define RUN_TIMED(ctx, ch, run, a, bytes)                                             \
     do {                                                                              \
-        int stats_ = ct_cfg()->stats;                                                 \
+        int stats_ = ct_settings_get()->stats;                                                 \
         double t0_ = stats_ ? PMPI_Wtime() : 0;                                       \
         (ctx)->call_extra = 0;                                                        \
         rc = run((ctx), &(ch), (a));                                                  \
@@ -455,7 +356,7 @@ static double send_bytes(MPI_Count count, MPI_Datatype type)
  * group does, and the remote group's blocks are as empty. */
 static int forward_empty(const ct_allgather_args *a)
 {
-    if (!ct_cfg()->stats)
+    if (!ct_settings_get()->stats)
         return a->forward(a);
     double t0 = PMPI_Wtime();
     int rc = a->forward(a);
@@ -471,11 +372,11 @@ int ct_allgather_inter_dispatch(const ct_allgather_args *a, const ct_spec *force
         return forward_empty(a);
     /* max(p k_A, q k_B) follows from every rank's own arguments (all ranks of
      * a group send the same signature): msg_size rules cost no communication. */
-    ct_call call = {.coll = CT_COLL_ALLGATHER_INTER,
-                    .args = a,
-                    .local_facts = allgather_facts,
-                    .msg_size_is_global = ct_coll_msg_size_known(CT_COLL_ALLGATHER_INTER),
-                    .device_memory = allgather_device};
+    ct_decide_input call = {.coll = CT_COLL_ALLGATHER_INTER,
+                            .args = a,
+                            .local_facts = allgather_facts,
+                            .msg_size_is_global = ct_coll_msg_size_known(CT_COLL_ALLGATHER_INTER),
+                            .device_memory = allgather_device};
     int rc = ct_decide_call(a->comm, &call, forced, &ctx, &ch);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -489,10 +390,10 @@ int ct_allgatherv_inter_dispatch(const ct_allgatherv_args *a, const ct_spec *for
 {
     ct_ctx *ctx;
     ct_choice ch;
-    ct_call call = {.coll = CT_COLL_ALLGATHERV_INTER,
-                    .args = a,
-                    .local_facts = allgatherv_facts,
-                    .device_memory = allgatherv_device};
+    ct_decide_input call = {.coll = CT_COLL_ALLGATHERV_INTER,
+                            .args = a,
+                            .local_facts = allgatherv_facts,
+                            .device_memory = allgatherv_device};
     int rc = ct_decide_call(a->comm, &call, forced, &ctx, &ch);
     if (rc != MPI_SUCCESS)
         return rc;

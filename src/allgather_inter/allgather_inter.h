@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * allgather_inter.h - drivers of the intercommunicator Allgather and
- * Allgatherv (allgather_inter.c) and what their algorithms share.
+ * Allgatherv (allgather_inter.c); what their algorithms share is in
+ * ag_exchange.h.
  *
  * The context of an intercommunicator has ctx->comm (private duplicate of
  * the intercommunicator: the remote group's ranks), ctx->local_comm (the
@@ -19,90 +20,8 @@
 #ifndef CT_ALLGATHER_INTER_H
 #define CT_ALLGATHER_INTER_H
 
-#include "allgather_inter/segments.h"
-#include "core/context.h"
+#include "algorithms.h"
 #include "select/spec.h"
-
-/*
- * The byte view (CT_A_BYTES). An algorithm that declares CT_A_BYTES sees
- * sendtype == recvtype == MPI_BYTE, counts in bytes, its own block as
- * contiguous bytes, and the remote group's blocks back to back in rank order
- * in recvbuf (for Allgatherv, displs[j] = recvcounts[0] + ... +
- * recvcounts[j-1]): the remote group's stream of [Kang2019] section 4.1.
- * The driver views the user's buffers in place when their layout already is
- * that (a contiguous type, and for Allgatherv displacements that place the
- * blocks back to back in rank order, as MPI_Allgather always does);
- * otherwise it packs the send block into a staging buffer and/or receives
- * the stream into one and unpacks (or copies) each block to displs[j] of the
- * user's buffer afterwards. Such an algorithm must declare CT_R_INT_OFFSETS.
- */
-
-/*
- * One segmented exchange, shared by the segmented Allgather (Algorithm 1)
- * and Allgatherv (Algorithm 2): this rank sends the intersections of its
- * block with the segments of the local stream to their receivers in the
- * remote group, receives its segment of the remote stream, then one
- * intra-group allgather(v) on ctx->local_comm (in place, MPI_BYTE, counts
- * and displacements from the remote stream's partition) completes the
- * stream at every member of the local group. Sends are started first; the
- * intra-group step runs while they may still be in flight.
- */
-typedef struct ct_ag_plan {
-    const char *send;           /* this rank's block (bytes) */
-    size_t lo, hi;              /* its place [lo, hi) in the local stream */
-    ct_seg_part local;          /* the local stream among the remote group */
-    char *recv;                 /* the remote stream, in rank order */
-    ct_seg_part remote;         /* the remote stream among the local group */
-    ct_seg_blocks remote_blocks; /* the remote group's blocks in its stream */
-    int ordered; /* receive one sender at a time in section 4.1's order, else all at once */
-    int linear;  /* intra-group step: 0 PMPI_Allgather(v), 1 all segments posted at once */
-} ct_ag_plan;
-
-int ct_ag_segmented_exchange(ct_ctx *ctx, const ct_ag_plan *plan);
-
-/*
- * One call of either collective as the algorithms that take the user's
- * arguments as they are see it (direct, shm): an Allgather has recvcounts
- * NULL, and remote block j is then recvcount elements at element
- * j * recvcount.
- */
-typedef struct ct_ag_call {
-    const void *sendbuf;
-    MPI_Count sendcount;
-    MPI_Datatype sendtype;
-    void *recvbuf;
-    MPI_Count recvcount;
-    const ct_vec *recvcounts, *displs; /* NULL for an Allgather */
-    MPI_Datatype recvtype;
-} ct_ag_call;
-
-static inline ct_ag_call ct_ag_call_allgather(const ct_allgather_args *a)
-{
-    return (ct_ag_call){.sendbuf = a->sendbuf, .sendcount = a->sendcount,
-                        .sendtype = a->sendtype, .recvbuf = a->recvbuf,
-                        .recvcount = a->recvcount, .recvtype = a->recvtype};
-}
-
-static inline ct_ag_call ct_ag_call_allgatherv(const ct_allgatherv_args *a)
-{
-    return (ct_ag_call){.sendbuf = a->sendbuf, .sendcount = a->sendcount,
-                        .sendtype = a->sendtype, .recvbuf = a->recvbuf,
-                        .recvcounts = &a->recvcounts, .displs = &a->displs,
-                        .recvtype = a->recvtype};
-}
-
-/* Remote block j's count and displacement (in elements of recvtype). */
-static inline void ct_ag_remote_block(const ct_ag_call *d, int j, MPI_Count *count,
-                                      MPI_Aint *displ)
-{
-    *count = d->recvcounts ? ct_vec_at(d->recvcounts, j) : d->recvcount;
-    /* MPI_Aint: an Allgather's j * recvcount need not fit an int */
-    *displ = d->recvcounts ? (MPI_Aint)ct_vec_at(d->displs, j) : (MPI_Aint)(j * d->recvcount);
-}
-
-/* The direct exchange of either collective (allgather_inter_direct.c); shm
- * falls back to it on a communicator without a usable window. */
-int ct_ag_direct_exchange(ct_ctx *ctx, const ct_ag_call *d);
 
 int ct_allgather_inter_dispatch(const ct_allgather_args *a, const ct_spec *forced);
 int ct_allgatherv_inter_dispatch(const ct_allgatherv_args *a, const ct_spec *forced);

@@ -26,12 +26,12 @@
  * no bytes; both ends agree on which those are, because an exchange's send
  * and receive signatures match.
  */
-#include "allgather_inter/allgather_inter.h"
+#include "allgather_inter/ag_exchange.h"
 #include "core/datatype.h"
 
 /* Posts the receive of every remote block and the send of this rank's
  * block to every remote rank, then completes them all. */
-int ct_ag_direct_exchange(ct_ctx *ctx, const ct_ag_call *d)
+int ct_ag_direct_exchange(ct_ctx *ctx, const ct_ag_view *d)
 {
     int rc = MPI_SUCCESS, n = 0;
     const int nremote = ctx->remote_size;
@@ -63,13 +63,13 @@ out:
 int ct_allgather_inter_direct(const ct_allgather_args *a, ct_ctx *ctx, const long *params)
 {
     (void)params;
-    const ct_ag_call d = ct_ag_call_allgather(a);
+    const ct_ag_view d = ct_ag_view_allgather(a);
     return ct_ag_direct_exchange(ctx, &d);
 }
 
 int ct_allgatherv_inter_direct(const ct_allgatherv_args *a, ct_ctx *ctx, const long *params)
 {
     (void)params;
-    const ct_ag_call d = ct_ag_call_allgatherv(a);
+    const ct_ag_view d = ct_ag_view_allgatherv(a);
     return ct_ag_direct_exchange(ctx, &d);
 }

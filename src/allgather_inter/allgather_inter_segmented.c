@@ -29,7 +29,7 @@
  * packs non-contiguous types, so segments are cut at byte granularity of
  * the packed form, rounded to cache lines (CT_SEG_ALIGN, segments.h).
  */
-#include "allgather_inter/allgather_inter.h"
+#include "allgather_inter/ag_exchange.h"
 
 int ct_allgather_inter_segmented(const ct_allgather_args *a, ct_ctx *ctx, const long *params)
 {

@@ -38,7 +38,7 @@
  * exchange from then on: the setup ends with one allreduce that every rank
  * reaches whatever failed on it, so all ranks learn it together.
  */
-#include "allgather_inter/allgather_inter.h"
+#include "allgather_inter/ag_exchange.h"
 #include "core/datatype.h"
 #include "core/log.h"
 #include "core/shm_stream.h"
@@ -73,11 +73,15 @@ out:
     return rc;
 }
 
+/* The context buffers of the packed send block and of the staged stream. */
+static const ct_ctx_buf_key buf_packed = {"shm Allgather packed"},
+                            buf_stage = {"shm Allgather stage"};
+
 /* Where this call's bytes come from and go to: out is this rank's block as
- * bytes (packed into context buffer 0 unless contiguous), want[j] remote
- * block j read from its owner's stream into the user's buffer (staged in
- * context buffer 1 unless contiguous; *stage says so). */
-static int prepare(ct_ctx *ctx, const ct_ag_call *d, const ct_shm_stream *s, ct_shm_out *out,
+ * bytes (packed into buf_packed unless contiguous), want[j] remote block j
+ * read from its owner's stream into the user's buffer (staged in buf_stage
+ * unless contiguous; *stage says so). */
+static int prepare(ct_ctx *ctx, const ct_ag_view *d, const ct_shm_stream *s, ct_shm_out *out,
                    ct_shm_want *want, char **stage)
 {
     int rc = MPI_SUCCESS;
@@ -97,7 +101,7 @@ static int prepare(ct_ctx *ctx, const ct_ag_call *d, const ct_shm_stream *s, ct_
                         .bytes = sbytes};
     *stage = NULL;
     if (!st.contig && sbytes > 0) {
-        char *packed = ct_ctx_buffer(ctx, 0, sbytes);
+        char *packed = ct_ctx_buffer(ctx, &buf_packed, sbytes);
         if (packed == NULL)
             return MPI_ERR_NO_MEM;
         CT_CALL(ct_pack_elems(d->sendbuf, d->sendcount, d->sendtype, &st, packed, 0,
@@ -117,7 +121,7 @@ static int prepare(ct_ctx *ctx, const ct_ag_call *d, const ct_shm_stream *s, ct_
     }
     if (staged == 0)
         return MPI_SUCCESS;
-    *stage = ct_ctx_buffer(ctx, 1, staged);
+    *stage = ct_ctx_buffer(ctx, &buf_stage, staged);
     if (*stage == NULL)
         return MPI_ERR_NO_MEM;
     ctx->call_extra += staged;
@@ -131,7 +135,7 @@ out:
 }
 
 /* Non-contiguous receive type: the staged blocks to the user's buffer. */
-static int unstage(ct_ctx *ctx, const ct_ag_call *d, const ct_shm_want *want)
+static int unstage(ct_ctx *ctx, const ct_ag_view *d, const ct_shm_want *want)
 {
     int rc = MPI_SUCCESS;
     MPI_Count count;
@@ -152,12 +156,13 @@ out:
  * exchange when the communicator has no usable window. A rank that cannot
  * prepare its part still runs round 0, which tells every rank to return an
  * error (core/shm_stream.h). */
-static int shm_exchange(ct_ctx *ctx, const ct_ag_call *d)
+static int shm_exchange(ct_ctx *ctx, const ct_ag_view *d)
 {
     int rc;
     char *stage = NULL;
     ct_shm_stream *s;
-    CT_CALL(ct_shm_stream_get(ctx, CT_EXT_AG_SHM, ctx->union_comm, 0, 1, "shm", &s));
+    static const ct_ctx_key window_key = CT_SHM_STREAM_KEY("shm Allgather window");
+    CT_CALL(ct_shm_stream_get(ctx, &window_key, ctx->union_comm, 0, 1, "shm", &s));
     if (s == NULL)
         return ct_ag_direct_exchange(ctx, d); /* no window on some rank: every rank comes here */
     ct_shm_want *want = ct_ctx_scratch(ctx, (size_t)ctx->remote_size * sizeof *want);
@@ -178,13 +183,13 @@ out:
 int ct_allgather_inter_shm(const ct_allgather_args *a, ct_ctx *ctx, const long *params)
 {
     (void)params;
-    const ct_ag_call d = ct_ag_call_allgather(a);
+    const ct_ag_view d = ct_ag_view_allgather(a);
     return shm_exchange(ctx, &d);
 }
 
 int ct_allgatherv_inter_shm(const ct_allgatherv_args *a, ct_ctx *ctx, const long *params)
 {
     (void)params;
-    const ct_ag_call d = ct_ag_call_allgatherv(a);
+    const ct_ag_view d = ct_ag_view_allgatherv(a);
     return shm_exchange(ctx, &d);
 }

@@ -36,7 +36,7 @@
  * the driver honours the user's displacements (in place when they already
  * put the blocks back to back in rank order, else by one copy per block).
  */
-#include "allgather_inter/allgather_inter.h"
+#include "allgather_inter/ag_exchange.h"
 
 #include <stdlib.h>
 

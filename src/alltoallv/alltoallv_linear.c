@@ -8,7 +8,7 @@
  * targets rank 0 first, which concentrates traffic; it is here because it is
  * what many installed MPI libraries do, and it is fast for small P.
  */
-#include "alltoallv/alltoallv.h"
+#include "alltoallv/a2av_p2p.h"
 
 int ct_alltoallv_linear(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params)
 {

@@ -10,7 +10,7 @@
  * exchanges) is followed here: a group ends after every stride-th step and
  * at the last step.
  */
-#include "alltoallv/alltoallv.h"
+#include "alltoallv/a2av_p2p.h"
 
 int ct_alltoallv_multipair_blocking(const ct_alltoallv_args *a, ct_ctx *ctx,
                                     const long *params)

@@ -7,7 +7,7 @@
  * blocking in MPI_Waitany: the loop keeps driving progress and refills a slot
  * as soon as any request is seen complete.
  */
-#include "alltoallv/alltoallv.h"
+#include "alltoallv/a2av_p2p.h"
 
 /* Polls until some request completes, or all are null (idx = MPI_UNDEFINED). */
 static int test_any(int n, MPI_Request *reqs, int *idx)

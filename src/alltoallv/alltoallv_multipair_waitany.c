@@ -8,7 +8,7 @@
  * starts in its slot, so one slow partner does not hold up the others.
  * The window itself is shared with Algorithm 5 (ct_a2av_window).
  */
-#include "alltoallv/alltoallv.h"
+#include "alltoallv/a2av_p2p.h"
 
 static int wait_any(int n, MPI_Request *reqs, int *idx)
 {

@@ -38,9 +38,8 @@
  * rank learns it at the first call and the communicator's calls run TuNA
  * (radix 2) instead, which needs no shared memory.
  */
-#include "alltoallv/alltoallv.h"
-#include "core/shm_stream.h"
 #include "alltoallv/tuna_hier.h"
+#include "core/shm_stream.h"
 
 #include "core/log.h"
 
@@ -49,15 +48,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The context buffers of the lanes' G and of the stash. */
+static const ct_ctx_buf_key buf_lane = {"node_aware lane"}, buf_stash = {"node_aware stash"};
+
 /* The node's window: a node communicator (ranks in local order) and its
  * window, created by the first call (collectively over ctx->comm). */
 static int node_window(ct_ctx *ctx, ct_shm_stream **s)
 {
+    static const ct_ctx_key window_key = CT_SHM_STREAM_KEY("node_aware window");
     int rc = MPI_SUCCESS;
     MPI_Comm node = MPI_COMM_NULL;
-    if (ctx->ext[CT_EXT_A2A_NODE].p == NULL)
+    if (ct_ctx_ext_find(ctx, &window_key) == NULL)
         CT_CALL(PMPI_Comm_split(ctx->comm, ctx->topo.node, ctx->topo.local_rank, &node));
-    CT_CALL(ct_shm_stream_get(ctx, CT_EXT_A2A_NODE, node, 1, ctx->size, "node_aware", s));
+    CT_CALL(ct_shm_stream_get(ctx, &window_key, node, 1, ctx->size, "node_aware", s));
 out:
     return rc;
 }
@@ -127,8 +130,8 @@ typedef struct stash {
 
 static void stash_open(stash *st, ct_ctx *ctx)
 {
-    st->base = ct_ctx_buffer(ctx, CT_BUF_NODE_STASH, 1);
-    st->cap = st->base != NULL ? ctx->buf[CT_BUF_NODE_STASH].size : 0;
+    st->base = ct_ctx_buffer(ctx, &buf_stash, 1);
+    st->cap = st->base != NULL ? ct_ctx_buffer_size(ctx, &buf_stash) : 0;
 }
 
 static char *stash_put(stash *st, size_t bytes)
@@ -166,7 +169,7 @@ static void stash_close(stash *st, ct_ctx *ctx)
         st->chunks = next;
     }
     if (st->spilled > 0) /* room for the next call (no harm if it fails) */
-        (void)ct_ctx_buffer(ctx, CT_BUF_NODE_STASH, st->used + st->spilled);
+        (void)ct_ctx_buffer(ctx, &buf_stash, st->used + st->spilled);
     ctx->call_extra += st->used + st->spilled;
 }
 
@@ -262,7 +265,7 @@ static int lanes_place(void *arg, ct_shm_want *want, int nwant, size_t rounds)
     for (int w = 0; w < nwant; w++)
         if (want[w].deferred)
             bytes += want[w].bytes;
-    G = ct_ctx_buffer(L->ctx, CT_BUF_NODE_LANE, bytes > 0 ? bytes : 1);
+    G = ct_ctx_buffer(L->ctx, &buf_lane, bytes > 0 ? bytes : 1);
     if (G == NULL) {
         L->unplaced = 1;
         return MPI_ERR_NO_MEM;
@@ -474,12 +477,13 @@ static int node_aware_lanes(const ct_alltoallv_args *a, ct_ctx *ctx, ct_shm_stre
 static int uneven_agree(const ct_alltoallv_args *a, ct_ctx *ctx, size_t *M, int *fits)
 {
     int rc;
-    ct_call_facts f;
+    long msg_size;
+    unsigned violations;
     /* the decision's own local facts, of the byte view (a failure here, which
      * MPI_BYTE cannot cause, counts as offsets that do not fit) */
-    const int frc = ct_alltoallv_local_facts(a, ctx, &f);
-    long long in[2] = {frc == MPI_SUCCESS ? f.msg_size : 0,
-                       frc != MPI_SUCCESS || (f.violations & CT_R_INT_OFFSETS) != 0},
+    const int frc = ct_a2av_local_facts(a, ctx->size, &msg_size, &violations);
+    long long in[2] = {frc == MPI_SUCCESS ? msg_size : 0,
+                       frc != MPI_SUCCESS || (violations & CT_R_INT_OFFSETS) != 0},
               res[2];
     CT_CALL(PMPI_Allreduce(in, res, 2, MPI_LONG_LONG, MPI_MAX, ctx->comm));
     *M = (size_t)res[0];
@@ -523,8 +527,9 @@ static int node_aware_uneven(const ct_alltoallv_args *a, ct_ctx *ctx, ct_shm_str
     CT_CALL(uneven_agree(a, ctx, &M, &fits));
     if (!fits) /* on every rank: TuNA needs no int offsets */
         return ct_alltoallv_tuna(a, ctx, (const long[]){2});
-    ctx->call_msg_size = (long)M; /* what ct_tuna_hier_begin would ask for */
-    CT_CALL(ct_tuna_hier_begin(&H, a, ctx, &own));
+    ct_alltoallv_args b = *a;
+    b.msg_size = (long)M; /* what ct_tuna_hier_begin would ask for */
+    CT_CALL(ct_tuna_hier_begin(&H, &b, ctx, &own));
     if (H.M == 0)
         return MPI_SUCCESS;
     char *scratch = ct_ctx_scratch(ctx, own);
@@ -534,7 +539,7 @@ static int node_aware_uneven(const ct_alltoallv_args *a, ct_ctx *ctx, ct_shm_str
     int local_rc = MPI_ERR_NO_MEM, nw = 0;
     if (scratch != NULL) {
         ct_tuna_hier_tables(&H, scratch);
-        out = ct_ctx_buffer(ctx, CT_BUF_SHM_PLAN,
+        out = ct_ctx_buffer(ctx, &ct_buf_shm_plan,
                             (size_t)P * sizeof *out + nwant * sizeof *want);
     }
     if (out != NULL) {

@@ -8,7 +8,7 @@
  * in any step each rank is the target of exactly one message. One Waitall.
  * Tolerates late ranks, at the price of up to 2(P-1) requests in flight.
  */
-#include "alltoallv/alltoallv.h"
+#include "alltoallv/a2av_p2p.h"
 
 int ct_alltoallv_nonblocking(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params)
 {

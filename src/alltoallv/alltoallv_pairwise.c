@@ -8,7 +8,7 @@
  * copy. Cost: sum over steps of (alpha + beta * larger block of the step);
  * every step waits for its slowest partner. No extra memory.
  */
-#include "alltoallv/alltoallv.h"
+#include "alltoallv/a2av_p2p.h"
 
 int ct_alltoallv_pairwise(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params)
 {

@@ -9,7 +9,7 @@
  * starts; this bounds the requests in flight (and network congestion) to
  * 2 * block_count. block_count >= P-1 is the plain non-blocking spread-out.
  */
-#include "alltoallv/alltoallv.h"
+#include "alltoallv/a2av_p2p.h"
 
 int ct_alltoallv_scattered(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params)
 {

@@ -46,7 +46,7 @@
  * call, and that call and every later one on the communicator that chooses
  * shm is forwarded to the MPI library's routine.
  */
-#include "alltoallv/alltoallv.h"
+#include "alltoallv/a2av_p2p.h"
 #include "core/shm_stream.h"
 #include "core/log.h"
 
@@ -251,7 +251,7 @@ static int pack_sends(const ct_a2av *x, const ct_typeinfo *t, ct_shm_out *out)
             packed_bytes += out[j].bytes;
     if (t->contig || packed_bytes == 0)
         return MPI_SUCCESS;
-    packed = ct_ctx_buffer(x->ctx, CT_BUF_SHM_SEND, packed_bytes);
+    packed = ct_ctx_buffer(x->ctx, &ct_buf_shm_send, packed_bytes);
     if (packed == NULL)
         return MPI_ERR_NO_MEM;
     x->ctx->call_extra += packed_bytes;
@@ -280,7 +280,7 @@ static int stage_recvs(const ct_a2av *x, const ct_typeinfo *t, ct_shm_want *want
         *staged += want[w].cap;
     if (*staged == 0)
         return MPI_SUCCESS;
-    stage = ct_ctx_buffer(x->ctx, CT_BUF_SHM_RECV, *staged);
+    stage = ct_ctx_buffer(x->ctx, &ct_buf_shm_recv, *staged);
     if (stage == NULL)
         return MPI_ERR_NO_MEM;
     x->ctx->call_extra += *staged;
@@ -318,7 +318,8 @@ int ct_alltoallv_shm(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params
     CT_CALL(ct_type_info(a->recvtype, &rt));
     if (P == 1)
         return ct_a2av_self_copy(&x);
-    CT_CALL(ct_shm_stream_get(ctx, CT_EXT_A2A_SHM, ctx->comm, 0, P, "shm", &s));
+    static const ct_ctx_key window_key = CT_SHM_STREAM_KEY("shm window");
+    CT_CALL(ct_shm_stream_get(ctx, &window_key, ctx->comm, 0, P, "shm", &s));
     if (s == NULL)
         return a->forward(a); /* no window on some rank: every rank comes here */
     if (alltoall_all_direct(&x, &st, large)) {

@@ -60,7 +60,7 @@
  * (bandwidth), each copied into and out of the round buffers per hop; r = 2
  * minimises messages, r = P bytes.
  */
-#include "alltoallv/alltoallv.h"
+#include "alltoallv/tuna.h"
 #include "alltoallv/tuna_index.h"
 
 #include <limits.h>
@@ -79,6 +79,19 @@
 #endif
 
 #define ALIGN8(n) (((n) + (size_t)7) & ~(size_t)7)
+
+/* The context buffers the engine uses (ct_ctx_buffer). Digits alternate
+ * between the two send buffers: a digit's sends complete during the next
+ * digit. */
+enum { BUF_T, BUF_SEND, BUF_SEND_ODD, BUF_RECV_KNOWN, BUF_RECV_HDR, BUF_RECV_DATA, NBUFS };
+static const ct_ctx_buf_key tuna_buf[NBUFS] = {
+    [BUF_T] = {"TuNA T"},
+    [BUF_SEND] = {"TuNA send"},
+    [BUF_SEND_ODD] = {"TuNA send, odd digits"},
+    [BUF_RECV_KNOWN] = {"TuNA receive, known sizes"},
+    [BUF_RECV_HDR] = {"TuNA receive, headers"},
+    [BUF_RECV_DATA] = {"TuNA receive, data"},
+};
 
 typedef int64_t hdr_t; /* one size in a header (bytes of the packed format) */
 
@@ -113,11 +126,12 @@ typedef struct tuna {
     size_t *sz;         /* [size * C] current bytes of block c of slot o */
     size_t *toff, *tcap; /* [B * C] where T entry (t, c) starts in T, its capacity */
     size_t tused;       /* bytes of T handed out */
+    char *T;            /* the buffer T (tuna_buf[BUF_T]), where it is now */
     int *slots;         /* [phase_slots] the slots of the current digit's rounds */
     round *rounds;      /* [zmax] */
     int nreq;           /* requests posted in ctx->reqs */
     int npend;          /* ctx->reqs[0, npend): the previous digit's sends, pending */
-    int send_buf;       /* CT_BUF_TUNA_SEND or _SEND_ODD: this digit's send buffer */
+    int send_buf;       /* BUF_SEND or BUF_SEND_ODD: this digit's send buffer */
     size_t pend_bytes;  /* bytes of the previous digit's send buffer */
     size_t send_bytes;  /* bytes of this digit's send buffer */
     size_t peak;        /* most bytes of round buffers one digit used */
@@ -174,10 +188,10 @@ size_t ct_tuna_scratch_bytes(const ct_tuna_group *grp, int radix)
     return tuna_layout(&t, NULL);
 }
 
-/* A cached buffer of the context (which: CT_BUF_TUNA_*); NULL on failure. */
+/* A cached buffer of the context (which: BUF_*); NULL on failure. */
 static char *buffer(tuna *t, int which, size_t need)
 {
-    char *p = ct_ctx_buffer(t->ctx, which, need > 0 ? need : 1);
+    char *p = ct_ctx_buffer(t->ctx, &tuna_buf[which], need > 0 ? need : 1);
     if (p == NULL)
         ct_log_mpi_error(MPI_ERR_NO_MEM, "malloc(TuNA buffer)", __FILE__, __LINE__);
     return p;
@@ -204,7 +218,7 @@ static size_t tentry(const tuna *t, int o, int c)
 /* Where block c of slot o waits in T (valid until T grows). */
 static char *tslot(tuna *t, int o, int c)
 {
-    return t->ctx->buf[CT_BUF_TUNA_T].p + t->toff[tentry(t, o, c)];
+    return t->T + t->toff[tentry(t, o, c)];
 }
 
 /* Makes T entry (o, c) hold bytes; its old contents have left already. */
@@ -213,8 +227,10 @@ static int tslot_reserve(tuna *t, int o, int c, size_t bytes)
     const size_t e = tentry(t, o, c);
     if (bytes <= t->tcap[e])
         return MPI_SUCCESS;
-    if (buffer(t, CT_BUF_TUNA_T, t->tused + bytes) == NULL)
+    char *T = buffer(t, BUF_T, t->tused + bytes);
+    if (T == NULL)
         return MPI_ERR_NO_MEM;
+    t->T = T;
     t->toff[e] = t->tused;
     t->tcap[e] = bytes;
     t->tused = ALIGN8(t->tused + bytes);
@@ -424,7 +440,7 @@ static int digit_post_known(tuna *t, int nz)
             total = ALIGN8(total + rd->known);
         }
     }
-    buf = digit_buffer(t, CT_BUF_TUNA_RECV_KNOWN, total);
+    buf = digit_buffer(t, BUF_RECV_KNOWN, total);
     if (buf == NULL)
         CT_CALL(MPI_ERR_NO_MEM);
     for (int k = 0; k < nz; k++) {
@@ -501,7 +517,7 @@ static int digit_recv_meta(tuna *t, int nz)
         rd->roff = total;
         total = ALIGN8(total + rd->hlen);
     }
-    hbuf = digit_buffer(t, CT_BUF_TUNA_RECV_HDR, total);
+    hbuf = digit_buffer(t, BUF_RECV_HDR, total);
     if (hbuf == NULL)
         CT_CALL(MPI_ERR_NO_MEM);
     /* All matched receives at once, so that the transfers overlap. */
@@ -533,7 +549,7 @@ static int digit_recv_meta(tuna *t, int nz)
             CT_CALL(MPI_ERR_TRUNCATE); /* the sender would have combined it */
         data = ALIGN8(data + rd->split);
     }
-    dbuf = digit_buffer(t, CT_BUF_TUNA_RECV_DATA, data);
+    dbuf = digit_buffer(t, BUF_RECV_DATA, data);
     if (dbuf == NULL)
         CT_CALL(MPI_ERR_NO_MEM);
     data = 0;
@@ -584,7 +600,7 @@ static int tuna_digit(tuna *t, int x)
 {
     int rc = MPI_SUCCESS, nz = 0, used = 0, s0, s1;
     t->nreq = t->npend; /* the previous digit's sends, still pending */
-    t->send_buf = x % 2 ? CT_BUF_TUNA_SEND_ODD : CT_BUF_TUNA_SEND;
+    t->send_buf = x % 2 ? BUF_SEND_ODD : BUF_SEND;
     t->send_bytes = 0;
     t->peak = t->pend_bytes; /* the previous digit's send buffer is still in use */
     for (int z = 1; z <= ct_tuna_digit_rounds(t->g->size, t->r, t->pw); z++, nz++) {
@@ -620,6 +636,7 @@ int ct_tuna_exchange(const ct_tuna_group *grp, ct_ctx *ctx, int radix, void *scr
     size_t peak = 0;
     tuna t;
     tuna_init(&t, grp, ctx, radix);
+    t.T = ct_ctx_buffer(ctx, &tuna_buf[BUF_T], 0); /* grown by tslot_reserve */
     tuna_layout(&t, scratch);
     memset(t.tcap, 0, (size_t)ct_tuna_tsize(P, radix) * C * sizeof *t.tcap);
     /* Slot o starts as the bundle for member (me + o) mod P (III-A rotation). */

@@ -69,8 +69,8 @@ static int max_block(const ct_alltoallv_args *a, ct_ctx *ctx, size_t *M)
 {
     int rc = MPI_SUCCESS;
     long local = 0, global;
-    if (ctx->call_msg_size >= 0) {
-        *M = (size_t)ctx->call_msg_size;
+    if (a->msg_size >= 0) {
+        *M = (size_t)a->msg_size;
         return MPI_SUCCESS;
     }
     for (int j = 0; j < ctx->size; j++)

@@ -18,10 +18,7 @@
 #ifndef CT_TUNA_HIER_H
 #define CT_TUNA_HIER_H
 
-#include "alltoallv/alltoallv.h"
-
-/* The context buffer node_aware's lanes use for G (the TuNA engine's are 0-5). */
-enum { CT_BUF_NODE_LANE = 6, CT_BUF_NODE_STASH = 7 };
+#include "alltoallv/tuna.h"
 
 typedef struct ct_tuna_hier {
     const ct_alltoallv_args *a;

@@ -142,9 +142,7 @@ static void ctx_free(ct_ctx *ctx)
     if (ctx == NULL)
         return;
     forget_last(ctx);
-    for (int i = CT_EXT_COUNT - 1; i >= 0; i--) /* collective: windows, node comms */
-        if (ctx->ext[i].release != NULL)
-            ctx->ext[i].release(ctx->ext[i].p);
+    ct_ctx_ext_release(ctx); /* collective: windows, node comms */
     if (ctx->comm != MPI_COMM_NULL)
         PMPI_Comm_free(&ctx->comm);
     if (ctx->local_comm != MPI_COMM_NULL)
@@ -152,8 +150,6 @@ static void ctx_free(ct_ctx *ctx)
     if (ctx->union_comm != MPI_COMM_NULL)
         PMPI_Comm_free(&ctx->union_comm);
     ct_topo_free(&ctx->topo);
-    for (int i = 0; i < ctx->nlogged; i++)
-        free(ctx->logged[i]);
     free(ctx->scratch);
     free(ctx->reqs);
     for (int i = 0; i < CT_CTX_NBUFS; i++)
@@ -240,14 +236,12 @@ static int ctx_create(MPI_Comm user, ct_ctx **out)
         ctx->decide_comm = ctx->union_comm;
     }
     CT_CALL(PMPI_Comm_rank(ctx->decide_comm, &ctx->decide_rank));
-    const ct_config *cfg = ct_cfg();
-    CT_CALL(ct_topo_compute(ctx->decide_comm, cfg->ppn, cfg->ppn_cyclic, &ctx->topo));
-    ctx->env.P = ctx->size + ctx->remote_size;
-    ctx->env.Q = ctx->topo.Q;
-    ctx->env.N = ctx->topo.N;
-    for (int c = 0; c < CT_COLL_COUNT; c++)
-        ctx->fallback[c] = ct_algorithm_fallback((ct_coll)c);
-    int gpu = cfg->device_always || ct_device_runtimes() != 0;
+    const ct_settings *set = ct_settings_get();
+    CT_CALL(ct_topo_compute(ctx->decide_comm, set->ppn, set->ppn_cyclic, &ctx->topo));
+    ctx->shape.P = ctx->size + ctx->remote_size;
+    ctx->shape.Q = ctx->topo.Q;
+    ctx->shape.N = ctx->topo.N;
+    int gpu = set->device_always || ct_device_runtimes() != 0;
     CT_CALL(PMPI_Allreduce(&gpu, &ctx->device_agree, 1, MPI_INT, MPI_MAX, ctx->decide_comm));
     ct_state *st = ct_state_get();
     ct_state_lock(st);
@@ -329,8 +323,27 @@ void *ct_ctx_scratch(ct_ctx *ctx, size_t n)
     return ctx->scratch;
 }
 
-void *ct_ctx_buffer(ct_ctx *ctx, int which, size_t n)
+/* The entry of key in ctx->buf, or the first free one (CT_CTX_NBUFS: none). */
+static int buffer_index(const ct_ctx *ctx, const ct_ctx_buf_key *key)
 {
+    int i = 0;
+    while (i < CT_CTX_NBUFS && ctx->buf[i].key != key && ctx->buf[i].key != NULL)
+        i++;
+    return i;
+}
+
+size_t ct_ctx_buffer_size(const ct_ctx *ctx, const ct_ctx_buf_key *key)
+{
+    const int i = buffer_index(ctx, key);
+    return i < CT_CTX_NBUFS && ctx->buf[i].key == key ? ctx->buf[i].size : 0;
+}
+
+void *ct_ctx_buffer(ct_ctx *ctx, const ct_ctx_buf_key *key, size_t n)
+{
+    const int which = buffer_index(ctx, key);
+    if (which == CT_CTX_NBUFS) /* more keys than CT_CTX_NBUFS */
+        return NULL;
+    ctx->buf[which].key = key;
     if (n > ctx->buf[which].size) {
         size_t grown = ctx->buf[which].size * 2 > n ? ctx->buf[which].size * 2 : n;
         char *p = realloc(ctx->buf[which].p, grown);
@@ -340,6 +353,40 @@ void *ct_ctx_buffer(ct_ctx *ctx, int which, size_t n)
         ctx->buf[which].size = grown;
     }
     return ctx->buf[which].p;
+}
+
+void *ct_ctx_ext_find(const ct_ctx *ctx, const ct_ctx_key *key)
+{
+    for (int i = 0; i < ctx->next; i++)
+        if (ctx->ext[i].key == key)
+            return ctx->ext[i].obj;
+    return NULL;
+}
+
+int ct_ctx_ext(ct_ctx *ctx, const ct_ctx_key *key, void *arg, void **obj)
+{
+    *obj = ct_ctx_ext_find(ctx, key);
+    if (*obj != NULL)
+        return MPI_SUCCESS;
+    int rc = key->create(ctx, arg, obj);
+    if (*obj == NULL)
+        return rc;
+    if (ctx->next == CT_CTX_NEXT) { /* more keys than CT_CTX_NEXT */
+        key->release(*obj);
+        *obj = NULL;
+        return rc != MPI_SUCCESS ? rc : MPI_ERR_INTERN;
+    }
+    ctx->ext[ctx->next].key = key;
+    ctx->ext[ctx->next++].obj = *obj;
+    return rc;
+}
+
+void ct_ctx_ext_release(ct_ctx *ctx)
+{
+    while (ctx->next > 0) {
+        ctx->next--;
+        ctx->ext[ctx->next].key->release(ctx->ext[ctx->next].obj);
+    }
 }
 
 MPI_Request *ct_ctx_requests(ct_ctx *ctx, int n)

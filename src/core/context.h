@@ -5,12 +5,13 @@
  * Created lazily by the first intercepted call on a communicator and cached
  * on it with an attribute whose delete callback frees it. It holds the private
  * duplicate communicator that carries all of coltune's internal traffic, the
- * node topology, cached decisions and reusable scratch buffers.
+ * node topology, reusable scratch buffers and what the modules above keep per
+ * communicator (the decision's cache, shared windows: ct_ctx_ext).
  */
 #ifndef CT_CONTEXT_H
 #define CT_CONTEXT_H
 
-#include "algorithms.h"
+#include "core/ct_common.h"
 
 typedef struct ct_topo {
     int N;           /* nodes */
@@ -27,28 +28,45 @@ typedef struct ct_topo {
     int *node_size;  /* [N] ranks on each node */
 } ct_topo;
 
-/* A decision: the algorithm and its resolved parameter values. */
-typedef struct ct_choice {
-    const ct_algorithm *alg;
-    long params[CT_MAX_PARAMS];
-    int rule_line; /* rules-file line that chose it, 0 for none */
-    int forced;    /* chosen through the environment or the direct API */
-} ct_choice;
+/* The communicator's shape: the quantities a rule or a parameter bound may
+ * use. */
+typedef struct ct_shape {
+    long P; /* communicator size */
+    long Q; /* ranks per node (largest node when nodes are uneven) */
+    long N; /* number of nodes */
+} ct_shape;
 
-#define CT_MAX_LOGGED 32
+struct ct_ctx;
 
-/* The modules that keep collective objects in a context (ct_ctx.ext). */
-typedef enum ct_ext_id {
-    CT_EXT_SDDE,   /* MPIX_Alltoall(v)_crs (src/sdde/sdde.h): node communicator,
-                      member map, rma window */
-    CT_EXT_AG_SHM, /* the shm Allgather(v) (allgather_inter_shm.c): shared window */
-    CT_EXT_A2A_SHM,  /* the shm Alltoall(v) (alltoallv_shm.c): shared window */
-    CT_EXT_A2A_NODE, /* node_aware Alltoall(v): node communicator and its window */
-    CT_EXT_COUNT
-} ct_ext_id;
+/*
+ * What the modules above core keep per communicator (windows, node
+ * communicators, caches, decisions): each defines one static key per kind of
+ * object and reaches its object with ct_ctx_ext(); core names none of them.
+ */
+typedef struct ct_ctx_key {
+    const char *name; /* for readers and debuggers */
+    /* Makes the object (arg: what the caller of ct_ctx_ext passed); may be
+     * collective, when every rank calls ct_ctx_ext for the key in the same
+     * call. A NULL *obj is not kept: the next ct_ctx_ext makes it again. */
+    int (*create)(struct ct_ctx *ctx, void *arg, void **obj);
+    /* Frees it with the context, before the private communicator is freed
+     * (it may be collective); objects go in the reverse order of creation,
+     * the same on every rank. */
+    void (*release)(void *obj);
+} ct_ctx_key;
 
-/* Cached growable buffers per context (ct_ctx_buffer). */
-#define CT_CTX_NBUFS 8 /* the most any algorithm uses: node_aware, TuNA's 6 and two */
+#define CT_CTX_NEXT 8 /* objects one context can hold (the library has 5 keys) */
+
+/*
+ * A growable buffer of a context (ct_ctx_buffer): each user defines one
+ * static key per buffer it needs, so no two users, and no two buffers of one
+ * call, can share a buffer by mistake.
+ */
+typedef struct ct_ctx_buf_key {
+    const char *name;
+} ct_ctx_buf_key;
+
+#define CT_CTX_NBUFS 16 /* buffers one context can hold (the library has 13 keys) */
 
 typedef struct ct_ctx {
     MPI_Comm comm; /* private duplicate of the user's communicator */
@@ -66,42 +84,30 @@ typedef struct ct_ctx {
     int serial;    /* number for log messages */
     char name[MPI_MAX_OBJECT_NAME];
     ct_topo topo;
-    ct_env env; /* P, Q, N for rules and parameter expressions; for an
-                   intercommunicator P is the size of both groups together */
-    struct {
-        int valid;
-        ct_choice choice;
-    } cached[CT_COLL_COUNT];
-    /* ct_algorithm_fallback() of each collective, looked up once: the
-     * decision compares every choice with it (select/decide.c). */
-    const ct_algorithm *fallback[CT_COLL_COUNT];
+    ct_shape shape; /* P, Q, N for rules and parameter expressions; for an
+                       intercommunicator P is the size of both groups together */
     /* Calls on this communicator agree whether a buffer is GPU memory
      * (select/decide.c): some rank had a GPU runtime loaded when the context
      * was made, or COLTUNE_DEVICE=always. Agreed then, so a rank without a
      * runtime takes part too and none waits alone. */
     int device_agree;
-    int nlogged;
-    char *logged[CT_MAX_LOGGED]; /* decisions already logged (COLTUNE_VERBOSE=1) */
     /* Reusable buffers, grown on demand and freed with the context. */
     void *scratch;
     size_t scratch_size;
     MPI_Request *reqs;
     int nreqs;
     struct {
+        const ct_ctx_buf_key *key; /* NULL: free */
         char *p;
         size_t size;
     } buf[CT_CTX_NBUFS]; /* ct_ctx_buffer() */
     size_t call_extra; /* extra memory the current call used, for statistics */
-    long call_msg_size; /* largest block any rank sends in this call (bytes), or -1
-                           when the decision did not need it (algorithms may use it
-                           instead of their own allreduce) */
-    /* Modules' collective per-communicator objects (windows, node
-     * communicators), created on first use; ctx_free calls each release()
-     * first, while comm is still valid. */
+    /* The modules' objects (ct_ctx_ext), in order of creation. */
     struct {
-        void *p;
-        void (*release)(void *p);
-    } ext[CT_EXT_COUNT];
+        const ct_ctx_key *key;
+        void *obj;
+    } ext[CT_CTX_NEXT];
+    int next;
 } ct_ctx;
 
 /* Returns the context of comm, creating it (collectively) on first use. */
@@ -111,11 +117,21 @@ int ct_ctx_lookup(MPI_Comm comm, ct_ctx **out);
 
 /* A scratch buffer of at least n bytes, owned by ctx (valid until the next call). */
 void *ct_ctx_scratch(ct_ctx *ctx, size_t n);
-/* Cached buffer number which (< CT_CTX_NBUFS) of at least n bytes, owned by
- * ctx: grown with realloc, so its contents are kept but its address may
- * change; no operation may be pending on it when it is grown. Algorithms
- * that need several growing buffers in one call use different numbers. */
-void *ct_ctx_buffer(ct_ctx *ctx, int which, size_t n);
+/* The buffer of key, of at least n bytes, owned by ctx: grown with realloc,
+ * so its contents are kept but its address may change; no operation may be
+ * pending on it when it is grown. NULL when out of memory. */
+void *ct_ctx_buffer(ct_ctx *ctx, const ct_ctx_buf_key *key, size_t n);
+/* Its size now (0 before its first use). */
+size_t ct_ctx_buffer_size(const ct_ctx *ctx, const ct_ctx_buf_key *key);
+
+/* The object key hangs on ctx, made by key->create(ctx, arg, ...) on first
+ * use; returns what create returned (*obj may then be NULL). */
+int ct_ctx_ext(ct_ctx *ctx, const ct_ctx_key *key, void *arg, void **obj);
+/* The object key hangs on ctx, NULL when there is none yet (local). */
+void *ct_ctx_ext_find(const ct_ctx *ctx, const ct_ctx_key *key);
+/* Releases every object hung on ctx (ctx_free does it first; the unit tests
+ * use it on contexts of their own). */
+void ct_ctx_ext_release(ct_ctx *ctx);
 /* An array of at least n requests, owned by ctx. */
 MPI_Request *ct_ctx_requests(ct_ctx *ctx, int n);
 

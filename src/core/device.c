@@ -58,6 +58,9 @@ typedef union hip_attrs {
 /* Finding the runtimes                                                */
 /* ------------------------------------------------------------------ */
 
+/* The GPU runtimes the process has loaded, under ct_state_lock. */
+static ct_device_state the_device;
+
 static int count_objects(struct dl_phdr_info *info, size_t size, void *arg)
 {
     if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
@@ -185,7 +188,7 @@ static void look_for_runtimes(ct_device_state *d)
 unsigned ct_device_runtimes(void)
 {
     ct_state *st = ct_state_get();
-    ct_device_state *d = &st->device;
+    ct_device_state *d = &the_device;
     const unsigned all = CT_DEV_CUDA | CT_DEV_HIP | CT_DEV_ZE;
     unsigned long long objects = 0;
     unsigned mask;
@@ -283,7 +286,7 @@ static int ze_device(ct_device_state *d, const void *p)
 
 unsigned ct_device_memory(const void *p)
 {
-    ct_device_state *d = &ct_state_get()->device;
+    ct_device_state *d = &the_device;
     const unsigned loaded = __atomic_load_n(&d->loaded, __ATOMIC_ACQUIRE);
     if (p == NULL || p == MPI_IN_PLACE)
         return 0;
@@ -310,8 +313,9 @@ const char *ct_device_name(unsigned mask)
     }
 }
 
-void ct_device_release(ct_device_state *d)
+void ct_device_release(void)
 {
+    ct_device_state *d = &the_device;
     for (int i = 0; i < d->ze_ncontexts; i++)
         d->ze_context_destroy(d->ze_context[i]);
     for (int i = 0; i < 3; i++)

@@ -61,6 +61,6 @@ unsigned ct_device_memory(const void *p);
 const char *ct_device_name(unsigned mask);
 
 /* Destroys coltune's Level Zero contexts and drops the handles (at the end). */
-void ct_device_release(ct_device_state *d);
+void ct_device_release(void);
 
 #endif

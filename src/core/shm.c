@@ -100,7 +100,7 @@ out:
  * could not be mapped would. */
 static int injected_failure(int rank)
 {
-    return ct_cfg()->test_shm_fail == rank;
+    return ct_settings_get()->test_shm_fail == rank;
 }
 
 static int allocate(ct_shm_win *w, MPI_Win *win)

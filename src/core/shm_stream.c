@@ -35,7 +35,7 @@ static size_t head_bytes(int nblocks)
 
 size_t ct_shm_stream_bytes(int nblocks)
 {
-    return 2 * (head_bytes(nblocks) + ct_cfg()->shm_window);
+    return 2 * (head_bytes(nblocks) + ct_settings_get()->shm_window);
 }
 
 /* The stream's own tables (not the window, not the communicator). */
@@ -62,6 +62,9 @@ static void stream_free(void *p)
 
 /* The state of a communicator without usable windows: read-only. */
 static const ct_shm_stream no_window = {.w = NULL};
+
+const ct_ctx_buf_key ct_buf_shm_send = {"shm send"}, ct_buf_shm_recv = {"shm receive"},
+                     ct_buf_shm_plan = {"shm plan"};
 
 /* Creates the window over comm and agrees over ctx->decide_comm (the
  * window's group may be one node of it) whether every group has one. */
@@ -97,7 +100,7 @@ static int stream_create(ct_ctx *ctx, MPI_Comm comm, int owns_comm, int nblocks,
     s->comm = comm;
     s->owns_comm = owns_comm;
     s->nblocks = nblocks;
-    s->W = ct_cfg()->shm_window;
+    s->W = ct_settings_get()->shm_window;
     s->hdr = head_bytes(nblocks);
     *out = s;
     s = NULL;
@@ -108,19 +111,39 @@ out:
     return rc;
 }
 
-int ct_shm_stream_get(ct_ctx *ctx, ct_ext_id id, MPI_Comm comm, int owns_comm, int nblocks,
-                      const char *who, ct_shm_stream **out)
+/* What ct_shm_stream_get hands to ct_shm_stream_create. */
+typedef struct stream_args {
+    MPI_Comm comm;
+    int owns_comm, nblocks;
+    const char *who;
+} stream_args;
+
+int ct_shm_stream_create(ct_ctx *ctx, void *arg, void **obj)
 {
-    int rc = MPI_SUCCESS;
-    if (ctx->ext[id].p == NULL) {
-        ct_shm_stream *s;
-        rc = stream_create(ctx, comm, owns_comm, nblocks, who, &s);
-        if (s == NULL && owns_comm)
-            PMPI_Comm_free(&comm);
-        ctx->ext[id].p = s != NULL ? (void *)s : (void *)&no_window;
-        ctx->ext[id].release = s != NULL ? stream_free : NULL;
+    const stream_args *a = arg;
+    ct_shm_stream *s;
+    int rc = stream_create(ctx, a->comm, a->owns_comm, a->nblocks, a->who, &s);
+    if (s == NULL && a->owns_comm) {
+        MPI_Comm comm = a->comm;
+        PMPI_Comm_free(&comm);
     }
-    *out = ctx->ext[id].p == (const void *)&no_window ? NULL : ctx->ext[id].p;
+    *obj = s != NULL ? (void *)s : (void *)&no_window;
+    return rc;
+}
+
+void ct_shm_stream_release(void *obj)
+{
+    if (obj != (const void *)&no_window)
+        stream_free(obj);
+}
+
+int ct_shm_stream_get(ct_ctx *ctx, const ct_ctx_key *key, MPI_Comm comm, int owns_comm,
+                      int nblocks, const char *who, ct_shm_stream **out)
+{
+    stream_args a = {comm, owns_comm, nblocks, who};
+    void *obj;
+    int rc = ct_ctx_ext(ctx, key, &a, &obj);
+    *out = obj == (const void *)&no_window ? NULL : obj;
     return rc;
 }
 

@@ -127,13 +127,20 @@ typedef struct ct_shm_stream {
 } ct_shm_stream;
 
 /* Buffers of ct_ctx_buffer() the shared-memory algorithms use. */
-enum { CT_BUF_SHM_SEND, CT_BUF_SHM_RECV, CT_BUF_SHM_PLAN };
+extern const ct_ctx_buf_key ct_buf_shm_send, ct_buf_shm_recv, ct_buf_shm_plan;
 
 /* Window bytes per member for streams of nblocks blocks (the configured W). */
 size_t ct_shm_stream_bytes(int nblocks);
 
+/* How a user of streams keys its window in the context (ct_ctx_ext): each
+ * defines static const ct_ctx_key k = CT_SHM_STREAM_KEY("name") and passes &k
+ * to ct_shm_stream_get. */
+int ct_shm_stream_create(ct_ctx *ctx, void *arg, void **obj);
+void ct_shm_stream_release(void *obj);
+#define CT_SHM_STREAM_KEY(name) {(name), ct_shm_stream_create, ct_shm_stream_release}
+
 /*
- * The context's window in slot id over comm (ranks that share memory:
+ * The context's window under key over comm (ranks that share memory:
  * ctx->comm itself, an intercommunicator's ctx->union_comm, or a node
  * communicator of ctx->comm, which the window then owns and frees), created
  * collectively over ctx->decide_comm (every rank of the communicator, both
@@ -142,8 +149,8 @@ size_t ct_shm_stream_bytes(int nblocks);
  * on that call and every later one; who names the algorithm in the one log
  * message.
  */
-int ct_shm_stream_get(ct_ctx *ctx, ct_ext_id id, MPI_Comm comm, int owns_comm, int nblocks,
-                      const char *who, ct_shm_stream **out);
+int ct_shm_stream_get(ct_ctx *ctx, const ct_ctx_key *key, MPI_Comm comm, int owns_comm,
+                      int nblocks, const char *who, ct_shm_stream **out);
 
 /*
  * One exchange. out[0 .. nblocks-1] is this rank's stream (a block of 0

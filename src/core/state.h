@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * state.h - the library's only global mutable state, in one struct.
+ * state.h - the library's global mutable state that core keeps, in one
+ * struct, and the one lock that guards the modules' own (statistics,
+ * stats.c; the GPU runtimes, core/device.c; the once-only messages).
  *
- * The configuration is written once under pthread_once and is read-only
- * afterwards; statistics and the once-only message set are guarded by lock.
- * Everything per communicator lives in its context (context.h).
+ * The configuration is written once under pthread_once (shim/init.c) and is
+ * read-only afterwards. Everything per communicator lives in its context
+ * (context.h).
  */
 #ifndef CT_STATE_H
 #define CT_STATE_H
 
-#include "core/device.h"
-#include "core/stats.h"
-#include "select/config.h"
+#include "core/settings.h"
 
 #include <pthread.h>
 
@@ -34,8 +34,9 @@ typedef struct ct_state {
         void *ctx;
     } last;
     int ctx_serial; /* numbers contexts for log messages */
-    ct_config cfg;
-    ct_stats stats;
+    /* The configuration's settings (select/config.h), set once it is read;
+     * all zero before. */
+    const ct_settings *settings;
     pthread_mutex_t lock;
     struct {
         char **msgs;
@@ -47,21 +48,15 @@ typedef struct ct_state {
         pthread_once_t once;
         const void *in_place[4], *bottom[4];
     } fortran;
-    /* The GPU runtimes the process has loaded (core/device.c), under lock. */
-    ct_device_state device;
 } ct_state;
 
 ct_state *ct_state_get(void);
 
-/* Reads the configuration once (thread safe); report_rank is the caller's rank
- * in a communicator all processes share (errors are printed by rank 0). */
-void ct_state_init(int report_rank);
-
-/* Releases the configuration, statistics and the message set (after
- * PMPI_Finalize; the keyval is freed before it, see shim/init.c). */
+/* Releases the message set (after PMPI_Finalize; the keyval is freed before
+ * it, see shim/init.c). */
 void ct_state_free(void);
 
-static inline const ct_config *ct_cfg(void) { return &ct_state_get()->cfg; }
+static inline const ct_settings *ct_settings_get(void) { return ct_state_get()->settings; }
 void ct_state_lock(ct_state *st);
 void ct_state_unlock(ct_state *st);
 

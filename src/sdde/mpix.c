@@ -3,11 +3,12 @@
  * mpix.c - the public sparse dynamic data exchange API of include/coltune.h:
  * MPIX_Info, MPIX_Comm, MPIX_Alltoall(v)_crs[_alloc], MPIX_Free, and the
  * coltune_alltoall(v)_crs[_alloc] entry points on a plain MPI_Comm with a
- * spec. Each builds a ct_sdde_call and goes through the one driver (sdde.c).
+ * spec. Each builds a ct_sdde_args and goes through the one driver (sdde.c).
  */
 #include "coltune.h"
 
 #include "api.h"
+#include "core/context.h"
 #include "core/log.h"
 #include "sdde/sdde.h"
 #include "shim/shim.h"
@@ -122,7 +123,7 @@ CT_EXPORT int coltune_sdde_internode_msgs(MPI_Comm comm, long *count)
 /* ------------------------------------------------------------------ */
 
 /* Parses spec_text (NULL: decide) and runs the call through the driver. */
-static int run_call(ct_sdde_call *c, const char *spec_text, const MPIX_Info *xinfo)
+static int run_call(ct_sdde_args *c, const char *spec_text, const MPIX_Info *xinfo)
 {
     ct_spec spec;
     int rc = check_comm(c->comm);
@@ -144,12 +145,12 @@ static MPI_Comm comm_of(const MPIX_Comm *xcomm)
 
 /* The send side and receive counts, shared by every entry point. */
 #define A2A_CALL(name, is_alloc)                                                           \
-    ct_sdde_call c = {.fn = (name), .alloc = (is_alloc), .send_nnz = send_nnz,             \
+    ct_sdde_args c = {.fn = (name), .alloc = (is_alloc), .send_nnz = send_nnz,             \
                       .dest = dest, .sendcount = sendcount, .sendtype = sendtype,          \
                       .sendvals = sendvals, .recv_nnz = recv_nnz, .recvcount = recvcount, \
                       .recvtype = recvtype}
 #define A2AV_CALL(name, is_alloc)                                                          \
-    ct_sdde_call c = {.fn = (name), .variable = 1, .alloc = (is_alloc),                    \
+    ct_sdde_args c = {.fn = (name), .variable = 1, .alloc = (is_alloc),                    \
                       .send_nnz = send_nnz, .send_size = send_size, .dest = dest,          \
                       .sendcounts = sendcounts, .sdispls = sdispls, .sendtype = sendtype,  \
                       .sendvals = sendvals, .recv_nnz = recv_nnz, .recv_size = recv_size,  \

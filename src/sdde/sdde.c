@@ -6,110 +6,18 @@
  * the caller's arrays or arrays allocated here.
  */
 #include "sdde/sdde.h"
+#include "sdde/sdde_exchange.h"
 #include "core/datatype.h"
 #include "core/device.h"
 #include "core/log.h"
 #include "core/state.h"
-#include "core/stats.h"
+#include "stats.h"
 #include "select/decide.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ------------------------------------------------------------------ */
-/* Boxes and out lists                                                 */
-/* ------------------------------------------------------------------ */
-
-char *ct_sdde_box_add(ct_sdde_box *b, int src, size_t bytes)
-{
-    if (b->n == b->cap) {
-        int cap = b->cap ? 2 * b->cap : 16;
-        ct_sdde_msg *m = realloc(b->msgs, (size_t)cap * sizeof *m);
-        if (m == NULL)
-            return NULL;
-        b->msgs = m;
-        b->cap = cap;
-    }
-    if (b->data == NULL || b->used + bytes > b->size) {
-        size_t size = b->size ? 2 * b->size : 4096;
-        while (size < b->used + bytes)
-            size *= 2;
-        char *d = realloc(b->data, size);
-        if (d == NULL)
-            return NULL;
-        b->data = d;
-        b->size = size;
-    }
-    ct_sdde_msg *m = &b->msgs[b->n++];
-    m->src = src;
-    m->bytes = (int)bytes;
-    m->off = b->used;
-    b->used += bytes;
-    return b->data + m->off;
-}
-
-void ct_sdde_box_free(ct_sdde_box *b)
-{
-    free(b->msgs);
-    free(b->data);
-    memset(b, 0, sizeof *b);
-}
-
-int ct_sdde_out_push(ct_sdde_out *o, int dest, const char *ptr, int bytes)
-{
-    if (o->n == o->cap) {
-        int cap = o->cap ? 2 * o->cap : 16;
-        int *d = realloc(o->dest, (size_t)cap * sizeof *d);
-        if (d != NULL)
-            o->dest = d;
-        const char **p = realloc(o->ptr, (size_t)cap * sizeof *p);
-        if (p != NULL)
-            o->ptr = p;
-        int *b = realloc(o->bytes, (size_t)cap * sizeof *b);
-        if (b != NULL)
-            o->bytes = b;
-        if (d == NULL || p == NULL || b == NULL)
-            return MPI_ERR_NO_MEM;
-        o->cap = cap;
-    }
-    o->dest[o->n] = dest;
-    o->ptr[o->n] = ptr;
-    o->bytes[o->n] = bytes;
-    o->n++;
-    return MPI_SUCCESS;
-}
-
-void ct_sdde_out_free(ct_sdde_out *o)
-{
-    free(o->dest);
-    free(o->ptr);
-    free(o->bytes);
-    memset(o, 0, sizeof *o);
-}
-
-int ct_sdde_recv_matched(ct_sdde_box *box, MPI_Message *msg, MPI_Status *st)
-{
-    int rc, count;
-    CT_CALL(PMPI_Get_count(st, MPI_BYTE, &count));
-    char *buf = ct_sdde_box_add(box, st->MPI_SOURCE, (size_t)count);
-    if (buf == NULL) {
-        rc = MPI_ERR_NO_MEM;
-        ct_log_mpi_error(rc, "receive buffer", __FILE__, __LINE__);
-        goto out;
-    }
-    CT_CALL(PMPI_Mrecv(buf, count, MPI_BYTE, msg, MPI_STATUS_IGNORE));
-out:
-    return rc;
-}
-
-void ct_sdde_count_internode(ct_sdde *x, const ct_sdde_out *o)
-{
-    const ct_topo *t = &x->ctx->topo;
-    for (int i = 0; i < o->n; i++)
-        x->internode += t->node_of[o->dest[i]] != t->node;
-}
 
 /* ------------------------------------------------------------------ */
 /* Per-communicator state                                              */
@@ -129,37 +37,46 @@ static void cache_free(void *p)
     free(c);
 }
 
+static int cache_create(ct_ctx *ctx, void *arg, void **obj)
+{
+    (void)ctx;
+    (void)arg;
+    ct_sdde_cache *c = calloc(1, sizeof *c);
+    *obj = c;
+    if (c == NULL)
+        return MPI_ERR_NO_MEM;
+    c->internode_msgs = -1;
+    c->node_comm = MPI_COMM_NULL;
+    c->win = MPI_WIN_NULL;
+    return MPI_SUCCESS;
+}
+
+static const ct_ctx_key cache_key = {"sparse exchange", cache_create, cache_free};
+
 static int cache_get(ct_ctx *ctx, ct_sdde_cache **out)
 {
-    if (ctx->ext[CT_EXT_SDDE].p == NULL) {
-        ct_sdde_cache *c = calloc(1, sizeof *c);
-        if (c == NULL)
-            return MPI_ERR_NO_MEM;
-        c->internode_msgs = -1;
-        c->node_comm = MPI_COMM_NULL;
-        c->win = MPI_WIN_NULL;
-        ctx->ext[CT_EXT_SDDE].p = c;
-        ctx->ext[CT_EXT_SDDE].release = cache_free;
-    }
-    *out = ctx->ext[CT_EXT_SDDE].p;
-    return MPI_SUCCESS;
+    void *obj;
+    int rc = ct_ctx_ext(ctx, &cache_key, NULL, &obj);
+    *out = obj;
+    return rc;
 }
 
 long ct_sdde_last_internode(MPI_Comm comm)
 {
     ct_ctx *ctx = NULL;
+    const ct_sdde_cache *c;
     if (ct_ctx_lookup(comm, &ctx) != MPI_SUCCESS || ctx == NULL ||
-        ctx->ext[CT_EXT_SDDE].p == NULL)
+        (c = ct_ctx_ext_find(ctx, &cache_key)) == NULL)
         return -1;
-    return ((ct_sdde_cache *)ctx->ext[CT_EXT_SDDE].p)->internode_msgs;
+    return c->internode_msgs;
 }
 
 /* ------------------------------------------------------------------ */
 /* Validation (rank-local; the ranks agree on the outcome afterwards)  */
 /* ------------------------------------------------------------------ */
 
-static int bad(const ct_sdde_call *c, int code, const char *fmt, ...) CT_PRINTF(3, 4);
-static int bad(const ct_sdde_call *c, int code, const char *fmt, ...)
+static int bad(const ct_sdde_args *c, int code, const char *fmt, ...) CT_PRINTF(3, 4);
+static int bad(const ct_sdde_args *c, int code, const char *fmt, ...)
 {
     char text[512];
     va_list ap;
@@ -183,7 +100,7 @@ static int by_dest(const void *a, const void *b)
 }
 
 /* Destinations: in range and listed once (sorting a copy: O(nnz log nnz)). */
-static int check_dests(const ct_sdde_call *c, int P)
+static int check_dests(const ct_sdde_args *c, int P)
 {
     int rc = MPI_SUCCESS;
     dest_at *d = NULL;
@@ -206,7 +123,7 @@ out:
     return rc;
 }
 
-static int check_send_side(const ct_sdde_call *c)
+static int check_send_side(const ct_sdde_args *c)
 {
     if (c->send_nnz < 0)
         return bad(c, MPI_ERR_ARG, "send_nnz = %d is negative", c->send_nnz);
@@ -234,7 +151,7 @@ static int check_send_side(const ct_sdde_call *c)
 }
 
 /* The receive arguments: counts, capacities and where the outputs go. */
-static int check_recv_side(const ct_sdde_call *c)
+static int check_recv_side(const ct_sdde_args *c)
 {
     if (!c->variable && c->recvcount < 0)
         return bad(c, MPI_ERR_ARG, "recvcount = %d is negative", c->recvcount);
@@ -262,7 +179,7 @@ static int check_recv_side(const ct_sdde_call *c)
     return MPI_SUCCESS;
 }
 
-static int check_types(const ct_sdde_call *c, ct_typeinfo *st, ct_typeinfo *rt)
+static int check_types(const ct_sdde_args *c, ct_typeinfo *st, ct_typeinfo *rt)
 {
     int rc;
     if (c->sendtype == MPI_DATATYPE_NULL || c->recvtype == MPI_DATATYPE_NULL)
@@ -296,14 +213,14 @@ typedef struct prepared {
     double total_bytes;
 } prepared;
 
-static void message_of(const ct_sdde_call *c, int i, int *count, MPI_Aint *displ)
+static void message_of(const ct_sdde_args *c, int i, int *count, MPI_Aint *displ)
 {
     *count = c->variable ? c->sendcounts[i] : c->sendcount;
     *displ = c->variable ? (MPI_Aint)c->sdispls[i] : (MPI_Aint)i * c->sendcount;
 }
 
 /* Packs every message of a non-contiguous sendtype into p->staging. */
-static int pack_all(const ct_sdde_call *c, prepared *p, MPI_Comm comm)
+static int pack_all(const ct_sdde_args *c, prepared *p, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS, count, size;
     MPI_Aint displ;
@@ -334,7 +251,7 @@ out:
 }
 
 /* Every message fits coltune's limit and has data to read. */
-static int check_messages(const ct_sdde_call *c, const prepared *p)
+static int check_messages(const ct_sdde_args *c, const prepared *p)
 {
     int count;
     MPI_Aint displ;
@@ -352,7 +269,7 @@ static int check_messages(const ct_sdde_call *c, const prepared *p)
 }
 
 /* Fills x->out with this rank's messages to other ranks, as bytes. */
-static int prepare_sends(const ct_sdde_call *c, prepared *p, ct_sdde *x, int me, MPI_Comm comm)
+static int prepare_sends(const ct_sdde_args *c, prepared *p, ct_sdde *x, int me, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS, count;
     MPI_Aint displ;
@@ -392,7 +309,7 @@ out:
  * is refused like any invalid argument: the ranks agree, and every rank
  * returns an error instead of faulting. Asked only with a GPU runtime loaded.
  */
-static int check_device(const ct_sdde_call *c, const prepared *p)
+static int check_device(const ct_sdde_args *c, const prepared *p)
 {
     int count;
     MPI_Aint displ;
@@ -415,14 +332,14 @@ static int check_device(const ct_sdde_call *c, const prepared *p)
     }
     if (dev == 0)
         return MPI_SUCCESS;
-    if (ct_cfg()->stats)
+    if (ct_settings_get()->stats)
         ct_stats_record_device(c->variable ? CT_COLL_ALLTOALLV_CRS : CT_COLL_ALLTOALL_CRS);
     return bad(c, MPI_ERR_BUFFER, "%s is %s device or managed memory: coltune's sparse "
                "exchange copies with the CPU and has no MPI routine to hand the call to; "
                "pass host memory", what, ct_device_name(dev));
 }
 
-static int validate_and_prepare(const ct_sdde_call *c, prepared *p, ct_sdde *x, int P, int me)
+static int validate_and_prepare(const ct_sdde_args *c, prepared *p, ct_sdde *x, int P, int me)
 {
     int rc;
     if ((rc = check_types(c, &p->st, &p->rt)) != MPI_SUCCESS)
@@ -465,7 +382,7 @@ static int sdde_facts(const void *args, const ct_ctx *ctx, ct_call_facts *f)
  * some rank lacks an exact receive count. SDDE algorithms declare no local
  * restrictions (they run on packed bytes), so no violation flags travel.
  */
-static int agree(ct_ctx *ctx, const prepared *p, int arg_rc, int nnz_known, ct_call *call,
+static int agree(ct_ctx *ctx, const prepared *p, int arg_rc, int nnz_known, ct_decide_input *call,
                  int *invalid, int *all_known)
 {
     int rc;
@@ -492,7 +409,7 @@ static int by_src(const void *a, const void *b)
 
 /* Element count of every message; checks that each holds what recvtype and
  * (constant size) recvcount say. *total: elements in all. */
-static int element_counts(const ct_sdde_call *c, const ct_sdde_box *got, const ct_typeinfo *rt,
+static int element_counts(const ct_sdde_args *c, const ct_sdde_box *got, const ct_typeinfo *rt,
                           int *counts, long *total)
 {
     long want = (long)c->recvcount * (long)rt->size;
@@ -535,7 +452,7 @@ typedef struct outputs {
     char *vals;
 } outputs;
 
-static int allocate_outputs(const ct_sdde_call *c, int n, long total, const ct_typeinfo *rt,
+static int allocate_outputs(const ct_sdde_args *c, int n, long total, const ct_typeinfo *rt,
                             outputs *o)
 {
     int rc = MPI_SUCCESS;
@@ -554,7 +471,7 @@ out:
     return rc;
 }
 
-static int write_messages(const ct_sdde_call *c, const ct_sdde_box *got, const int *counts,
+static int write_messages(const ct_sdde_args *c, const ct_sdde_box *got, const int *counts,
                           const ct_typeinfo *rt, const outputs *o, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS;
@@ -581,7 +498,7 @@ out:
     return rc;
 }
 
-static int write_outputs(const ct_sdde_call *c, ct_sdde_box *got, const ct_typeinfo *rt,
+static int write_outputs(const ct_sdde_args *c, ct_sdde_box *got, const ct_typeinfo *rt,
                          MPI_Comm comm)
 {
     int rc = MPI_SUCCESS, n = got->n;
@@ -646,7 +563,7 @@ out:
  * no longer leave other ranks waiting). */
 static int run(ct_sdde *x, const ct_choice *ch, const prepared *p, int me)
 {
-    int rc, stats = ct_cfg()->stats;
+    int rc, stats = ct_settings_get()->stats;
     double t0 = stats ? PMPI_Wtime() : 0;
     ct_ctx *ctx = x->ctx;
     ctx->call_extra = 0;
@@ -669,7 +586,7 @@ static int run(ct_sdde *x, const ct_choice *ch, const prepared *p, int me)
 
 /* The error of a call some rank's arguments made invalid: the rank's own,
  * or for the others MPI_ERR_OTHER (said once, by one rank). */
-static int invalid_elsewhere(const ct_sdde_call *c, const ct_ctx *ctx, int arg_rc)
+static int invalid_elsewhere(const ct_sdde_args *c, const ct_ctx *ctx, int arg_rc)
 {
     if (arg_rc != MPI_SUCCESS)
         return arg_rc;
@@ -679,7 +596,7 @@ static int invalid_elsewhere(const ct_sdde_call *c, const ct_ctx *ctx, int arg_r
     return MPI_ERR_OTHER;
 }
 
-int ct_sdde_dispatch(const ct_sdde_call *c, const ct_spec *forced)
+int ct_sdde_dispatch(const ct_sdde_args *c, const ct_spec *forced)
 {
     int rc, P, me, invalid = 0, all_known = 0;
     ct_ctx *ctx = NULL;
@@ -697,9 +614,11 @@ int ct_sdde_dispatch(const ct_sdde_call *c, const ct_spec *forced)
     /* First a decision without communication: a forced spec, a cached one,
      * or rules that need no msg_size. */
     ct_coll coll = c->variable ? CT_COLL_ALLTOALLV_CRS : CT_COLL_ALLTOALL_CRS;
-    ct_call call = {.coll = coll, .args = &p, .local_facts = sdde_facts, .defer_facts = 1};
+    ct_decide_input call = {.coll = coll, .args = &p, .local_facts = sdde_facts,
+                            .defer_facts = 1};
     int decided = ct_decide_call(c->comm, &call, forced, &ctx, &choice) == MPI_SUCCESS &&
                   ctx != NULL;
+    x.msg_size = call.have_facts ? call.facts.msg_size : -1;
     /* Not before one call on the communicator has passed the agreement: a
      * rank whose cache could not be allocated must not be the only one to
      * take the allreduce. */
@@ -722,8 +641,8 @@ int ct_sdde_dispatch(const ct_sdde_call *c, const ct_spec *forced)
         x.cache->agreed = 1; /* valid everywhere: no rank lacks its cache */
         /* The decision, if not made yet, with its facts and without further
          * communication. Its errors are agreed, and logged there. rma sizes
-         * its window by the agreed msg_size (ctx->call_msg_size). */
-        ctx->call_msg_size = call.facts.msg_size;
+         * its window by the agreed msg_size (x.msg_size). */
+        x.msg_size = call.facts.msg_size;
         if (!decided) {
             call.defer_facts = 0;
             rc = ct_decide_call(c->comm, &call, forced, &ctx, &choice);
@@ -731,6 +650,7 @@ int ct_sdde_dispatch(const ct_sdde_call *c, const ct_spec *forced)
                 rc = MPI_ERR_INTERN;
             if (rc != MPI_SUCCESS)
                 goto out;
+            x.msg_size = call.have_facts ? call.facts.msg_size : -1;
         }
     }
 

@@ -36,7 +36,7 @@
  * each forwards what it heard to the whole node: after both, every rank
  * knows whether any rank's arguments are invalid.
  */
-#include "sdde/sdde.h"
+#include "sdde/sdde_exchange.h"
 #include "core/state.h"
 
 #include <stdlib.h>
@@ -118,7 +118,7 @@ static int partner(const ct_sdde *x, int m)
 /* Largest piece: COLTUNE_TEST_SDDE_PIECE (tests), else CT_SDDE_PIECE_BYTES. */
 static size_t piece_bytes(void)
 {
-    int test = ct_cfg()->test_sdde_piece;
+    int test = ct_settings_get()->test_sdde_piece;
     return test > 0 ? (size_t)test : (size_t)CT_SDDE_PIECE_BYTES;
 }
 

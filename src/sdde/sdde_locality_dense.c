@@ -22,7 +22,7 @@
  * hosts); with many nodes and few destinations per rank, locality_personalized
  * or locality_nonblocking send fewer messages.
  */
-#include "sdde/sdde.h"
+#include "sdde/sdde_exchange.h"
 
 int ct_sdde_locality_dense(ct_sdde *x, ct_ctx *ctx, const long *params)
 {

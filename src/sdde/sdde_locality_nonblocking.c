@@ -13,7 +13,7 @@
  * over all P ranks, one Reduce_scatter_block over the node's ranks, and up to
  * Q-1 intra-node messages per rank.
  */
-#include "sdde/sdde.h"
+#include "sdde/sdde_exchange.h"
 
 int ct_sdde_locality_nonblocking(ct_sdde *x, ct_ctx *ctx, const long *params)
 {

@@ -16,7 +16,7 @@
  * over the node's ranks, and an intra-node step of up to Q-1 messages per
  * rank. Every byte is copied twice more than in the personalized exchange.
  */
-#include "sdde/sdde.h"
+#include "sdde/sdde_exchange.h"
 
 int ct_sdde_locality_personalized(ct_sdde *x, ct_ctx *ctx, const long *params)
 {

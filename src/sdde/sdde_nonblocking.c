@@ -18,7 +18,7 @@
  * a message is received exactly where it was found even if other threads
  * probe on other communicators.
  */
-#include "sdde/sdde.h"
+#include "sdde/sdde_exchange.h"
 
 #include <stdlib.h>
 

@@ -16,7 +16,7 @@
  * rank gives the exact number of messages it receives (MPIX_Info hint), the
  * reduction is skipped.
  */
-#include "sdde/sdde.h"
+#include "sdde/sdde_exchange.h"
 
 #include <stdlib.h>
 

@@ -27,7 +27,7 @@
  * matching and no probing; O(P * msg_size) window memory per rank. Messages
  * arrive already ordered by source.
  */
-#include "sdde/sdde.h"
+#include "sdde/sdde_exchange.h"
 #include "core/log.h"
 #include "algorithms.h"
 
@@ -94,7 +94,7 @@ int ct_sdde_rma(ct_sdde *x, ct_ctx *ctx, const long *params)
     const ct_sdde_out *o = &x->out;
     int *flag_of = NULL;
     /* Window layout: P flags (int), then P slots of the largest message. */
-    const size_t slot = round8(ctx->call_msg_size > 0 ? (size_t)ctx->call_msg_size : 0);
+    const size_t slot = round8(x->msg_size > 0 ? (size_t)x->msg_size : 0);
     const size_t flags_bytes = round8((size_t)P * sizeof(int));
     int usable;
     /* Create window */

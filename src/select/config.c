@@ -30,6 +30,12 @@ static const char *const forced_env[CT_COLL_COUNT] = {
 
 const char *ct_config_env_name(ct_coll coll) { return forced_env[coll]; }
 
+/* The configuration of the process (shim/init.c reads it once). */
+static ct_config the_config;
+
+const ct_config *ct_cfg(void) { return &the_config; }
+ct_config *ct_config_global(void) { return &the_config; }
+
 /* The variables coltune reads besides the forced ones. */
 static const char *const plain_vars[] = {
     "COLTUNE_RULES",    "COLTUNE_DISABLE", "COLTUNE_VERBOSE",    "COLTUNE_STATS",
@@ -93,11 +99,11 @@ static void read_fallback(ct_config *cfg, const char *(*get)(const char *))
     if (v == NULL)
         return;
     if (strcmp(v, "print") == 0)
-        cfg->fallback = CT_FALLBACK_PRINT;
+        cfg->set.fallback = CT_FALLBACK_PRINT;
     else if (strcmp(v, "silent") == 0)
-        cfg->fallback = CT_FALLBACK_SILENT;
+        cfg->set.fallback = CT_FALLBACK_SILENT;
     else if (strcmp(v, "error") == 0)
-        cfg->fallback = CT_FALLBACK_ERROR;
+        cfg->set.fallback = CT_FALLBACK_ERROR;
     else
         add_error(cfg, "COLTUNE_FALLBACK",
                   "COLTUNE_FALLBACK='%s': expected print, silent or error; variable ignored", v);
@@ -109,9 +115,9 @@ static void read_device(ct_config *cfg, const char *(*get)(const char *))
     if (v == NULL)
         return;
     if (strcmp(v, "auto") == 0)
-        cfg->device_always = 0;
+        cfg->set.device_always = 0;
     else if (strcmp(v, "always") == 0)
-        cfg->device_always = 1;
+        cfg->set.device_always = 1;
     else
         add_error(cfg, "COLTUNE_DEVICE",
                   "COLTUNE_DEVICE='%s': expected auto or always; variable ignored", v);
@@ -142,8 +148,8 @@ static void read_ppn(ct_config *cfg, const char *(*get)(const char *))
                   ":cyclic; variable ignored", v);
         return;
     }
-    cfg->ppn = (int)n;
-    cfg->ppn_cyclic = cyclic;
+    cfg->set.ppn = (int)n;
+    cfg->set.ppn_cyclic = cyclic;
 }
 
 /* COLTUNE_SHM_WINDOW=bytes, with an optional k, m or g suffix (as rules sizes) */
@@ -160,7 +166,7 @@ static void read_shm_window(ct_config *cfg, const char *(*get)(const char *))
                   "with a k, m or g suffix); variable ignored", v, CT_SHM_WINDOW_MIN);
         return;
     }
-    cfg->shm_window = (size_t)n;
+    cfg->set.shm_window = (size_t)n;
 }
 
 static void read_forced(ct_config *cfg, const char *(*get)(const char *))
@@ -226,19 +232,19 @@ void ct_config_read(ct_config *cfg, const char *(*getenv_fn)(const char *name))
 {
     const char *(*get)(const char *) = getenv_fn ? getenv_fn : plain_getenv;
     memset(cfg, 0, sizeof *cfg);
-    cfg->shm_window = CT_SHM_WINDOW_DEFAULT;
-    cfg->test_shm_fail = -1;
-    read_int(cfg, get, "COLTUNE_DISABLE", 0, 1, "0 or 1", &cfg->disabled);
-    read_int(cfg, get, "COLTUNE_VERBOSE", 0, 2, "0, 1 or 2", &cfg->verbose);
-    read_int(cfg, get, "COLTUNE_STATS", 0, 1, "0 or 1", &cfg->stats);
+    cfg->set.shm_window = CT_SHM_WINDOW_DEFAULT;
+    cfg->set.test_shm_fail = -1;
+    read_int(cfg, get, "COLTUNE_DISABLE", 0, 1, "0 or 1", &cfg->set.disabled);
+    read_int(cfg, get, "COLTUNE_VERBOSE", 0, 2, "0, 1 or 2", &cfg->set.verbose);
+    read_int(cfg, get, "COLTUNE_STATS", 0, 1, "0 or 1", &cfg->set.stats);
     read_fallback(cfg, get);
     read_device(cfg, get);
     read_ppn(cfg, get);
     read_shm_window(cfg, get);
     read_int(cfg, get, "COLTUNE_TEST_SHM_FAIL", 0, INT_MAX, "a rank >= 0",
-             &cfg->test_shm_fail);
+             &cfg->set.test_shm_fail);
     read_int(cfg, get, "COLTUNE_TEST_SDDE_PIECE", 1, INT_MAX, "a byte count >= 1",
-             &cfg->test_sdde_piece);
+             &cfg->set.test_sdde_piece);
     read_forced(cfg, get);
     read_rules(cfg, get);
 }
@@ -255,6 +261,6 @@ void ct_config_free(ct_config *cfg)
 {
     ct_rules_free(&cfg->rules);
     memset(cfg, 0, sizeof *cfg);
-    cfg->shm_window = CT_SHM_WINDOW_DEFAULT;
-    cfg->test_shm_fail = -1;
+    cfg->set.shm_window = CT_SHM_WINDOW_DEFAULT;
+    cfg->set.test_shm_fail = -1;
 }

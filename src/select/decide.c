@@ -6,10 +6,74 @@
 #include "core/device.h"
 #include "core/log.h"
 #include "core/state.h"
-#include "core/stats.h"
+#include "stats.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* What the decision keeps per communicator (a context object)        */
+/* ------------------------------------------------------------------ */
+
+#define MAX_LOGGED 32
+
+typedef struct decide_state {
+    struct {
+        int valid;
+        ct_choice choice;
+    } cached[CT_COLL_COUNT];
+    /* ct_algorithm_fallback() of each collective, looked up once: the
+     * decision compares every choice with it. */
+    const ct_algorithm *fallback[CT_COLL_COUNT];
+    int nlogged;
+    char *logged[MAX_LOGGED]; /* decisions already logged (COLTUNE_VERBOSE=1) */
+} decide_state;
+
+static int state_create(ct_ctx *ctx, void *arg, void **obj)
+{
+    (void)ctx;
+    (void)arg;
+    decide_state *s = calloc(1, sizeof *s);
+    *obj = s;
+    if (s == NULL)
+        return MPI_ERR_NO_MEM;
+    for (int c = 0; c < CT_COLL_COUNT; c++)
+        s->fallback[c] = ct_algorithm_fallback((ct_coll)c);
+    return MPI_SUCCESS;
+}
+
+static void state_release(void *obj)
+{
+    decide_state *s = obj;
+    for (int i = 0; i < s->nlogged; i++)
+        free(s->logged[i]);
+    free(s);
+}
+
+static const ct_ctx_key state_key = {"decisions", state_create, state_release};
+
+/* The context's decision state; NULL when out of memory (nothing is then
+ * cached, and verbose jobs log every decision). */
+static decide_state *state_of(ct_ctx *ctx)
+{
+    void *s;
+    (void)ct_ctx_ext(ctx, &state_key, NULL, &s);
+    return s;
+}
+
+/* The collective's fallback (pmpi, or the MPIX calls' reference). */
+static const ct_algorithm *fallback_of(ct_ctx *ctx, ct_coll coll)
+{
+    const decide_state *s = state_of(ctx);
+    return s != NULL ? s->fallback[coll] : ct_algorithm_fallback(coll);
+}
+
+int ct_decide_is_cached(ct_ctx *ctx, ct_coll coll)
+{
+    const decide_state *s = state_of(ctx);
+    return s != NULL && s->cached[coll].valid;
+}
 
 /* Local restriction bits, in the order they travel in the allreduce. */
 static const struct {
@@ -23,7 +87,7 @@ static const struct {
 
 /* This rank's device-memory fact: asked only of a driver that can forward
  * and when the process has a GPU runtime loaded (no cost otherwise). */
-static unsigned local_device(const ct_ctx *ctx, const ct_call *call)
+static unsigned local_device(const ct_ctx *ctx, const ct_decide_input *call)
 {
     if (call->device_memory == NULL || ct_device_runtimes() == 0)
         return 0;
@@ -36,7 +100,7 @@ static unsigned local_device(const ct_ctx *ctx, const ct_call *call)
  * part, so every rank returns the error instead of some waiting forever) and
  * the device-memory runtime (0 on ranks with none loaded).
  */
-static int ensure_facts(ct_ctx *ctx, ct_call *call)
+static int ensure_facts(ct_ctx *ctx, ct_decide_input *call)
 {
     int rc;
     ct_call_facts local = {0, 0, 0};
@@ -75,7 +139,7 @@ out:
  * runtime loaded when its context was made (ctx->device_agree, the same on
  * every rank: a rank without a runtime takes part and answers no).
  */
-static int device_agreed(ct_ctx *ctx, ct_call *call, int *device)
+static int device_agreed(ct_ctx *ctx, ct_decide_input *call, int *device)
 {
     *device = 0;
     if (call->device_memory == NULL)
@@ -97,9 +161,9 @@ static int device_agreed(ct_ctx *ctx, ct_call *call, int *device)
 typedef struct decision {
     const ct_config *cfg;
     ct_ctx *ctx;
-    const ct_env *env;
+    const ct_shape *env;
     const ct_topo *topo;
-    ct_call *call;
+    ct_decide_input *call;
     const ct_decide_trace *trace; /* NULL in jobs */
 } decision;
 
@@ -166,23 +230,23 @@ static void set_choice(ct_choice *out, const ct_algorithm *alg, const long *para
 }
 
 /* A call with device memory: the fallback (pmpi) serves it, said once. */
-static void forward_device(const ct_ctx *ctx, const ct_call *call, ct_choice *out)
+static void forward_device(ct_ctx *ctx, const ct_decide_input *call, ct_choice *out)
 {
     const ct_config *cfg = ct_cfg();
-    if (cfg->verbose && ctx->decide_rank == 0)
+    if (cfg->set.verbose && ctx->decide_rank == 0)
         ct_log_once("%s on %s#%d: a buffer is %s device or managed memory on some rank; "
                     "forwarded to the MPI library", ct_coll_name(call->coll), ctx->name,
                     ctx->serial, ct_device_name(call->facts.device));
-    if (cfg->stats)
+    if (cfg->set.stats)
         ct_stats_record_device(call->coll);
-    set_choice(out, ctx->fallback[call->coll], NULL, 0, out->forced);
+    set_choice(out, fallback_of(ctx, call->coll), NULL, 0, out->forced);
 }
 
 /* The call's global msg_size: from this rank's own arguments when the driver
  * says they determine it, else through the decision's allreduce. */
 static int call_msg_size(decision *d, long *msg_size)
 {
-    ct_call *call = d->call;
+    ct_decide_input *call = d->call;
     call->used_msg_size = 1;
     if (call->msg_size_is_global && !call->have_facts) {
         ct_call_facts local;
@@ -234,7 +298,7 @@ static void skipped(const decision *d, const char *source, int line, const ct_sp
     const ct_ctx *ctx = d->ctx;
     if (d->trace != NULL)
         d->trace->skipped(d->trace->arg, source, line, spec, why);
-    else if (d->cfg->verbose && ctx != NULL && ctx->decide_rank == 0)
+    else if (d->cfg->set.verbose && ctx != NULL && ctx->decide_rank == 0)
         ct_log_once("%s on %s#%d: %s:%d: %s skipped: %s", ct_coll_name(d->call->coll),
                     ctx->name, ctx->serial, source, line, spec->alg->name, why);
 }
@@ -276,10 +340,10 @@ static int forced_fallback(const decision *d, const ct_spec *spec, const char *w
     int report = d->trace == NULL && ctx != NULL && ctx->decide_rank == 0;
     if (d->trace != NULL)
         d->trace->skipped(d->trace->arg, ct_config_env_name(d->call->coll), 0, spec, why);
-    if (cfg->fallback == CT_FALLBACK_PRINT && report)
+    if (cfg->set.fallback == CT_FALLBACK_PRINT && report)
         ct_log_once("%s: forced algorithm '%s' cannot serve this call on %s (%s); using pmpi",
                     coll, spec->alg->name, ctx->name, why);
-    if (cfg->fallback == CT_FALLBACK_ERROR && ctx != NULL) {
+    if (cfg->set.fallback == CT_FALLBACK_ERROR && ctx != NULL) {
         /* The MPI library serves a call with device memory: no error. */
         int device, rc = device_agreed(ctx, d->call, &device);
         if (rc != MPI_SUCCESS)
@@ -290,7 +354,7 @@ static int forced_fallback(const decision *d, const ct_spec *spec, const char *w
             return MPI_SUCCESS;
         }
     }
-    if (cfg->fallback == CT_FALLBACK_ERROR) {
+    if (cfg->set.fallback == CT_FALLBACK_ERROR) {
         if (report)
             ct_log_once("%s: forced algorithm '%s' cannot serve this call on %s (%s);"
                         " returning an error (COLTUNE_FALLBACK=error)",
@@ -301,11 +365,11 @@ static int forced_fallback(const decision *d, const ct_spec *spec, const char *w
     return MPI_SUCCESS;
 }
 
-static void log_decision(ct_ctx *ctx, const ct_call *call, const ct_choice *c)
+static void log_decision(ct_ctx *ctx, const ct_decide_input *call, const ct_choice *c)
 {
     const ct_config *cfg = ct_cfg();
     char spec[160], key[256], where[32] = "default";
-    if (!cfg->verbose || ctx->decide_rank != 0)
+    if (!cfg->set.verbose || ctx->decide_rank != 0)
         return;
     ct_spec_format_resolved(c->alg, c->params, spec, sizeof spec);
     if (c->forced)
@@ -313,18 +377,19 @@ static void log_decision(ct_ctx *ctx, const ct_call *call, const ct_choice *c)
     else if (c->rule_line > 0)
         snprintf(where, sizeof where, "rule line %d", c->rule_line);
     snprintf(key, sizeof key, "%s %s %s", ct_coll_name(call->coll), spec, where);
-    if (cfg->verbose == 1) {
-        for (int i = 0; i < ctx->nlogged; i++)
-            if (strcmp(ctx->logged[i], key) == 0)
+    decide_state *s = state_of(ctx);
+    if (cfg->set.verbose == 1 && s != NULL) {
+        for (int i = 0; i < s->nlogged; i++)
+            if (strcmp(s->logged[i], key) == 0)
                 return;
-        if (ctx->nlogged < CT_MAX_LOGGED)
-            ctx->logged[ctx->nlogged++] = strdup(key);
+        if (s->nlogged < MAX_LOGGED)
+            s->logged[s->nlogged++] = strdup(key);
     }
     char facts[48] = "";
     if (call->have_facts)
         snprintf(facts, sizeof facts, " msg_size=%ld", call->facts.msg_size);
     ct_log("%s on %s#%d (P=%d nodes=%d ppn=%d%s): %s [%s]", ct_coll_name(call->coll),
-           ctx->name, ctx->serial, (int)ctx->env.P, ctx->topo.N, ctx->topo.Q, facts, spec,
+           ctx->name, ctx->serial, (int)ctx->shape.P, ctx->topo.N, ctx->topo.Q, facts, spec,
            where);
 }
 
@@ -350,34 +415,36 @@ static int decide(decision *d, const ct_spec *forced, ct_choice *out)
     return MPI_SUCCESS;
 }
 
-int ct_decide(ct_ctx *ctx, ct_call *call, const ct_spec *forced, ct_choice *out)
+int ct_decide(ct_ctx *ctx, ct_decide_input *call, const ct_spec *forced, ct_choice *out)
 {
     const ct_config *cfg = ct_cfg();
     const int cacheable = forced == NULL && !cfg->forced_set[call->coll];
     int rc;
-    if (cacheable && ctx->cached[call->coll].valid) {
-        *out = ctx->cached[call->coll].choice;
+    decide_state *s = state_of(ctx);
+    if (cacheable && s != NULL && s->cached[call->coll].valid) {
+        *out = s->cached[call->coll].choice;
         rc = MPI_SUCCESS;
     } else {
-        decision d = {cfg, ctx, &ctx->env, &ctx->topo, call, NULL};
+        decision d = {cfg, ctx, &ctx->shape, &ctx->topo, call, NULL};
         rc = decide(&d, forced, out);
         /* A decision by the rules that needed no per-call facts holds for
          * every call. */
-        if (cacheable && rc == MPI_SUCCESS && !call->have_facts && !call->used_msg_size) {
-            ctx->cached[call->coll].valid = 1;
-            ctx->cached[call->coll].choice = *out;
+        if (cacheable && s != NULL && rc == MPI_SUCCESS && !call->have_facts &&
+            !call->used_msg_size) {
+            s->cached[call->coll].valid = 1;
+            s->cached[call->coll].choice = *out;
         }
     }
-    if (rc == MPI_SUCCESS && cfg->verbose) /* tested here: the call is the hot path */
+    if (rc == MPI_SUCCESS && cfg->set.verbose) /* tested here: the call is the hot path */
         log_decision(ctx, call, out);
     return rc;
 }
 
-int ct_decide_offline(const ct_config *cfg, ct_coll coll, const ct_env *env,
+int ct_decide_offline(const ct_config *cfg, ct_coll coll, const ct_shape *env,
                       const ct_topo *topo, const ct_call_facts *given,
                       const ct_decide_trace *trace, ct_choice *out, int *used_msg_size)
 {
-    ct_call call = {.coll = coll, .have_facts = 1, .facts = *given};
+    ct_decide_input call = {.coll = coll, .have_facts = 1, .facts = *given};
     decision d = {cfg, NULL, env, topo, &call, trace};
     if (ct_decide_is_empty(coll, given->msg_size)) {
         set_choice(out, ct_algorithm_fallback(coll), NULL, 0, 0);
@@ -398,7 +465,7 @@ int ct_decide_is_empty(ct_coll coll, long msg_size)
 
 int ct_decide_query(ct_ctx *ctx, ct_coll coll, long msg_size, ct_choice *out)
 {
-    ct_call call = {.coll = coll, .have_facts = 1, .facts = {msg_size, 0, 0}};
+    ct_decide_input call = {.coll = coll, .have_facts = 1, .facts = {msg_size, 0, 0}};
     if (ct_decide_is_empty(coll, msg_size)) {
         set_choice(out, ct_algorithm_fallback(coll), NULL, 0, 0);
         return MPI_SUCCESS;
@@ -411,7 +478,7 @@ void ct_decide_count_empty(ct_coll coll, double seconds)
     ct_stats_record(ct_algorithm_index(ct_algorithm_fallback(coll)), 0, seconds, 0);
 }
 
-int ct_decide_call(MPI_Comm comm, ct_call *call, const ct_spec *forced, ct_ctx **ctx,
+int ct_decide_call(MPI_Comm comm, ct_decide_input *call, const ct_spec *forced, ct_ctx **ctx,
                    ct_choice *out)
 {
     int rc = ct_ctx_get(comm, ctx);
@@ -423,12 +490,11 @@ int ct_decide_call(MPI_Comm comm, ct_call *call, const ct_spec *forced, ct_ctx *
         return MPI_SUCCESS;
     }
     rc = ct_decide(*ctx, call, forced, out);
-    if (rc == MPI_SUCCESS && out->alg != (*ctx)->fallback[call->coll]) {
+    if (rc == MPI_SUCCESS && out->alg != fallback_of(*ctx, call->coll)) {
         int device;
         rc = device_agreed(*ctx, call, &device);
         if (rc == MPI_SUCCESS && device)
             forward_device(*ctx, call, out);
     }
-    (*ctx)->call_msg_size = call->have_facts ? call->facts.msg_size : -1;
     return rc;
 }

@@ -17,6 +17,14 @@
 #include "select/config.h"
 #include "select/spec.h"
 
+/* A decision: the algorithm and its resolved parameter values. */
+typedef struct ct_choice {
+    const ct_algorithm *alg;
+    long params[CT_MAX_PARAMS];
+    int rule_line; /* rules-file line that chose it, 0 for none */
+    int forced;    /* chosen through the environment or the direct API */
+} ct_choice;
+
 /* Facts about one call that rules and restrictions may depend on. */
 typedef struct ct_call_facts {
     long msg_size;       /* largest block any rank sends, in bytes */
@@ -33,7 +41,7 @@ typedef unsigned (*ct_device_memory_fn)(const void *args, const ct_ctx *ctx);
 /* Computes this rank's facts for a call (no communication). */
 typedef int (*ct_local_facts_fn)(const void *args, const ct_ctx *ctx, ct_call_facts *local);
 
-typedef struct ct_call {
+typedef struct ct_decide_input {
     ct_coll coll;
     const void *args;
     ct_local_facts_fn local_facts;
@@ -59,7 +67,7 @@ typedef struct ct_call {
      * the facts' allreduce) and then chooses pmpi, whatever forced the
      * algorithm. Elsewhere nothing is asked. */
     ct_device_memory_fn device_memory;
-} ct_call;
+} ct_decide_input;
 
 /* ct_decide's answer to a call with defer_facts that needs its facts (never
  * an MPI error code, which are >= 0). */
@@ -71,7 +79,10 @@ typedef struct ct_call {
  * rules, then pmpi. Returns MPI_SUCCESS, or an MPI error code when a forced
  * algorithm cannot serve the call and COLTUNE_FALLBACK=error.
  */
-int ct_decide(ct_ctx *ctx, ct_call *call, const ct_spec *forced, ct_choice *out);
+int ct_decide(ct_ctx *ctx, ct_decide_input *call, const ct_spec *forced, ct_choice *out);
+
+/* Is a decision of coll cached on ctx (for the unit tests)? */
+int ct_decide_is_cached(ct_ctx *ctx, ct_coll coll);
 
 /* Observes a decision (coltune-info --check --np): each candidate that cannot
  * serve the call, with where it came from (the rules file and line, or the
@@ -91,7 +102,7 @@ typedef struct ct_decide_trace {
  * decision looked at msg_size. Returns MPI_SUCCESS, or MPI_ERR_ARG where a
  * job's call would return an error (COLTUNE_FALLBACK=error).
  */
-int ct_decide_offline(const ct_config *cfg, ct_coll coll, const ct_env *env,
+int ct_decide_offline(const ct_config *cfg, ct_coll coll, const ct_shape *env,
                       const ct_topo *topo, const ct_call_facts *given,
                       const ct_decide_trace *trace, ct_choice *out, int *used_msg_size);
 
@@ -109,10 +120,10 @@ int ct_decide_query(ct_ctx *ctx, ct_coll coll, long msg_size, ct_choice *out);
  * What every collective driver does first: finds (or creates) the context of
  * the user's communicator comm and decides. When no context can be had,
  * returns MPI_SUCCESS with *ctx NULL and *out set to the collective's pmpi,
- * which the driver then runs with the user's communicator. Also sets
- * ctx->call_msg_size from the decision's facts (-1 when not computed).
+ * which the driver then runs with the user's communicator. The decision's
+ * msg_size, when it computed one, is in call->facts (call->have_facts).
  */
-int ct_decide_call(MPI_Comm comm, ct_call *call, const ct_spec *forced, ct_ctx **ctx,
+int ct_decide_call(MPI_Comm comm, ct_decide_input *call, const ct_spec *forced, ct_ctx **ctx,
                    ct_choice *out);
 
 /*

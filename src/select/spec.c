@@ -316,7 +316,7 @@ void ct_spec_default(const ct_algorithm *alg, ct_spec *out)
 /* Resolving against a communicator                                    */
 /* ------------------------------------------------------------------ */
 
-const char *ct_spec_resolve(const ct_spec *spec, const ct_env *env, long *params,
+const char *ct_spec_resolve(const ct_spec *spec, const ct_shape *env, long *params,
                             char *why, size_t whylen)
 {
     const ct_algorithm *alg = spec->alg;

@@ -51,7 +51,7 @@ void ct_spec_default(const ct_algorithm *alg, ct_spec *out);
  * (filled with e.g. "radix=9 out of range 2..8 at P=8", or "radix range
  * 2..1 is empty at P=1" when the range itself is empty for this communicator).
  */
-const char *ct_spec_resolve(const ct_spec *spec, const ct_env *env, long *params,
+const char *ct_spec_resolve(const ct_spec *spec, const ct_shape *env, long *params,
                             char *why, size_t whylen);
 
 /* Formats "name:key=value,..." with the resolved values (all parameters). */

@@ -5,23 +5,69 @@
  * and release coltune's state at the end.
  */
 #include "core/context.h"
+#include "core/device.h"
 #include "core/log.h"
 #include "core/state.h"
-#include "core/stats.h"
+#include "select/config.h"
 #include "shim/shim.h"
+#include "stats.h"
+
+/* ------------------------------------------------------------------ */
+/* The library's state: read once, released at the end                 */
+/* ------------------------------------------------------------------ */
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void read_config(void)
+{
+    ct_state *st = ct_state_get();
+    ct_config *cfg = ct_config_global();
+    ct_config_read(cfg, NULL);
+    st->settings = &cfg->set;
+    ct_stats_init(ct_algorithm_count());
+    st->init_done = 1;
+}
+
+/* Reads the configuration once (thread safe); report_rank is the caller's rank
+ * in a communicator all processes share (errors are printed by rank 0). */
+static void state_init(int report_rank)
+{
+    ct_state *st = ct_state_get();
+    pthread_once(&init_once, read_config);
+    ct_state_lock(st);
+    /* Errors in the configuration are reported once, by one rank: the first
+     * caller that knows its rank decides (rank 0 prints, the others stay quiet). */
+    int report = !st->errors_reported && report_rank == 0;
+    if (report_rank >= 0)
+        st->errors_reported = 1;
+    ct_state_unlock(st);
+    if (report)
+        ct_config_report(ct_cfg());
+}
+
 
 /* CT_NO_INTERCEPT (the SimGrid SMPI build, smpi/): no MPI_* symbol is
  * defined, only what the rest of coltune calls (ct_shim_*, the pmpi
  * forwarders); coltune then initialises lazily on its first call. */
 #ifndef CT_NO_INTERCEPT
+/* Releases the configuration, statistics and the message set (after
+ * PMPI_Finalize; the keyval is freed before it). */
+static void state_free(void)
+{
+    ct_config_free(ct_config_global());
+    ct_stats_free();
+    ct_device_release();
+    ct_state_free();
+}
+
 static void after_init(void)
 {
     int rank = -1;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     ct_log_set_rank(rank);
     ct_state_get()->mpi_init_seen = 1;
-    ct_state_init(rank);
-    if (ct_cfg()->verbose && rank == 0)
+    state_init(rank);
+    if (ct_settings_get()->verbose && rank == 0)
         ct_log("%s", ct_shim_fortran_note());
 }
 
@@ -45,14 +91,14 @@ int ct_shim_finalize(void)
 {
     ct_state *st = ct_state_get();
     if (st->init_done) {
-        if (st->cfg.stats && st->mpi_init_seen)
+        if (ct_settings_get()->stats && st->mpi_init_seen)
             ct_stats_report(MPI_COMM_WORLD);
         st->finalizing = 1;
         ct_ctx_release_predefined();
         ct_ctx_keyval_free();
     }
     int rc = PMPI_Finalize();
-    ct_state_free();
+    state_free();
     return rc;
 }
 
@@ -77,9 +123,9 @@ int ct_shim_active(MPI_Comm comm)
         int rank = -1;
         if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
             rank = -1;
-        ct_state_init(rank);
+        state_init(rank);
     }
-    return !st->cfg.disabled;
+    return !ct_settings_get()->disabled;
 }
 
 int ct_shim_serves_intra(MPI_Comm comm)

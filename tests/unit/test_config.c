@@ -55,11 +55,11 @@ static void test_defaults(void **state)
     const char *env[] = {NULL};
     read_env(&cfg, env);
     assert_int_equal(cfg.nerrors, 0);
-    assert_int_equal(cfg.disabled, 0);
-    assert_int_equal(cfg.verbose, 0);
-    assert_int_equal(cfg.stats, 0);
-    assert_int_equal(cfg.fallback, CT_FALLBACK_PRINT);
-    assert_int_equal(cfg.ppn, 0);
+    assert_int_equal(cfg.set.disabled, 0);
+    assert_int_equal(cfg.set.verbose, 0);
+    assert_int_equal(cfg.set.stats, 0);
+    assert_int_equal(cfg.set.fallback, CT_FALLBACK_PRINT);
+    assert_int_equal(cfg.set.ppn, 0);
     assert_int_equal(cfg.rules.count, 0);
     for (int c = 0; c < CT_COLL_COUNT; c++)
         assert_int_equal(cfg.forced_set[c], 0);
@@ -76,26 +76,26 @@ static void test_good_values(void **state)
                          "scattered:block_count=sqrt",   NULL};
     read_env(&cfg, env);
     assert_int_equal(cfg.nerrors, 0);
-    assert_int_equal(cfg.disabled, 1);
-    assert_int_equal(cfg.verbose, 2);
-    assert_int_equal(cfg.stats, 1);
-    assert_int_equal(cfg.fallback, CT_FALLBACK_ERROR);
-    assert_int_equal(cfg.ppn, 4);
-    assert_int_equal(cfg.ppn_cyclic, 1);
+    assert_int_equal(cfg.set.disabled, 1);
+    assert_int_equal(cfg.set.verbose, 2);
+    assert_int_equal(cfg.set.stats, 1);
+    assert_int_equal(cfg.set.fallback, CT_FALLBACK_ERROR);
+    assert_int_equal(cfg.set.ppn, 4);
+    assert_int_equal(cfg.set.ppn_cyclic, 1);
     assert_int_equal(cfg.forced_set[CT_COLL_ALLTOALLV], 1);
     assert_string_equal(cfg.forced[CT_COLL_ALLTOALLV].alg->name, "scattered");
     assert_int_equal(cfg.forced[CT_COLL_ALLTOALLV].values[0].term, CT_TERM_SQRT_P);
-    assert_int_equal(cfg.device_always, 0);
+    assert_int_equal(cfg.set.device_always, 0);
     ct_config_free(&cfg);
 
     const char *env2[] = {"COLTUNE_FALLBACK", "silent", "COLTUNE_PPN", "7",
                           "COLTUNE_DEVICE", "always", NULL};
     read_env(&cfg, env2);
     assert_int_equal(cfg.nerrors, 0);
-    assert_int_equal(cfg.device_always, 1);
-    assert_int_equal(cfg.fallback, CT_FALLBACK_SILENT);
-    assert_int_equal(cfg.ppn, 7);
-    assert_int_equal(cfg.ppn_cyclic, 0);
+    assert_int_equal(cfg.set.device_always, 1);
+    assert_int_equal(cfg.set.fallback, CT_FALLBACK_SILENT);
+    assert_int_equal(cfg.set.ppn, 7);
+    assert_int_equal(cfg.set.ppn_cyclic, 0);
     ct_config_free(&cfg);
 }
 
@@ -105,8 +105,8 @@ static void test_shm_window(void **state)
     (void)state;
     ct_config cfg;
     read_env(&cfg, (const char *[]){NULL});
-    assert_int_equal(cfg.shm_window, CT_SHM_WINDOW_DEFAULT);
-    assert_int_equal(cfg.test_shm_fail, -1);
+    assert_int_equal(cfg.set.shm_window, CT_SHM_WINDOW_DEFAULT);
+    assert_int_equal(cfg.set.test_shm_fail, -1);
     ct_config_free(&cfg);
     const struct {
         const char *text;
@@ -116,14 +116,14 @@ static void test_shm_window(void **state)
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         read_env(&cfg, (const char *[]){"COLTUNE_SHM_WINDOW", good[i].text, NULL});
         assert_int_equal(cfg.nerrors, 0);
-        assert_int_equal(cfg.shm_window, good[i].bytes);
+        assert_int_equal(cfg.set.shm_window, good[i].bytes);
         ct_config_free(&cfg);
     }
     read_env(&cfg, (const char *[]){"COLTUNE_TEST_SHM_FAIL", "3", NULL});
-    assert_int_equal(cfg.test_shm_fail, 3);
+    assert_int_equal(cfg.set.test_shm_fail, 3);
     ct_config_free(&cfg);
     read_env(&cfg, (const char *[]){"COLTUNE_TEST_SDDE_PIECE", "16", NULL});
-    assert_int_equal(cfg.test_sdde_piece, 16);
+    assert_int_equal(cfg.set.test_sdde_piece, 16);
     ct_config_free(&cfg);
 }
 
@@ -137,10 +137,10 @@ static void expect_one_error(const char *name, const char *value, const char *me
         fail_msg("%s='%s': %d messages", name, value, cfg.nerrors);
     if (strcmp(cfg.errors[0], message) != 0)
         fail_msg("%s='%s':\n  got  %s\n  want %s", name, value, cfg.errors[0], message);
-    assert_int_equal(cfg.disabled, 0);
-    assert_int_equal(cfg.verbose, 0);
-    assert_int_equal(cfg.ppn, 0);
-    assert_int_equal(cfg.fallback, CT_FALLBACK_PRINT);
+    assert_int_equal(cfg.set.disabled, 0);
+    assert_int_equal(cfg.set.verbose, 0);
+    assert_int_equal(cfg.set.ppn, 0);
+    assert_int_equal(cfg.set.fallback, CT_FALLBACK_PRINT);
     for (int c = 0; c < CT_COLL_COUNT; c++)
         assert_int_equal(cfg.forced_set[c], 0);
     ct_config_free(&cfg);
@@ -205,7 +205,7 @@ static void test_errors_are_independent(void **state)
                          "COLTUNE_ALLTOALLV", "linear", NULL};
     read_env(&cfg, env);
     assert_int_equal(cfg.nerrors, 2);
-    assert_int_equal(cfg.stats, 1);
+    assert_int_equal(cfg.set.stats, 1);
     assert_int_equal(cfg.forced_set[CT_COLL_ALLTOALLV], 1);
     /* Each message says which variable it is about (coltune-info sorts them). */
     assert_string_equal(cfg.error_about[0], "COLTUNE_VERBOSE");

@@ -46,7 +46,7 @@ static void record(void *arg, const char *source, int line, const ct_spec *spec,
 typedef struct fixture {
     ct_config cfg;
     ct_topo topo;
-    ct_env env;
+    ct_shape env;
     trace_log log;
     ct_choice choice;
     int used_msg_size;
@@ -78,7 +78,7 @@ static void place(fixture *f, int P, int ppn, int emulated)
     assert_int_equal(ct_topo_emulate(P, ppn, 0, &f->topo), MPI_SUCCESS);
     f->topo.emulated = emulated;
     f->topo.shared = emulated || f->topo.N == 1;
-    f->env = (ct_env){P, f->topo.Q, f->topo.N};
+    f->env = (ct_shape){P, f->topo.Q, f->topo.N};
 }
 
 static int decide(fixture *f, ct_coll coll, long msg_size, unsigned violations)
@@ -191,9 +191,9 @@ static void test_forced(void **state)
     assert_int_equal(f->log.count, 1);
     assert_string_equal(f->log.lines[0],
                         "COLTUNE_ALLTOALLV:0: tuna: radix=9 out of range 2..8 at P=8");
-    f->cfg.fallback = CT_FALLBACK_ERROR;
+    f->cfg.set.fallback = CT_FALLBACK_ERROR;
     assert_int_equal(decide(f, CT_COLL_ALLTOALLV, 100, 0), MPI_ERR_ARG);
-    f->cfg.fallback = CT_FALLBACK_PRINT;
+    f->cfg.set.fallback = CT_FALLBACK_PRINT;
     f->cfg.forced_set[CT_COLL_ALLTOALLV] = 0;
 }
 
@@ -211,11 +211,12 @@ static int facts_not_wanted(const void *args, const ct_ctx *ctx, ct_call_facts *
 static int decide_deferred(fixture *f, ct_ctx *ctx, int P, int ppn, int emulated)
 {
     place(f, P, ppn, emulated);
+    ct_ctx_ext_release(ctx);
     memset(ctx, 0, sizeof *ctx);
     ctx->topo = f->topo; /* borrowed: freed by the fixture */
-    ctx->env = f->env;
-    ct_call call = {.coll = CT_COLL_ALLTOALLV, .local_facts = facts_not_wanted,
-                    .defer_facts = 1};
+    ctx->shape = f->env;
+    ct_decide_input call = {.coll = CT_COLL_ALLTOALLV, .local_facts = facts_not_wanted,
+                            .defer_facts = 1};
     memset(&f->choice, 0, sizeof f->choice);
     return ct_decide(ctx, &call, NULL, &f->choice);
 }
@@ -224,19 +225,20 @@ static void test_deferred_facts(void **state)
 {
     fixture *f = *state;
     static ct_ctx ctx;
-    ct_config *cfg = &ct_state_get()->cfg;
+    ct_config *cfg = ct_config_global();
     const ct_ruleset saved = cfg->rules;
     cfg->rules = f->cfg.rules;
     /* 4 emulated nodes: line 2 (no msg_size) decides, and is cached */
     assert_int_equal(decide_deferred(f, &ctx, 16, 4, 1), MPI_SUCCESS);
     assert_choice(f, "node_aware", 2);
-    assert_true(ctx.cached[CT_COLL_ALLTOALLV].valid);
+    assert_true(ct_decide_is_cached(&ctx, CT_COLL_ALLTOALLV));
     /* one node: line 1 needs msg_size; nothing decided, nothing cached */
     assert_int_equal(decide_deferred(f, &ctx, 16, 16, 0), CT_DECIDE_NEEDS_FACTS);
     assert_null(f->choice.alg);
-    assert_false(ctx.cached[CT_COLL_ALLTOALLV].valid);
+    assert_false(ct_decide_is_cached(&ctx, CT_COLL_ALLTOALLV));
     /* 2 ranks: line 1 does not hold (comm_size), line 3 needs msg_size */
     assert_int_equal(decide_deferred(f, &ctx, 2, 2, 0), CT_DECIDE_NEEDS_FACTS);
+    ct_ctx_ext_release(&ctx);
     cfg->rules = saved;
 }
 

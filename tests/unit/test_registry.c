@@ -120,7 +120,7 @@ static void test_param_names(void **state)
 
 /* Checks one parameter at one communicator shape: returns 0 when its range
  * is empty there, 2 when the default lies in range as written, else 1. */
-static int check_param_at(const ct_algorithm *a, int p, const ct_env *env)
+static int check_param_at(const ct_algorithm *a, int p, const ct_shape *env)
 {
     const ct_param_desc *d = &a->params[p];
     long lo = ct_expr_eval(d->min, env), hi = ct_expr_eval(d->max, env);
@@ -137,7 +137,7 @@ static int check_param_at(const ct_algorithm *a, int p, const ct_env *env)
 
 /* Resolving the default spec succeeds exactly when every range is non-empty,
  * and then yields values inside the ranges. */
-static void check_default_resolves(const ct_algorithm *a, const ct_env *env, int all_nonempty)
+static void check_default_resolves(const ct_algorithm *a, const ct_shape *env, int all_nonempty)
 {
     ct_spec s;
     long params[CT_MAX_PARAMS];
@@ -166,7 +166,7 @@ static void test_param_ranges(void **state)
         for (long P = 1; P <= MAX_P; P++) {
             /* N nodes holding up to Q = ceil(P/N) ranks each. */
             for (long N = 1; N <= P; N++) {
-                ct_env env = {P, (P + N - 1) / N, N};
+                ct_shape env = {P, (P + N - 1) / N, N};
                 int all = 1;
                 for (int p = 0; p < a->nparams; p++) {
                     int r = check_param_at(a, p, &env);

@@ -176,7 +176,7 @@ static void test_expr_parse_respects_len(void **state)
 static long eval_text(const char *text, long P, long Q, long N)
 {
     ct_expr e;
-    ct_env env = {P, Q, N};
+    ct_shape env = {P, Q, N};
     assert_int_equal(ct_expr_parse(text, strlen(text), &e), 0);
     return ct_expr_eval(e, &env);
 }
@@ -469,7 +469,7 @@ static void test_spec_default(void **state)
 static long resolve_ok(const char *text, long P, long Q, long N)
 {
     ct_spec s;
-    ct_env env = {P, Q, N};
+    ct_shape env = {P, Q, N};
     long params[CT_MAX_PARAMS] = {-1, -1, -1, -1};
     char why[128] = "";
     parse_ok(text, &s);
@@ -481,7 +481,7 @@ static long resolve_ok(const char *text, long P, long Q, long N)
 static void resolve_fails(const char *text, long P, long Q, long N, const char *want)
 {
     ct_spec s;
-    ct_env env = {P, Q, N};
+    ct_shape env = {P, Q, N};
     long params[CT_MAX_PARAMS];
     char why[128] = "";
     parse_ok(text, &s);
@@ -562,12 +562,12 @@ static void test_resolve_fake_algorithms(void **state)
     char why[128];
 
     /* radix 2..P is empty at P=1: no default can be clamped into it. */
-    ct_env p1 = {1, 1, 1};
+    ct_shape p1 = {1, 1, 1};
     ct_spec_default(&fake_tuna, &s);
     assert_ptr_equal(ct_spec_resolve(&s, &p1, params, why, sizeof why), why);
     assert_string_equal(why, "radix range 2..1 is empty at P=1");
 
-    ct_env p8 = {8, 8, 1};
+    ct_shape p8 = {8, 8, 1};
     assert_null(ct_spec_resolve(&s, &p8, params, why, sizeof why));
     assert_int_equal(params[0], 2);
 
@@ -578,7 +578,7 @@ static void test_resolve_fake_algorithms(void **state)
     assert_string_equal(why, "radix=9 out of range 2..8 at P=8");
 
     /* Defaults clamp from above (a: Q+1 -> Q) and from below (b: 0 -> N). */
-    ct_env e = {12, 4, 3};
+    ct_shape e = {12, 4, 3};
     ct_spec_default(&fake_two, &s);
     assert_null(ct_spec_resolve(&s, &e, params, why, sizeof why));
     assert_int_equal(params[0], 4);
@@ -602,7 +602,7 @@ static void test_resolve_hand_made_spec(void **state)
     ct_spec s;
     memset(&s, 0, sizeof s);
     s.alg = alg("scattered");
-    ct_env env = {64, 8, 8};
+    ct_shape env = {64, 8, 8};
     long params[CT_MAX_PARAMS] = {0};
     char why[64];
     assert_null(ct_spec_resolve(&s, &env, params, why, sizeof why));
@@ -613,7 +613,7 @@ static void test_resolve_small_or_missing_why(void **state)
 {
     (void)state;
     ct_spec s;
-    ct_env env = {8, 8, 1};
+    ct_shape env = {8, 8, 1};
     long params[CT_MAX_PARAMS];
     char why[8];
     parse_ok("scattered:block_count=100", &s);
@@ -652,7 +652,7 @@ static void test_format_resolved_parses_back(void **state)
 {
     (void)state;
     /* What the library logs can be pasted into a rules file. */
-    ct_env env = {24, 6, 4};
+    ct_shape env = {24, 6, 4};
     for (int i = 0; i < ct_algorithm_count(); i++) {
         const ct_algorithm *a = ct_algorithm_at(i);
         ct_spec s, back;

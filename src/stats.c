@@ -3,7 +3,7 @@
  * stats.c - statistics table. Calls and time are the maximum over ranks,
  * bytes the sum over ranks, extra memory the maximum over ranks and calls.
  */
-#include "core/stats.h"
+#include "stats.h"
 #include "algorithms.h"
 #include "core/log.h"
 #include "core/state.h"
@@ -14,9 +14,13 @@
 enum { FIELDS = 4 };
 _Static_assert(CT_COLL_COUNT <= CT_STATS_MAX_COLLS, "CT_STATS_MAX_COLLS too small");
 
-void ct_stats_init(ct_stats *s)
+/* The process's statistics, under ct_state_lock. */
+static ct_stats the_stats;
+
+void ct_stats_init(int count)
 {
-    s->count = ct_algorithm_count();
+    ct_stats *s = &the_stats;
+    s->count = count;
     s->entries = calloc((size_t)s->count, sizeof *s->entries);
     for (int c = 0; c < CT_STATS_MAX_COLLS; c++)
         s->device[c] = 0;
@@ -24,8 +28,9 @@ void ct_stats_init(ct_stats *s)
         s->count = 0;
 }
 
-void ct_stats_free(ct_stats *s)
+void ct_stats_free(void)
 {
+    ct_stats *s = &the_stats;
     free(s->entries);
     s->entries = NULL;
     s->count = 0;
@@ -35,8 +40,8 @@ void ct_stats_record(int alg_index, double bytes, double seconds, size_t extra_b
 {
     ct_state *st = ct_state_get();
     ct_state_lock(st);
-    if (alg_index >= 0 && alg_index < st->stats.count) {
-        ct_stat_entry *e = &st->stats.entries[alg_index];
+    if (alg_index >= 0 && alg_index < the_stats.count) {
+        ct_stat_entry *e = &the_stats.entries[alg_index];
         e->calls += 1;
         e->bytes += bytes;
         e->seconds += seconds;
@@ -51,7 +56,7 @@ void ct_stats_record_device(int coll)
     ct_state *st = ct_state_get();
     ct_state_lock(st);
     if (coll >= 0 && coll < CT_COLL_COUNT)
-        st->stats.device[coll] += 1;
+        the_stats.device[coll] += 1;
     ct_state_unlock(st);
 }
 
@@ -89,7 +94,7 @@ static void print_table(const double *maxv, const double *sumv, int n)
 
 int ct_stats_report(MPI_Comm comm)
 {
-    ct_stats *s = &ct_state_get()->stats;
+    ct_stats *s = &the_stats;
     int n = s->count, rank, rc = MPI_SUCCESS;
     double *local = NULL, *maxv = NULL, *sumv = NULL;
     /* Each algorithm's fields, then each collective's device count. */

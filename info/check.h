@@ -1,29 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * info.h - coltune-info: what an installation holds, checked without mpirun.
- *
- * coltune-info.c prints the report (version, MPI library, intercepted entry
- * points, algorithms, rules file, environment); check.c checks a rules file
- * and answers what-would-run queries with the job's own decision function.
- * Both print for people, or one "key:value" per line (--parsable).
+ * check.h - coltune-info --check (check.c): checks a rules file and answers
+ * what-would-run queries with the job's own decision function.
  */
-#ifndef CT_INFO_H
-#define CT_INFO_H
+#ifndef CT_INFO_CHECK_H
+#define CT_INFO_CHECK_H
 
+#include "info/out.h"
 #include "select/config.h"
-
-#include <stdio.h>
-
-typedef struct info_out {
-    int parsable;
-    FILE *f;
-} info_out;
-
-/* --parsable: prints "key:value" (key already joined with ':'). */
-void info_kv(const info_out *o, const char *key, const char *fmt, ...) CT_PRINTF(3, 4);
-
-/* A size as the rules file writes it: 4096 -> "4k", 4097 -> "4097". */
-void info_size(long v, char *buf, size_t len);
 
 /* What --check FILE asks for. */
 typedef struct check_query {

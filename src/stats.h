@@ -28,8 +28,9 @@ typedef struct ct_stats {
     double device[CT_STATS_MAX_COLLS];
 } ct_stats;
 
-void ct_stats_init(ct_stats *s);
-void ct_stats_free(ct_stats *s);
+/* Room for count registry entries (at initialisation); freed at the end. */
+void ct_stats_init(int count);
+void ct_stats_free(void);
 
 /* Adds one call of registry entry alg_index (thread safe). */
 void ct_stats_record(int alg_index, double bytes, double seconds, size_t extra_bytes);

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * settings.h - the COLTUNE_* variables that are plain values, as core, the
+ * algorithms and the drivers read them (ct_settings_get(), core/state.h).
+ * select/config.c reads them, with the rules file and the forcing
+ * variables, once at initialisation; they are immutable afterwards.
+ */
+#ifndef CT_SETTINGS_H
+#define CT_SETTINGS_H
+
+#include "core/ct_common.h"
+
+typedef enum ct_fallback {
+    CT_FALLBACK_PRINT = 0, /* one warning per distinct reason, run pmpi */
+    CT_FALLBACK_SILENT,    /* run pmpi quietly */
+    CT_FALLBACK_ERROR      /* the call returns an MPI error */
+} ct_fallback;
+
+typedef struct ct_settings {
+    int disabled; /* COLTUNE_DISABLE=1: forward everything */
+    int verbose;  /* COLTUNE_VERBOSE: 0, 1 (each distinct decision), 2 (every call) */
+    int stats;    /* COLTUNE_STATS=1: table at MPI_Finalize */
+    int device_always; /* COLTUNE_DEVICE=always: every communicator agrees on
+                          device memory, GPU runtime loaded or not; auto (0):
+                          those where some rank had one when the context was
+                          made (ctx->device_agree, select/decide.h) */
+    ct_fallback fallback;
+    int ppn;        /* COLTUNE_PPN=n: emulated ranks per node, 0 = real topology */
+    int ppn_cyclic; /* COLTUNE_PPN=n:cyclic: ranks dealt round-robin over the nodes */
+    size_t shm_window; /* COLTUNE_SHM_WINDOW: data bytes per rank per half of the
+                          Alltoall(v) shared windows (core/shm_stream.h) */
+    int test_shm_fail; /* COLTUNE_TEST_SHM_FAIL=r: rank r of every communicator
+                          cannot use a shared window (tests only); -1 none */
+    int test_sdde_piece; /* COLTUNE_TEST_SDDE_PIECE=b: the locality-aware sparse
+                            exchanges cut aggregates into pieces of at most b
+                            bytes (tests only); 0 none */
+} ct_settings;
+
+/* Default of COLTUNE_SHM_WINDOW, and its bounds. */
+#define CT_SHM_WINDOW_DEFAULT ((size_t)256 << 10)
+#define CT_SHM_WINDOW_MIN ((size_t)64)
+#define CT_SHM_WINDOW_MAX ((size_t)1 << 30)
+
+#endif
