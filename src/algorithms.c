@@ -102,12 +102,9 @@ void ct_expr_format(ct_expr e, char *buf, size_t len)
 /* ------------------------------------------------------------------ */
 
 static const ct_restriction_desc restriction_descs[] = {
-    {CT_R_NODE_CONSECUTIVE, "node_consecutive", "the ranks of each node are consecutive"},
-    {CT_R_NODE_UNIFORM, "node_uniform", "every node holds the same number of ranks"},
     {CT_R_SHARED_MEMORY, "shared_memory", "all ranks share memory (one node)"},
     {CT_R_NODE_SHARED_MEMORY, "node_shared_memory",
      "each node's ranks share memory (real nodes, or COLTUNE_PPN nodes inside one)"},
-    {CT_R_CONTIG_TYPES, "contiguous_types", "send and receive datatypes are contiguous"},
     {CT_R_INT_OFFSETS, "int_offsets", "every byte offset and total fits in an int"},
     {CT_A_BYTES, "bytes", "runs on bytes: non-contiguous datatypes are packed (no restriction)"},
     {CT_A_AGREES, "agrees", "its exchange carries the validity agreement: no allreduce when "

@@ -191,15 +191,12 @@ typedef int (*ct_sdde_fn)(struct ct_sdde *x, struct ct_ctx *ctx, const long *par
 
 /* Restrictions that depend only on the communicator (identical on every
  * rank by construction): checked without communication. */
-#define CT_R_NODE_CONSECUTIVE 0x01u /* ranks of a node are consecutive */
-#define CT_R_NODE_UNIFORM 0x02u     /* every node holds Q ranks */
 #define CT_R_SHARED_MEMORY 0x04u    /* all ranks share memory (one real node) */
 #define CT_R_NODE_SHARED_MEMORY 0x08u /* each node's ranks share memory: real nodes, or
                                          emulated ones (COLTUNE_PPN) inside one */
 
 /* Restrictions that depend on rank-local call arguments: the decision
  * combines them over all ranks in the one small allreduce (decide.c). */
-#define CT_R_CONTIG_TYPES 0x10u /* send/recv types contiguous (no holes, extent == size) */
 #define CT_R_INT_OFFSETS 0x20u  /* every byte offset and total fits in int */
 
 #define CT_R_LOCAL_MASK 0xf0u

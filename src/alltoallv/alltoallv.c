@@ -169,8 +169,6 @@ int ct_alltoallv_local_facts(const void *args, const ct_ctx *ctx, ct_call_facts 
     CT_CALL(ct_type_info(a->recvtype, &r));
     f->msg_size = largest_block(ctx->size, scounts, s.size);
     f->violations = 0;
-    if (!s.contig || !r.contig)
-        f->violations |= CT_R_CONTIG_TYPES;
     if (offsets_overflow_int(ctx->size, scounts, sdispls, s.extent, s.size) ||
         offsets_overflow_int(ctx->size, &a->recvcounts, &a->rdispls, r.extent, r.size))
         f->violations |= CT_R_INT_OFFSETS;
