@@ -4,9 +4,9 @@
 # lists that are not derived from it: the README's and docs/using.md's
 # tables, the ALGORITHMS section and variables of coltune(7), the tables of
 # coltune_alltoallv(3) and coltune_alltoall(3), coltune.rules(5), the
-# tuner's COLLECTIVES, coltune-bench's --coll help, Makefile.am's sources
-# and the call loop of tests/mpi/info.sh. Each disagreement is one line
-# naming the file. The C lists (registry, names, variables, drivers) are
+# tuner's COLLECTIVES, the simulator's NATIVE_KEYS, coltune-bench's --coll
+# help, Makefile.am's sources and the call loop of tests/mpi/info.sh. Each
+# disagreement is one line naming the file. The C lists (registry, names, variables, drivers) are
 # derived from the list by the preprocessor, so they cannot disagree.
 set -u
 top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -135,6 +135,15 @@ done
 for c in $(sed -n 's/^coll //p' "$tmp/tune"); do
     echo "$colls" | grep -qx "$c" || fail "$tune: COLLECTIVES has $c, not in src/coll_list.h"
 done
+
+# --- The simulator: NATIVE_KEYS has the collectives the MPI library serves.
+sim=scripts/coltune-sim.in
+sed -n '/^NATIVE_KEYS = {/,/^}/p' "$sim" | sed -n 's/^    "\([a-z_]*\)":.*/\1/p' | sort > "$tmp/have"
+for c in $colls; do
+    [ "$(field_of "$c" 4)" = '""' ] || echo "$c"
+done | sort > "$tmp/want"
+cmp -s "$tmp/have" "$tmp/want" ||
+    fail "$sim: NATIVE_KEYS is not the collectives with an MPI call: $(diff "$tmp/want" "$tmp/have" | grep '^[<>]' | tr '\n' ' ')"
 
 # --- coltune-bench --help names every collective after --coll.
 sed -n '/--coll NAME/,/default/p' bench/options.c | tr -c 'a-z_\n' ' ' | tr ' ' '\n' > "$tmp/bench"
