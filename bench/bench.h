@@ -8,12 +8,13 @@
  *   options.c           the command line (parsed before MPI_Init)
  *   specs.c             --algs: sweep shorthands expanded into resolved specs
  *   dist.c              block-size distributions ([Fan2024] VI-A, VI-C), fill pattern
- *   drivers.c           the table of collectives
+ *   drivers.c           the table of collectives (from src/coll_list.h)
  *   driver_<coll>.c     one driver per collective: setup, run, check, teardown
  *   common_inter.c      the intercommunicator, settings of [Kang2019] (allgather(v)_inter)
  *   common_sdde.c       the SDDE send patterns and reference (alltoall(v)_crs)
  *
- * Adding a collective is one driver_<coll>.c and one line in drivers.c.
+ * Adding a collective is one driver_<coll>.c: drivers.c takes the
+ * collectives from src/coll_list.h.
  */
 #ifndef BENCH_H
 #define BENCH_H
@@ -235,12 +236,10 @@ const bench_driver *bench_driver_find(const char *name);
 /* Writes the collective names, ", "-separated. */
 void bench_driver_names(char *buf, size_t len);
 
-extern const bench_driver bench_driver_alltoallv;
-extern const bench_driver bench_driver_alltoall;
-extern const bench_driver bench_driver_allgather_inter;
-extern const bench_driver bench_driver_allgatherv_inter;
-extern const bench_driver bench_driver_alltoall_crs;
-extern const bench_driver bench_driver_alltoallv_crs;
+/* One per collective of src/coll_list.h: bench_driver_<name>, driver_<name>.c. */
+#define CT_COLLECTIVE(ID, name, call, fallback, msg_size_known) \
+    extern const bench_driver bench_driver_##name;
+#include "coll_list.h"
 
 /* ------------------------------------------------------------------ */
 /* Small helpers                                                       */

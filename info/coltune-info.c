@@ -129,10 +129,14 @@ static void report_mpi(const info_out *o)
 /* Entry points the library defines                                   */
 /* ------------------------------------------------------------------ */
 
-/* The C calls coltune serves and their Fortran names (lower case). */
-static const char *const served_calls[] = {"Alltoallv", "Alltoall", "Allgather", "Allgatherv"};
+/* The C calls coltune serves (src/coll_list.h: "" for a collective of
+ * coltune's own API, which is skipped) and their Fortran names (lower case). */
+static const char *const served_calls[] = {
+#define CT_COLLECTIVE(ID, name, call, fallback, msg_size_known) call,
+#include "coll_list.h"
+};
 static const char *const startup_calls[] = {"Init", "Init_thread", "Finalize"};
-#define NSERVED (sizeof served_calls / sizeof served_calls[0])
+#define NCOLLS (sizeof served_calls / sizeof served_calls[0])
 #define NSTARTUP (sizeof startup_calls / sizeof startup_calls[0])
 
 typedef struct library {
@@ -168,24 +172,28 @@ static void f_f08(const char *call, char *buf, size_t len)
     strncat(buf, "f08_", len - strlen(buf) - 1);
 }
 
-/* Prints the family's symbols; returns how many of ncalls the library defines. */
+/* Prints the family's symbols (calls "" are skipped); returns how many of
+ * them the library lacks. */
 static int family(const info_out *o, const library *lib, const char *label,
                   const char *const *calls, size_t ncalls, name_fn form)
 {
     char name[64], line[512] = "";
-    int found = 0;
+    int missing = 0;
     for (size_t i = 0; i < ncalls; i++) {
+        if (calls[i][0] == '\0')
+            continue;
         form(calls[i], name, sizeof name);
         int yes = defines(lib, name);
-        found += yes;
+        missing += !yes;
         if (o->parsable)
             info_kv(o, "intercept", "%s:%s", name, yes ? "yes" : "no");
         size_t used = strlen(line);
-        snprintf(line + used, sizeof line - used, "%s%s%s", i ? " " : "", name, yes ? "" : "(no)");
+        snprintf(line + used, sizeof line - used, "%s%s%s", used ? " " : "", name,
+                 yes ? "" : "(no)");
     }
     if (!o->parsable)
         fprintf(o->f, "  %-24s %s\n", label, line);
-    return found;
+    return missing;
 }
 
 static const char *fortran_how(void)
@@ -223,10 +231,10 @@ static int report_entry_points(const info_out *o, const char *path)
     lib.base = where.dli_fbase;
     if (!o->parsable)
         fprintf(o->f, "Intercepted calls (defined by %s; (no) = not intercepted)\n", path);
-    int c = family(o, &lib, "C", served_calls, NSERVED, c_name);
+    int missing = family(o, &lib, "C", served_calls, NCOLLS, c_name);
     family(o, &lib, "start-up, statistics", startup_calls, NSTARTUP, c_name);
 #if defined(CT_HAVE_LARGE_COUNT)
-    family(o, &lib, "large count (MPI-4)", served_calls, NSERVED, c_large);
+    family(o, &lib, "large count (MPI-4)", served_calls, NCOLLS, c_large);
 #else
     (void)c_large;
     if (o->parsable)
@@ -236,8 +244,8 @@ static int report_entry_points(const info_out *o, const char *path)
                 "large count (MPI-4)");
 #endif
 #if defined(CT_FORTRAN_OPENMPI)
-    family(o, &lib, "Fortran mpif.h, use mpi", served_calls, NSERVED, f_lower);
-    family(o, &lib, "Fortran use mpi_f08", served_calls, NSERVED, f_f08);
+    family(o, &lib, "Fortran mpif.h, use mpi", served_calls, NCOLLS, f_lower);
+    family(o, &lib, "Fortran use mpi_f08", served_calls, NCOLLS, f_f08);
 #elif defined(CT_FORTRAN_MPICH)
     family(o, &lib, "Fortran use mpi_f08 init", startup_calls, NSTARTUP, f_f08);
 #endif
@@ -246,7 +254,7 @@ static int report_entry_points(const info_out *o, const char *path)
     else
         fprintf(o->f, "  %-24s %s\n", "Fortran", fortran_how());
     dlclose(lib.handle);
-    return c != (int)NSERVED;
+    return missing != 0;
 }
 
 /* ------------------------------------------------------------------ */

@@ -2,7 +2,9 @@
 /*
  * algorithms.h - the one algorithm registry.
  *
- * Each algorithm declares its name, collective, parameters (with ranges that
+ * The collectives and algorithms are declared once, in coll_list.h; the
+ * enum, the registry and the prototypes here are derived from it. Each
+ * algorithm declares its name, collective, parameters (with ranges that
  * may depend on the communicator: P, Q, N) and restrictions. The rules file,
  * the environment and the direct C API all resolve an algorithm through this
  * table and pass through the same restriction checks (select/decide.c), so no
@@ -15,13 +17,10 @@
 
 struct ct_ctx;
 
+/* The collectives, in the order of src/coll_list.h: CT_COLL_ALLTOALLV, ... */
 typedef enum ct_coll {
-    CT_COLL_ALLTOALLV = 0,
-    CT_COLL_ALLTOALL,         /* MPI_Alltoall: uniform blocks, the Alltoallv algorithms */
-    CT_COLL_ALLGATHER_INTER,  /* MPI_Allgather on intercommunicators */
-    CT_COLL_ALLGATHERV_INTER, /* MPI_Allgatherv on intercommunicators */
-    CT_COLL_ALLTOALL_CRS,     /* MPIX_Alltoall_crs: sparse dynamic data exchange */
-    CT_COLL_ALLTOALLV_CRS,    /* MPIX_Alltoallv_crs: the same with variable sizes */
+#define CT_COLLECTIVE(ID, name, call, fallback, msg_size_known) CT_COLL_##ID,
+#include "coll_list.h"
     CT_COLL_COUNT
 } ct_coll;
 
@@ -191,15 +190,12 @@ typedef int (*ct_sdde_fn)(struct ct_sdde *x, struct ct_ctx *ctx, const long *par
 
 /* Restrictions that depend only on the communicator (identical on every
  * rank by construction): checked without communication. */
-#define CT_R_NODE_CONSECUTIVE 0x01u /* ranks of a node are consecutive */
-#define CT_R_NODE_UNIFORM 0x02u     /* every node holds Q ranks */
 #define CT_R_SHARED_MEMORY 0x04u    /* all ranks share memory (one real node) */
 #define CT_R_NODE_SHARED_MEMORY 0x08u /* each node's ranks share memory: real nodes, or
                                          emulated ones (COLTUNE_PPN) inside one */
 
 /* Restrictions that depend on rank-local call arguments: the decision
  * combines them over all ranks in the one small allreduce (decide.c). */
-#define CT_R_CONTIG_TYPES 0x10u /* send/recv types contiguous (no holes, extent == size) */
 #define CT_R_INT_OFFSETS 0x20u  /* every byte offset and total fits in int */
 
 #define CT_R_LOCAL_MASK 0xf0u
@@ -258,46 +254,15 @@ const ct_algorithm *ct_algorithm_fallback(ct_coll coll);
 /* Algorithm entry points (one file each under src/<collective>/)      */
 /* ------------------------------------------------------------------ */
 
-int ct_alltoallv_pmpi(const ct_alltoallv_args *a, struct ct_ctx *ctx, const long *params);
-int ct_alltoallv_pairwise(const ct_alltoallv_args *a, struct ct_ctx *ctx, const long *params);
-int ct_alltoallv_nonblocking(const ct_alltoallv_args *a, struct ct_ctx *ctx, const long *params);
-int ct_alltoallv_linear(const ct_alltoallv_args *a, struct ct_ctx *ctx, const long *params);
-int ct_alltoallv_scattered(const ct_alltoallv_args *a, struct ct_ctx *ctx, const long *params);
-int ct_alltoallv_multipair_blocking(const ct_alltoallv_args *a, struct ct_ctx *ctx,
-                                    const long *params);
-int ct_alltoallv_multipair_waitany(const ct_alltoallv_args *a, struct ct_ctx *ctx,
+#define CT_ALLTOALLV_ALG(name, ...)                                                          \
+    int ct_alltoallv_##name(const ct_alltoallv_args *a, struct ct_ctx *ctx, const long *params);
+#define CT_ALLGATHER_INTER_ALG(name, ...)                                                    \
+    int ct_allgather_inter_##name(const ct_allgather_args *a, struct ct_ctx *ctx,            \
+                                  const long *params);                                       \
+    int ct_allgatherv_inter_##name(const ct_allgatherv_args *a, struct ct_ctx *ctx,          \
                                    const long *params);
-int ct_alltoallv_multipair_testany(const ct_alltoallv_args *a, struct ct_ctx *ctx,
-                                   const long *params);
-int ct_alltoallv_tuna(const ct_alltoallv_args *a, struct ct_ctx *ctx, const long *params);
-int ct_alltoallv_tuna_hier_coalesced(const ct_alltoallv_args *a, struct ct_ctx *ctx,
-                                     const long *params);
-int ct_alltoallv_tuna_hier_staggered(const ct_alltoallv_args *a, struct ct_ctx *ctx,
-                                     const long *params);
-int ct_alltoallv_shm(const ct_alltoallv_args *a, struct ct_ctx *ctx, const long *params);
-int ct_alltoallv_node_aware(const ct_alltoallv_args *a, struct ct_ctx *ctx, const long *params);
-
-int ct_allgather_inter_pmpi(const ct_allgather_args *a, struct ct_ctx *ctx, const long *params);
-int ct_allgatherv_inter_pmpi(const ct_allgatherv_args *a, struct ct_ctx *ctx,
-                             const long *params);
-int ct_allgather_inter_segmented(const ct_allgather_args *a, struct ct_ctx *ctx,
-                                 const long *params);
-int ct_allgatherv_inter_segmented(const ct_allgatherv_args *a, struct ct_ctx *ctx,
-                                  const long *params);
-int ct_allgather_inter_direct(const ct_allgather_args *a, struct ct_ctx *ctx,
-                              const long *params);
-int ct_allgatherv_inter_direct(const ct_allgatherv_args *a, struct ct_ctx *ctx,
-                               const long *params);
-int ct_allgather_inter_shm(const ct_allgather_args *a, struct ct_ctx *ctx, const long *params);
-int ct_allgatherv_inter_shm(const ct_allgatherv_args *a, struct ct_ctx *ctx,
-                            const long *params);
-
-/* src/sdde: MPIX_Alltoall_crs / MPIX_Alltoallv_crs ([Geyko2023] section IV) */
-int ct_sdde_personalized(struct ct_sdde *x, struct ct_ctx *ctx, const long *params);
-int ct_sdde_nonblocking(struct ct_sdde *x, struct ct_ctx *ctx, const long *params);
-int ct_sdde_rma(struct ct_sdde *x, struct ct_ctx *ctx, const long *params);
-int ct_sdde_locality_personalized(struct ct_sdde *x, struct ct_ctx *ctx, const long *params);
-int ct_sdde_locality_nonblocking(struct ct_sdde *x, struct ct_ctx *ctx, const long *params);
-int ct_sdde_locality_dense(struct ct_sdde *x, struct ct_ctx *ctx, const long *params);
+#define CT_SDDE_ALG(name, ...)                                                               \
+    int ct_sdde_##name(struct ct_sdde *x, struct ct_ctx *ctx, const long *params);
+#include "coll_list.h"
 
 #endif

@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum { FIELDS = 4 };
 _Static_assert(CT_COLL_COUNT <= CT_STATS_MAX_COLLS, "CT_STATS_MAX_COLLS too small");
@@ -61,13 +62,14 @@ void ct_stats_record_device(int coll)
 }
 
 /* The calls device memory took away from the algorithms, per collective:
- * MPIX_*_crs refuse them, the others forward them (counted under pmpi too). */
+ * those without an MPI routine (MPIX_*_crs, whose fallback is not pmpi)
+ * refuse them, the others forward them (counted under pmpi too). */
 static void print_device(const double *maxv)
 {
     for (int c = 0; c < CT_COLL_COUNT; c++) {
         if (maxv[c] == 0)
             continue;
-        const int refused = c == CT_COLL_ALLTOALL_CRS || c == CT_COLL_ALLTOALLV_CRS;
+        const int refused = strcmp(ct_algorithm_fallback((ct_coll)c)->name, "pmpi") != 0;
         /* the calls column of the rows above, under a wider label */
         printf("%-18s %-24s %8.0f\n", ct_coll_name((ct_coll)c),
                refused ? "refused: device memory" : "forwarded: device memory", maxv[c]);

@@ -154,8 +154,6 @@ int ct_a2av_local_facts(const ct_alltoallv_args *a, int P, long *msg_size, unsig
     CT_CALL(ct_type_info(a->recvtype, &r));
     *msg_size = largest_block(P, scounts, s.size);
     *violations = 0;
-    if (!s.contig || !r.contig)
-        *violations |= CT_R_CONTIG_TYPES;
     if (offsets_overflow_int(P, scounts, sdispls, s.extent, s.size) ||
         offsets_overflow_int(P, &a->recvcounts, &a->rdispls, r.extent, r.size))
         *violations |= CT_R_INT_OFFSETS;

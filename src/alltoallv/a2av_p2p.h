@@ -52,7 +52,7 @@ static inline int ct_a2av_recvs_from(const ct_a2av *x, int peer)
 
 /* This rank's facts of a call for the decision (no communication): its
  * largest block in bytes and the local restrictions it violates (CT_R_*:
- * non-contiguous types, byte offsets beyond an int), on P ranks. */
+ * byte offsets beyond an int), on P ranks. */
 int ct_a2av_local_facts(const ct_alltoallv_args *a, int P, long *msg_size, unsigned *violations);
 
 /* Copies this rank's own block from the send to the receive buffer. */

@@ -366,15 +366,6 @@ static int validate_and_prepare(const ct_sdde_args *c, prepared *p, ct_sdde *x, 
 /* Agreement and decision                                              */
 /* ------------------------------------------------------------------ */
 
-/* Facts are computed before the decision (agree()), so this is not called. */
-static int sdde_facts(const void *args, const ct_ctx *ctx, ct_call_facts *f)
-{
-    (void)ctx;
-    f->msg_size = ((const prepared *)args)->max_bytes;
-    f->violations = 0;
-    return MPI_SUCCESS;
-}
-
 /*
  * The one allreduce of a call (every call but those of a CT_A_AGREES
  * algorithm decided without facts): the decision's msg_size (largest message
@@ -614,8 +605,8 @@ int ct_sdde_dispatch(const ct_sdde_args *c, const ct_spec *forced)
     /* First a decision without communication: a forced spec, a cached one,
      * or rules that need no msg_size. */
     ct_coll coll = c->variable ? CT_COLL_ALLTOALLV_CRS : CT_COLL_ALLTOALL_CRS;
-    ct_decide_input call = {.coll = coll, .args = &p, .local_facts = sdde_facts,
-                            .defer_facts = 1};
+    /* No local_facts: the facts come from agree(), never from the decision. */
+    ct_decide_input call = {.coll = coll, .args = &p, .defer_facts = 1};
     int decided = ct_decide_call(c->comm, &call, forced, &ctx, &choice) == MPI_SUCCESS &&
                   ctx != NULL;
     x.msg_size = call.have_facts ? call.facts.msg_size : -1;

@@ -20,12 +20,8 @@
 #endif
 
 static const char *const forced_env[CT_COLL_COUNT] = {
-    [CT_COLL_ALLTOALLV] = "COLTUNE_ALLTOALLV",
-    [CT_COLL_ALLTOALL] = "COLTUNE_ALLTOALL",
-    [CT_COLL_ALLGATHER_INTER] = "COLTUNE_ALLGATHER_INTER",
-    [CT_COLL_ALLGATHERV_INTER] = "COLTUNE_ALLGATHERV_INTER",
-    [CT_COLL_ALLTOALL_CRS] = "COLTUNE_ALLTOALL_CRS",
-    [CT_COLL_ALLTOALLV_CRS] = "COLTUNE_ALLTOALLV_CRS",
+#define CT_COLLECTIVE(ID, name, call, fallback, msg_size_known) [CT_COLL_##ID] = "COLTUNE_" #ID,
+#include "coll_list.h"
 };
 
 const char *ct_config_env_name(ct_coll coll) { return forced_env[coll]; }

@@ -80,7 +80,6 @@ static const struct {
     unsigned bit;
     const char *why;
 } local_restrictions[] = {
-    {CT_R_CONTIG_TYPES, "a datatype is not contiguous"},
     {CT_R_INT_OFFSETS, "byte offsets overflow int"},
 };
 #define NLOCAL ((int)(sizeof local_restrictions / sizeof local_restrictions[0]))
@@ -182,10 +181,6 @@ static int facts(decision *d)
  * serve it, or NULL. */
 static const char *comm_restriction(const ct_algorithm *alg, const ct_topo *topo)
 {
-    if ((alg->restrictions & CT_R_NODE_CONSECUTIVE) && !topo->consecutive)
-        return "ranks of a node are not consecutive";
-    if ((alg->restrictions & CT_R_NODE_UNIFORM) && !topo->uniform)
-        return "nodes hold different numbers of ranks";
     if ((alg->restrictions & CT_R_SHARED_MEMORY) && !topo->shared)
         return "the ranks do not all share memory (more than one node)";
     if ((alg->restrictions & CT_R_NODE_SHARED_MEMORY) && topo->emulated && !topo->shared)

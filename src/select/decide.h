@@ -5,7 +5,7 @@
  * Every rank reaches the same decision: the rules are matched on values that
  * are identical on all ranks (P, node count, ranks per node, and msg_size,
  * which is computed with one small allreduce), and rank-local restrictions
- * (datatypes, offsets) are combined over all ranks in that same allreduce.
+ * (byte offsets) are combined over all ranks in that same allreduce.
  * The allreduce happens only when a rule that is reached depends on msg_size
  * or a candidate algorithm has a local restriction; otherwise the decision is
  * cached in the communicator's context and later calls cost nothing.
@@ -44,7 +44,9 @@ typedef int (*ct_local_facts_fn)(const void *args, const ct_ctx *ctx, ct_call_fa
 typedef struct ct_decide_input {
     ct_coll coll;
     const void *args;
-    ct_local_facts_fn local_facts;
+    ct_local_facts_fn local_facts; /* NULL for a driver with defer_facts, no
+                                      device_memory and no msg_size_is_global,
+                                      which agrees on the facts itself */
     int have_facts; /* facts are global (allreduce done); a driver that already
                        agreed on them in its own allreduce may pre-fill facts
                        and set this (the decision is then not cached) */
@@ -95,7 +97,7 @@ typedef struct ct_decide_trace {
 
 /*
  * The same decision without MPI, for a communicator known only by env (P, Q,
- * N) and topo's flags (N, Q, consecutive, uniform, shared, emulated; its maps
+ * N) and topo's flags (N, Q, shared, emulated; its maps
  * are not read) and a call whose global facts are given: cfg's forced
  * variable of coll, then cfg's rules, then the fallback, through the same
  * functions ct_decide() uses. *used_msg_size (may be NULL) tells whether the

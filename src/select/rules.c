@@ -28,11 +28,6 @@ static const char *const key_names[CT_KEY_COUNT] = {
     [CT_KEY_PPN] = "ppn",
 };
 
-const char *ct_key_name(ct_key key)
-{
-    return (key >= 0 && key < CT_KEY_COUNT) ? key_names[key] : "?";
-}
-
 /* ------------------------------------------------------------------ */
 /* Lines and tokens                                                    */
 /* ------------------------------------------------------------------ */
@@ -354,27 +349,6 @@ int ct_rules_parse_report(const char *text, const char *name, ct_ruleset *out,
     return 0;
 }
 
-/* Keeps the first message only (ct_rules_parse, ct_rules_load). */
-typedef struct first_error {
-    char *msg;
-    size_t msglen;
-    int seen;
-} first_error;
-
-static void keep_first(void *arg, const char *msg)
-{
-    first_error *fe = arg;
-    if (!fe->seen++ && fe->msg != NULL && fe->msglen > 0)
-        snprintf(fe->msg, fe->msglen, "%s", msg);
-}
-
-int ct_rules_parse(const char *text, const char *name, ct_ruleset *out, char *msg,
-                   size_t msglen)
-{
-    first_error fe = {msg, msglen, 0};
-    return ct_rules_parse_report(text, name, out, keep_first, &fe) == 0 ? 0 : -1;
-}
-
 /* ------------------------------------------------------------------ */
 /* Files                                                               */
 /* ------------------------------------------------------------------ */
@@ -408,12 +382,6 @@ int ct_rules_load_report(const char *path, ct_ruleset *out, ct_rules_error_fn on
         n = ct_rules_parse_report(text, path, out, on_error, arg);
     free(text);
     return n;
-}
-
-int ct_rules_load(const char *path, ct_ruleset *out, char *msg, size_t msglen)
-{
-    first_error fe = {msg, msglen, 0};
-    return ct_rules_load_report(path, out, keep_first, &fe) == 0 ? 0 : -1;
 }
 
 void ct_rules_count(const ct_ruleset *rs, int *count)

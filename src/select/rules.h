@@ -24,8 +24,6 @@ typedef enum ct_key {
     CT_KEY_COUNT
 } ct_key;
 
-const char *ct_key_name(ct_key key);
-
 typedef struct ct_range {
     long lo, hi; /* inclusive; hi == LONG_MAX when open */
 } ct_range;
@@ -80,11 +78,6 @@ int ct_rules_parse_report(const char *text, const char *name, ct_ruleset *out,
  *   "<path>: cannot read rules file: contains a NUL byte" */
 int ct_rules_load_report(const char *path, ct_ruleset *out, ct_rules_error_fn on_error,
                          void *arg);
-
-/* The same, keeping only the first message (in msg); return 0 or -1. */
-int ct_rules_parse(const char *text, const char *name, ct_ruleset *out, char *msg,
-                   size_t msglen);
-int ct_rules_load(const char *path, ct_ruleset *out, char *msg, size_t msglen);
 
 void ct_rules_free(ct_ruleset *rs);
 

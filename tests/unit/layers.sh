@@ -29,8 +29,8 @@ layer_of() {
     src/alltoallv/alltoallv.[ch] | src/allgather_inter/allgather_inter.[ch] | \
         src/sdde/sdde.[ch]) echo 4 drivers ;;
     src/select/*) echo 3 select ;;
-    src/algorithms.[ch] | src/stats.[ch] | src/alltoallv/* | src/allgather_inter/* | \
-        src/sdde/*) echo 2 algorithms ;;
+    src/coll_list.h | src/algorithms.[ch] | src/stats.[ch] | src/alltoallv/* | \
+        src/allgather_inter/* | src/sdde/*) echo 2 algorithms ;;
     src/core/* | include/*) echo 1 core ;;
     *) echo 0 unknown ;;
     esac

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * test_registry.c - consistency of the algorithm registry (algorithms.c).
+ * test_registry.c - consistency of the algorithm registry (algorithms.c, from
+ * the list in coll_list.h).
  *
  * Every check loops over the whole registry, so entries added later are
  * checked the same way without editing this file.
