@@ -137,6 +137,10 @@ typedef struct ct_alltoallv_args {
                       when the decision computed it, else -1 (algorithms may use
                       it instead of their own allreduce) */
 } ct_alltoallv_args;
+/* Entry points name every field when they fill one (msg_size -1 too): a
+ * field left to the initialiser's zero makes GCC clear the whole struct
+ * first (rep stos), which cost an empty MPI_Alltoall 0.05 us, four times
+ * the rest of its path. */
 
 typedef int (*ct_alltoallv_forward_fn)(const ct_alltoallv_args *a);
 

@@ -34,7 +34,8 @@ ct_alltoallv_args ct_shim_describe_alltoall(const void *sendbuf, MPI_Count sendc
                                .rdispls = ct_vec_linear(0, recvcount),
                                .recvtype = recvtype,
                                .comm = comm,
-                               .forward = forward};
+                               .forward = forward,
+                               .msg_size = -1};
 }
 
 int ct_shim_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,

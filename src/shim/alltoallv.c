@@ -30,7 +30,8 @@ ct_alltoallv_args ct_shim_describe_alltoallv(const void *sendbuf, const int send
                                .rdispls = ct_vec_int(rdispls),
                                .recvtype = recvtype,
                                .comm = comm,
-                               .forward = ct_shim_fwd_alltoallv};
+                               .forward = ct_shim_fwd_alltoallv,
+                               .msg_size = -1};
 }
 
 int ct_shim_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],

@@ -37,7 +37,8 @@ ct_alltoallv_args ct_shim_describe_alltoallv_c(const void *sendbuf, const MPI_Co
                            .rdispls = ct_vec_aint(rdispls),
                            .recvtype = recvtype,
                            .comm = comm,
-                           .forward = fwd_alltoallv_c};
+                           .forward = fwd_alltoallv_c,
+                           .msg_size = -1};
 }
 
 int ct_shim_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
