@@ -29,9 +29,12 @@ int ct_alltoallv_dispatch(const ct_alltoallv_args *a, const ct_spec *forced);
 
 /* Nothing to do (select/decide.h): is a an MPI_Alltoall whose blocks are
  * empty (with MPI_IN_PLACE the receive arguments describe both sides)? The
- * shim asks first, before anything else, so such a call costs what the MPI
- * library's own routine costs; ct_alltoall_forward_empty forwards it and
- * counts it as pmpi in the statistics. */
+ * shim asks first, before anything else. ct_alltoall_forward_empty then
+ * returns MPI_SUCCESS at once, as the MPI library's routine would after
+ * checking its arguments; it forwards the call to the library when an
+ * argument is a null handle (MPI_COMM_NULL, MPI_DATATYPE_NULL: the library
+ * reports the error), when coltune is disabled or finalizing, and with
+ * COLTUNE_STATS, which counts it as pmpi. */
 int ct_alltoall_is_empty(const ct_alltoallv_args *a);
 int ct_alltoall_forward_empty(const ct_alltoallv_args *a);
 

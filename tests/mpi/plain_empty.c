@@ -9,8 +9,11 @@
  * Calls: 4 MPI_Alltoall with empty blocks (count 0; MPI_BYTE, MPI_INT;
  * MPI_IN_PLACE), then 1 with 2 ints a block; on an intercommunicator of the
  * even and odd ranks (P >= 2), 3 MPI_Allgather with empty blocks, then 1
- * with 1 int. Every result is compared with the PMPI_ routine's. Prints
- * "plain_empty: ok" on rank 0 when all matched.
+ * with 1 int. Every result is compared with the PMPI_ routine's. Then
+ * erroneous empty MPI_Alltoall calls (MPI_DATATYPE_NULL, MPI_COMM_NULL,
+ * with MPI_ERRORS_RETURN), which must fail exactly when the PMPI_ routine
+ * fails: an empty call that returns at once must not hide an error the MPI
+ * library reports. Prints "plain_empty: ok" on rank 0 when all matched.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -48,6 +51,38 @@ static void alltoall_calls(int P, int me)
     free(want);
 }
 
+/* An empty call with a null handle: coltune's answer (success or not) must
+ * be the MPI library's. */
+static void erroneous_calls(int P, int me)
+{
+    int s[1], r[1];
+    MPI_Comm dup;
+    (void)P;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    const struct {
+        const char *what;
+        MPI_Datatype st, rt;
+        MPI_Comm comm;
+    } c[] = {{"send type MPI_DATATYPE_NULL", MPI_DATATYPE_NULL, MPI_INT, dup},
+             {"receive type MPI_DATATYPE_NULL", MPI_INT, MPI_DATATYPE_NULL, dup},
+             {"MPI_COMM_NULL", MPI_INT, MPI_INT, MPI_COMM_NULL}};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        const int want = PMPI_Alltoall(s, 0, c[i].st, r, 0, c[i].rt, c[i].comm) != MPI_SUCCESS;
+        const int got = MPI_Alltoall(s, 0, c[i].st, r, 0, c[i].rt, c[i].comm) != MPI_SUCCESS;
+        if (got != want) {
+            fprintf(stderr, "plain_empty: rank %d: empty MPI_Alltoall with %s %s, PMPI_ %s\n",
+                    me, c[i].what, got ? "failed" : "succeeded", want ? "failed" : "succeeded");
+            failures++;
+        }
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+    MPI_Comm_free(&dup);
+}
+
 static void allgather_calls(int P, int me)
 {
     MPI_Comm half, inter;
@@ -78,6 +113,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     alltoall_calls(P, me);
+    erroneous_calls(P, me);
     if (P >= 2)
         allgather_calls(P, me);
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
