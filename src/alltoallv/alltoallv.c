@@ -297,22 +297,23 @@ int ct_alltoall_is_empty(const ct_alltoallv_args *a)
            (a->sendbuf == MPI_IN_PLACE || a->sendcounts.base == 0);
 }
 
-/* Whether an empty call may return without the MPI library: coltune is
- * serving calls (not disabled, not finalizing), and none of the arguments
- * the library checks for an empty call is a null handle (an erroneous call
- * goes to the library, which reports it as without coltune). */
-static int empty_returns_at_once(const ct_alltoallv_args *a, const ct_settings *set)
+int ct_alltoall_empty_at_once(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return !set->disabled && !ct_state_get()->finalizing && a->comm != MPI_COMM_NULL &&
-           a->recvtype != MPI_DATATYPE_NULL &&
-           (a->sendbuf == MPI_IN_PLACE || a->sendtype != MPI_DATATYPE_NULL);
+    const ct_state *st = ct_state_get();
+    return recvcount == 0 && (sendbuf == MPI_IN_PLACE || sendcount == 0) &&
+           !st->settings->stats && !st->settings->disabled && !st->finalizing &&
+           comm != MPI_COMM_NULL && recvtype != MPI_DATATYPE_NULL &&
+           (sendbuf == MPI_IN_PLACE || sendtype != MPI_DATATYPE_NULL);
 }
 
 int ct_alltoall_forward_empty(const ct_alltoallv_args *a)
 {
-    const ct_settings *set = ct_settings_get();
-    if (!set->stats)
-        return empty_returns_at_once(a, set) ? MPI_SUCCESS : a->forward(a);
+    if (ct_alltoall_empty_at_once(a->sendbuf, a->sendcounts.base, a->sendtype,
+                                  a->recvcounts.base, a->recvtype, a->comm))
+        return MPI_SUCCESS;
+    if (!ct_settings_get()->stats)
+        return a->forward(a);
     double t0 = PMPI_Wtime();
     int rc = a->forward(a);
     ct_decide_count_empty(a->coll, PMPI_Wtime() - t0);

@@ -37,5 +37,11 @@ int ct_alltoallv_dispatch(const ct_alltoallv_args *a, const ct_spec *forced);
  * COLTUNE_STATS, which counts it as pmpi. */
 int ct_alltoall_is_empty(const ct_alltoallv_args *a);
 int ct_alltoall_forward_empty(const ct_alltoallv_args *a);
+/* Whether an MPI_Alltoall with these arguments is empty and returns at
+ * once (as ct_alltoall_forward_empty would), from the arguments themselves:
+ * the C entry points ask before they build the description, the cost of
+ * which is then spared too. */
+int ct_alltoall_empty_at_once(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 
 #endif

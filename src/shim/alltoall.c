@@ -41,6 +41,8 @@ ct_alltoallv_args ct_shim_describe_alltoall(const void *sendbuf, MPI_Count sendc
 int ct_shim_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (ct_alltoall_empty_at_once(sendbuf, sendcount, sendtype, recvcount, recvtype, comm))
+        return MPI_SUCCESS; /* nothing to do (alltoallv.h) */
     ct_alltoallv_args a = ct_shim_describe_alltoall(sendbuf, sendcount, sendtype, recvbuf,
                                                     recvcount, recvtype, comm,
                                                     ct_shim_fwd_alltoall);

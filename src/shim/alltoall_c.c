@@ -19,6 +19,8 @@ int ct_shim_fwd_alltoall_c(const ct_alltoallv_args *a)
 int ct_shim_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (ct_alltoall_empty_at_once(sendbuf, sendcount, sendtype, recvcount, recvtype, comm))
+        return MPI_SUCCESS; /* nothing to do (alltoallv.h) */
     ct_alltoallv_args a = ct_shim_describe_alltoall(sendbuf, sendcount, sendtype, recvbuf,
                                                     recvcount, recvtype, comm, ct_shim_fwd_alltoall_c);
     if (ct_alltoall_is_empty(&a))
