@@ -42,7 +42,20 @@
  * MPI_Alltoall needs none of that when its blocks are large: every rank
  * knows every block's size from its own arguments, so when they reach large
  * every block of every rank travels point-to-point, and every rank skips
- * the window alike (no plan, header or round 0: alltoall_direct).
+ * the window alike (no plan, header or round 0: all_p2p).
+ *
+ * An MPI_Alltoallv cannot know that without round 0, whose synchronisation
+ * cost the point-to-point blocks about 5% (P = 32, 16 - 32 KiB blocks,
+ * coltune-bench, against the same blocks without it). So it learns it from
+ * round 0 itself: when no rank put a byte in the window and some rank sent a
+ * block point-to-point (every rank reads that from every header, so all
+ * agree: ct_shm_stream.all_direct), the next P2P_RUN Alltoallv calls on the
+ * communicator with the same large send every block point-to-point without
+ * the window (all_p2p,
+ * with the user's counts and types, as the MPI library would), and the call
+ * after them runs the rounds again to see whether that still holds. Blocks
+ * that have become small meanwhile cost at most P2P_RUN calls at the
+ * point-to-point speed.
  *
  * If the window cannot be set up (shm.h), every rank learns it at the first
  * call, and that call and every later one on the communicator that chooses
@@ -54,6 +67,10 @@
 
 #include <limits.h>
 #include <string.h>
+
+/* Alltoallv calls without the window after one whose blocks all travelled
+ * point-to-point (see above): the rounds' cost shared by 17 calls. */
+enum { P2P_RUN = 16 };
 
 /* Whether a block of `bytes` travels point-to-point (see above); limit is
  * the call's direct_limit(). */
@@ -217,18 +234,20 @@ static int finish_direct(direct_state *d, ct_shm_want *want)
 }
 
 /*
- * MPI_Alltoall with blocks of at least large bytes: every rank knows every
- * block's size from its own arguments (the standard makes them equal), so
- * every block of every rank is direct and all ranks come here alike. The
- * window has nothing to carry and round 0 nothing to settle: no plan, no
- * header, no synchronisation, only the point-to-point blocks, in the order
+ * Every block point-to-point, where all ranks come alike: an MPI_Alltoall
+ * with blocks of at least large bytes (every rank knows every block's size
+ * from its own arguments, which the standard makes equal), or an
+ * MPI_Alltoallv during a run of P2P_RUN calls. The window has nothing to
+ * carry and round 0 nothing to settle: no plan, no header, no
+ * synchronisation, only the blocks, empty ones too (a receiver whose count
+ * is not 0 gets a message, as from the MPI library), in the order
  * post_direct uses (receives from me - 1 down, sends from me + 1 up), with
  * this call's tag (the window's call count still advances: a receive of the
  * previous call waiting to be cancelled cannot take a block of this one).
  * A block that cannot be posted stops the posting; what was posted
  * completes, and the call returns the first failure.
  */
-static int alltoall_direct(direct_state *d)
+static int all_p2p(direct_state *d)
 {
     const ct_a2av *x = d->x;
     const int P = x->ctx->size, me = x->ctx->rank;
@@ -252,11 +271,10 @@ static int alltoall_direct(direct_state *d)
     return d->rc;
 }
 
-/* Whether the call is an MPI_Alltoall whose blocks all travel point-to-point. */
+/* Whether an MPI_Alltoall's blocks all travel point-to-point. */
 static int alltoall_all_direct(const ct_a2av *x, const ct_typeinfo *st, long large)
 {
-    return x->a->coll == CT_COLL_ALLTOALL &&
-           is_direct((size_t)ct_a2av_scount(x, 0) * (size_t)st->size, large);
+    return is_direct((size_t)ct_a2av_scount(x, 0) * (size_t)st->size, large);
 }
 
 /* A non-contiguous send side: the blocks that go through the window packed
@@ -344,10 +362,13 @@ int ct_alltoallv_shm(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params
     if (s == NULL)
         return a->forward(a); /* no window on some rank: every rank comes here */
     large = direct_limit(large, s->W, P);
-    if (alltoall_all_direct(&x, &st, large)) {
+    const int alltoall = a->coll == CT_COLL_ALLTOALL;
+    if (alltoall ? alltoall_all_direct(&x, &st, large)
+                 : s->p2p_left > 0 && s->p2p_limit == large) {
         direct_state d = {.x = &x, .reqs = s->reqs, .tag = direct_tag(s)};
         s->calls++; /* as ct_shm_stream_run counts it: the next call's tag differs */
-        return alltoall_direct(&d);
+        s->p2p_left -= !alltoall;
+        return all_p2p(&d);
     }
     ctx->call_extra += ct_shm_stream_bytes(P);
     direct_state d = {.x = &x, .reqs = s->reqs, .tag = direct_tag(s)};
@@ -361,6 +382,10 @@ int ct_alltoallv_shm(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params
     if (local_rc == MPI_SUCCESS)
         local_rc = ct_a2av_self_copy(&x);
     rc = ct_shm_stream_run(s, s->out, local_rc, s->want, P - 1, d.n > 0 ? &idle : NULL, NULL);
+    if (!alltoall) { /* on every rank alike, whatever rc */
+        s->p2p_left = s->all_direct ? P2P_RUN : 0;
+        s->p2p_limit = large;
+    }
     const int direct_rc = finish_direct(&d, s->want); /* whatever round 0 said */
     if (rc == MPI_SUCCESS)
         rc = direct_rc;

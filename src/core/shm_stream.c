@@ -15,6 +15,7 @@ typedef struct stream_head {
     uint64_t total; /* bytes of the stream */
     uint64_t error; /* the member has nothing to publish: the call fails */
     uint64_t table; /* block[] is filled in (even with error: the direct flags) */
+    uint64_t direct; /* blocks marked direct */
     struct {
         uint64_t off, bytes;
     } block[]; /* [nblocks] where each block lies in the stream (off DIRECT: not in it) */
@@ -203,7 +204,9 @@ static void write_head(stream_head *h, const ct_shm_out *out, int nblocks, size_
     h->total = total;
     h->error = (uint64_t)error;
     h->table = out != NULL;
+    h->direct = 0;
     for (int k = 0; k < nblocks && out != NULL; k++) {
+        h->direct += out[k].direct != 0;
         h->block[k].off = out[k].direct ? DIRECT : off;
         h->block[k].bytes = out[k].bytes;
         off += in_stream(&out[k]);
@@ -216,6 +219,7 @@ typedef struct round_state {
     size_t lo, hi;     /* the stream bytes it carries */
     int first;         /* round 0: headers to read */
     size_t longest;    /* the longest stream seen (round 0) */
+    int direct;        /* some member marked a block direct (round 0) */
     int error, truncated;
 } round_state;
 
@@ -225,6 +229,8 @@ static void read_head(const ct_shm_stream *s, round_state *rs, int i, ct_shm_wan
 {
     const stream_head *h = (const stream_head *)half_of(s, i, rs->seq);
     rs->longest = max_size(rs->longest, (size_t)h->total);
+    if (h->direct)
+        rs->direct = 1;
     if (h->error)
         rs->error = 1;
     for (int w = 0; w < n; w++) {
@@ -349,6 +355,7 @@ int ct_shm_stream_run(ct_shm_stream *s, const ct_shm_out *out, int local_rc, ct_
     round_state rs = {0};
     cursor c = {0, 0};
     s->calls++;
+    s->all_direct = 0;
     /* the wants are read even when this rank has failed: their direct flags */
     const int irc = want != NULL || nwant == 0 ? index_wants(s, want, nwant) : MPI_ERR_INTERN;
     if (irc != MPI_SUCCESS) {
@@ -383,6 +390,7 @@ int ct_shm_stream_run(ct_shm_stream *s, const ct_shm_out *out, int local_rc, ct_
                 return local_rc != MPI_SUCCESS ? local_rc : MPI_ERR_OTHER;
             }
             rounds = rs.longest == 0 ? 1 : (rs.longest + s->W - 1) / s->W;
+            s->all_direct = rs.longest == 0 && rs.direct;
             if (place != NULL)
                 place_rc = place_deferred(s, &rs, want, nwant, rounds, place);
         }
