@@ -14,6 +14,7 @@
 #define CT_ALGORITHMS_H
 
 #include "core/context.h"
+#include "core/datatype.h"
 
 struct ct_ctx;
 
@@ -74,46 +75,6 @@ typedef struct ct_param_desc {
 /* ------------------------------------------------------------------ */
 /* Call arguments, one struct per collective                           */
 /* ------------------------------------------------------------------ */
-
-/*
- * A per-peer array of a call, counts or displacements, whatever its origin:
- * an int array (MPI_Alltoallv, the Fortran bindings), an MPI_Count or MPI_Aint
- * array (the MPI-4 large-count forms), or no array at all (MPI_Alltoall,
- * where element j is base + j * step: counts have step 0, displacements base
- * 0 and step the count). Every entry point describes its call with these, so
- * the algorithms never know which one was used and nothing is converted or
- * allocated per call.
- */
-typedef enum ct_vec_kind { CT_VEC_INT, CT_VEC_COUNT, CT_VEC_AINT, CT_VEC_LINEAR } ct_vec_kind;
-
-typedef struct ct_vec {
-    ct_vec_kind kind;
-    const void *v;        /* the array (CT_VEC_INT, CT_VEC_COUNT, CT_VEC_AINT) */
-    MPI_Count base, step; /* CT_VEC_LINEAR */
-} ct_vec;
-
-static inline ct_vec ct_vec_int(const int *v) { return (ct_vec){CT_VEC_INT, v, 0, 0}; }
-static inline ct_vec ct_vec_count(const MPI_Count *v) { return (ct_vec){CT_VEC_COUNT, v, 0, 0}; }
-static inline ct_vec ct_vec_aint(const MPI_Aint *v) { return (ct_vec){CT_VEC_AINT, v, 0, 0}; }
-static inline ct_vec ct_vec_linear(MPI_Count base, MPI_Count step)
-{
-    return (ct_vec){CT_VEC_LINEAR, NULL, base, step};
-}
-
-static inline MPI_Count ct_vec_at(const ct_vec *x, int j)
-{
-    switch (x->kind) {
-    case CT_VEC_INT:
-        return ((const int *)x->v)[j];
-    case CT_VEC_COUNT:
-        return ((const MPI_Count *)x->v)[j];
-    case CT_VEC_AINT:
-        return ((const MPI_Aint *)x->v)[j];
-    case CT_VEC_LINEAR:
-        break;
-    }
-    return x->base + (MPI_Count)j * x->step;
-}
 
 /*
  * The one description of an MPI_Alltoallv or MPI_Alltoall call (coll says

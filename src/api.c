@@ -18,15 +18,16 @@
 #include <limits.h>
 #include <string.h>
 
-/* Lazily initialises coltune; 0 when comm is a usable intra-communicator. */
-static int api_check_comm(MPI_Comm comm)
+int ct_api_begin(MPI_Comm comm, ct_api_comm kind)
 {
     int inter = 0;
     if (comm == MPI_COMM_NULL)
         return MPI_ERR_COMM; /* no communicator to raise it on: returned only */
     (void)ct_shim_active(comm);
+    if (kind == CT_API_ANY)
+        return MPI_SUCCESS;
     int rc = PMPI_Comm_test_inter(comm, &inter);
-    return rc != MPI_SUCCESS ? rc : inter ? MPI_ERR_COMM : MPI_SUCCESS;
+    return rc != MPI_SUCCESS ? rc : inter == (kind == CT_API_INTER) ? MPI_SUCCESS : MPI_ERR_COMM;
 }
 
 /* Sets parameter key (NULL: none) of spec to the constant value. */
@@ -45,20 +46,13 @@ static int alltoallv_named2(const ct_alltoallv_args *a, const char *name, const 
                             long value1, const char *key2, long value2)
 {
     ct_spec spec;
-    int rc = api_check_comm(a->comm);
+    int rc = ct_api_begin(a->comm, CT_API_INTRA);
     if (rc != MPI_SUCCESS)
         return ct_shim_return(a->comm, rc);
     ct_spec_default(ct_algorithm_find(CT_COLL_ALLTOALLV, name, strlen(name)), &spec);
     spec_set(&spec, key1, value1);
     spec_set(&spec, key2, value2);
     return ct_shim_return(a->comm, ct_alltoallv_dispatch(a, &spec));
-}
-
-/* Runs algorithm name with parameter key (NULL for none) set to value. */
-static int alltoallv_named(const ct_alltoallv_args *a, const char *name, const char *key,
-                           long value)
-{
-    return alltoallv_named2(a, name, key, value, NULL, 0);
 }
 
 #define A2AV_PARAMS                                                                          \
@@ -74,7 +68,7 @@ static int alltoallv_named(const ct_alltoallv_args *a, const char *name, const c
 static int api_alltoall_any(const char *fn, const char *spec_text, ct_alltoallv_args *a)
 {
     ct_spec spec;
-    int rc = api_check_comm(a->comm);
+    int rc = ct_api_begin(a->comm, CT_API_INTRA);
     if (rc != MPI_SUCCESS)
         return ct_shim_return(a->comm, rc);
     rc = ct_api_parse_spec(fn, spec_text, a->coll, a->comm, &spec);
@@ -124,82 +118,32 @@ CT_EXPORT int coltune_alltoall_c(const char *spec_text, const void *sendbuf, MPI
 }
 #endif
 
-CT_EXPORT int coltune_alltoallv_pairwise(A2AV_PARAMS)
-{
-    ct_alltoallv_args a = A2AV_ARGS;
-    return alltoallv_named(&a, "pairwise", NULL, 0);
-}
+/* The named wrappers of include/coltune.h: coltune_alltoallv_<name>, with
+ * the algorithm's parameters (none, k1, or k1 and k2) as int arguments. */
+#define NAMED(name, params, k1, v1, k2, v2)                                     \
+    CT_EXPORT int coltune_alltoallv_##name params                              \
+    {                                                                          \
+        ct_alltoallv_args a = A2AV_ARGS;                                       \
+        return alltoallv_named2(&a, #name, k1, v1, k2, v2);                    \
+    }
+#define NAMED0(name) NAMED(name, (A2AV_PARAMS), NULL, 0, NULL, 0)
+#define NAMED1(name, k1) NAMED(name, (A2AV_PARAMS, int k1), #k1, k1, NULL, 0)
+#define NAMED2(name, k1, k2) NAMED(name, (A2AV_PARAMS, int k1, int k2), #k1, k1, #k2, k2)
 
-CT_EXPORT int coltune_alltoallv_nonblocking(A2AV_PARAMS)
-{
-    ct_alltoallv_args a = A2AV_ARGS;
-    return alltoallv_named(&a, "nonblocking", NULL, 0);
-}
-
-CT_EXPORT int coltune_alltoallv_linear(A2AV_PARAMS)
-{
-    ct_alltoallv_args a = A2AV_ARGS;
-    return alltoallv_named(&a, "linear", NULL, 0);
-}
-
-CT_EXPORT int coltune_alltoallv_scattered(A2AV_PARAMS, int block_count)
-{
-    ct_alltoallv_args a = A2AV_ARGS;
-    return alltoallv_named(&a, "scattered", "block_count", block_count);
-}
-
-CT_EXPORT int coltune_alltoallv_multipair_blocking(A2AV_PARAMS, int stride)
-{
-    ct_alltoallv_args a = A2AV_ARGS;
-    return alltoallv_named(&a, "multipair_blocking", "stride", stride);
-}
-
-CT_EXPORT int coltune_alltoallv_multipair_waitany(A2AV_PARAMS, int stride)
-{
-    ct_alltoallv_args a = A2AV_ARGS;
-    return alltoallv_named(&a, "multipair_waitany", "stride", stride);
-}
-
-CT_EXPORT int coltune_alltoallv_multipair_testany(A2AV_PARAMS, int stride)
-{
-    ct_alltoallv_args a = A2AV_ARGS;
-    return alltoallv_named(&a, "multipair_testany", "stride", stride);
-}
-
-CT_EXPORT int coltune_alltoallv_tuna(A2AV_PARAMS, int radix)
-{
-    ct_alltoallv_args a = A2AV_ARGS;
-    return alltoallv_named(&a, "tuna", "radix", radix);
-}
-
-CT_EXPORT int coltune_alltoallv_tuna_hier_coalesced(A2AV_PARAMS, int radix, int block_count)
-{
-    ct_alltoallv_args a = A2AV_ARGS;
-    return alltoallv_named2(&a, "tuna_hier_coalesced", "radix", radix, "block_count",
-                            block_count);
-}
-
-CT_EXPORT int coltune_alltoallv_tuna_hier_staggered(A2AV_PARAMS, int radix, int block_count)
-{
-    ct_alltoallv_args a = A2AV_ARGS;
-    return alltoallv_named2(&a, "tuna_hier_staggered", "radix", radix, "block_count",
-                            block_count);
-}
+NAMED0(pairwise)
+NAMED0(nonblocking)
+NAMED0(linear)
+NAMED1(scattered, block_count)
+NAMED1(multipair_blocking, stride)
+NAMED1(multipair_waitany, stride)
+NAMED1(multipair_testany, stride)
+NAMED1(tuna, radix)
+NAMED2(tuna_hier_coalesced, radix, block_count)
+NAMED2(tuna_hier_staggered, radix, block_count)
 
 /* ------------------------------------------------------------------ */
 /* Intercommunicator Allgather / Allgatherv                            */
 /* ------------------------------------------------------------------ */
-
-/* Lazily initialises coltune; 0 when comm is an intercommunicator. */
-static int api_check_intercomm(MPI_Comm comm)
-{
-    int inter = 0;
-    if (comm == MPI_COMM_NULL)
-        return MPI_ERR_COMM;
-    (void)ct_shim_active(comm);
-    int rc = PMPI_Comm_test_inter(comm, &inter);
-    return rc != MPI_SUCCESS ? rc : inter ? MPI_SUCCESS : MPI_ERR_COMM;
-}
 
 int ct_api_parse_spec(const char *fn, const char *spec_text, ct_coll coll, MPI_Comm comm,
                       ct_spec *spec)
@@ -221,7 +165,7 @@ int ct_api_parse_spec(const char *fn, const char *spec_text, ct_coll coll, MPI_C
 static int api_allgather_any(const char *fn, const char *spec_text, ct_allgather_args *a)
 {
     ct_spec spec;
-    int rc = api_check_intercomm(a->comm);
+    int rc = ct_api_begin(a->comm, CT_API_INTER);
     if (rc != MPI_SUCCESS)
         return ct_shim_return(a->comm, rc);
     if (a->sendbuf == MPI_IN_PLACE)
@@ -235,7 +179,7 @@ static int api_allgather_any(const char *fn, const char *spec_text, ct_allgather
 static int api_allgatherv_any(const char *fn, const char *spec_text, ct_allgatherv_args *a)
 {
     ct_spec spec;
-    int rc = api_check_intercomm(a->comm);
+    int rc = ct_api_begin(a->comm, CT_API_INTER);
     if (rc != MPI_SUCCESS)
         return ct_shim_return(a->comm, rc);
     if (a->sendbuf == MPI_IN_PLACE)
@@ -297,10 +241,10 @@ CT_EXPORT int coltune_allgatherv_inter_c(const char *spec_text, const void *send
 CT_EXPORT int coltune_comm_topology(MPI_Comm comm, int *P, int *Q, int *N)
 {
     ct_ctx *ctx;
-    if (comm == MPI_COMM_NULL)
-        return MPI_ERR_COMM;
-    (void)ct_shim_active(comm);
-    int rc = ct_ctx_get(comm, &ctx);
+    int rc = ct_api_begin(comm, CT_API_ANY);
+    if (rc == MPI_ERR_COMM)
+        return rc; /* MPI_COMM_NULL: no error handler to call */
+    rc = ct_ctx_get(comm, &ctx);
     if (rc != MPI_SUCCESS)
         return ct_shim_return(comm, rc);
     *P = (int)ctx->shape.P;
@@ -322,8 +266,9 @@ CT_EXPORT int coltune_decision(MPI_Comm comm, const char *collective, MPI_Count 
         msg_size > (MPI_Count)LONG_MAX ||
         ct_coll_from_name(collective, strlen(collective), &coll) != 0)
         return MPI_ERR_ARG;
-    (void)ct_shim_active(comm);
-    int rc = ct_ctx_get(comm, &ctx);
+    int rc = ct_api_begin(comm, CT_API_ANY);
+    if (rc == MPI_SUCCESS)
+        rc = ct_ctx_get(comm, &ctx);
     if (rc == MPI_SUCCESS)
         rc = ct_decide_query(ctx, coll, (long)msg_size, &choice);
     if (rc != MPI_SUCCESS)

@@ -59,8 +59,7 @@ typedef struct ct_ag_view {
     MPI_Count sendcount;
     MPI_Datatype sendtype;
     void *recvbuf;
-    MPI_Count recvcount;
-    const ct_vec *recvcounts, *displs; /* NULL for an Allgather */
+    ct_vec recvcounts, displs; /* an Allgather's: recvcount each, block j at j recvcount */
     MPI_Datatype recvtype;
 } ct_ag_view;
 
@@ -68,14 +67,15 @@ static inline ct_ag_view ct_ag_view_allgather(const ct_allgather_args *a)
 {
     return (ct_ag_view){.sendbuf = a->sendbuf, .sendcount = a->sendcount,
                         .sendtype = a->sendtype, .recvbuf = a->recvbuf,
-                        .recvcount = a->recvcount, .recvtype = a->recvtype};
+                        .recvcounts = ct_vec_linear(a->recvcount, 0),
+                        .displs = ct_vec_linear(0, a->recvcount), .recvtype = a->recvtype};
 }
 
 static inline ct_ag_view ct_ag_view_allgatherv(const ct_allgatherv_args *a)
 {
     return (ct_ag_view){.sendbuf = a->sendbuf, .sendcount = a->sendcount,
                         .sendtype = a->sendtype, .recvbuf = a->recvbuf,
-                        .recvcounts = &a->recvcounts, .displs = &a->displs,
+                        .recvcounts = a->recvcounts, .displs = a->displs,
                         .recvtype = a->recvtype};
 }
 
@@ -83,9 +83,8 @@ static inline ct_ag_view ct_ag_view_allgatherv(const ct_allgatherv_args *a)
 static inline void ct_ag_remote_block(const ct_ag_view *d, int j, MPI_Count *count,
                                       MPI_Aint *displ)
 {
-    *count = d->recvcounts ? ct_vec_at(d->recvcounts, j) : d->recvcount;
-    /* MPI_Aint: an Allgather's j * recvcount need not fit an int */
-    *displ = d->recvcounts ? (MPI_Aint)ct_vec_at(d->displs, j) : (MPI_Aint)(j * d->recvcount);
+    *count = ct_vec_at(&d->recvcounts, j);
+    *displ = (MPI_Aint)ct_vec_at(&d->displs, j); /* an Allgather's j recvcount: MPI_Count */
 }
 
 /* The direct exchange of either collective (allgather_inter_direct.c); shm

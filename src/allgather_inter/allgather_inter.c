@@ -9,7 +9,7 @@
 #include "core/datatype.h"
 #include "core/device.h"
 #include "core/state.h"
-#include "stats.h"
+#include "driver.h"
 #include "select/decide.h"
 
 #include <limits.h>
@@ -101,182 +101,77 @@ static unsigned allgatherv_device(const void *args, const ct_ctx *ctx)
 /* Packed bytes (CT_A_BYTES): see ag_exchange.h                      */
 /* ------------------------------------------------------------------ */
 
-/* This rank's block as contiguous bytes: the user's buffer for a contiguous
- * type, else packed into *stage (freed by the caller). */
-static int send_view(const void *buf, MPI_Count count, MPI_Datatype type, MPI_Comm comm,
-                     const char **view, int *bytes, char **stage)
+/* The byte views of a call (ct_bytes): this rank's block, and the remote
+ * group's blocks back to back (a stream: in place where a contiguous type's
+ * blocks already lie so). */
+static int views(ct_ctx *ctx, ct_bytes *s, const void *sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, ct_bytes *r, void *recvbuf, ct_vec recvcounts,
+                 ct_vec displs, MPI_Datatype recvtype)
 {
-    int rc = MPI_SUCCESS, pos = 0;
-    ct_typeinfo t;
-    *stage = NULL;
-    CT_CALL(ct_type_info(type, &t));
-    *bytes = (int)(count * t.size); /* CT_R_INT_OFFSETS: it fits */
-    *view = buf;
-    if (*bytes == 0)
-        return MPI_SUCCESS;
-    if (t.contig) {
-        *view = (const char *)buf + t.true_lb;
-        return MPI_SUCCESS;
-    }
-    CT_ALLOC(*stage, (size_t)*bytes);
-    CT_CALL(PMPI_Pack(buf, (int)count, type, *stage, *bytes, &pos, comm));
-    *view = *stage;
+    int rc;
+    CT_CALL(ct_bytes_init(s, sendbuf, 1, ct_vec_linear(sendcount, 0), ct_vec_linear(0, 0),
+                          sendtype, 0));
+    CT_CALL(ct_bytes_init(r, recvbuf, ctx->remote_size, recvcounts, displs, recvtype, 1));
+    CT_CALL(ct_bytes_alloc(s));
+    CT_CALL(ct_bytes_alloc(r));
+    CT_CALL(ct_bytes_pack(s, ctx->comm));
 out:
     return rc;
 }
 
-/* The receive side of a call: the remote stream (K bytes) is viewed at
- * view; stage is non-NULL when it is a staging buffer to unpack from. */
-typedef struct recv_side {
-    char *view, *stage;
-    size_t K;
-    int *counts, *displs; /* Allgatherv: byte counts and prefix sums, [remote_size] */
-} recv_side;
-
-static void recv_side_free(recv_side *r)
+/* The views' bytes and staging: unpacked, counted, freed. */
+static int views_done(ct_ctx *ctx, ct_bytes *s, ct_bytes *r, int rc)
 {
-    free(r->stage);
-    free(r->counts);
-    free(r->displs);
-}
-
-static int ag_recv_init(recv_side *r, const ct_allgather_args *a, int nremote)
-{
-    int rc = MPI_SUCCESS;
-    ct_typeinfo t;
-    memset(r, 0, sizeof *r);
-    CT_CALL(ct_type_info(a->recvtype, &t));
-    r->K = (size_t)nremote * (size_t)a->recvcount * (size_t)t.size;
-    r->view = a->recvbuf;
-    if (r->K == 0)
-        return MPI_SUCCESS;
-    if (t.contig) {
-        /* Block j at j * recvcount * extent = j * recvcount * size: the stream. */
-        r->view = (char *)a->recvbuf + t.true_lb;
-        return MPI_SUCCESS;
-    }
-    CT_ALLOC(r->stage, r->K);
-    r->view = r->stage;
-out:
+    if (rc == MPI_SUCCESS)
+        rc = ct_bytes_unpack(r, ctx->comm);
+    ctx->call_extra += s->staged_bytes + r->staged_bytes;
+    ct_bytes_free(s);
+    ct_bytes_free(r);
     return rc;
 }
 
-static int ag_recv_finish(const recv_side *r, const ct_allgather_args *a, int nremote,
-                          MPI_Comm comm)
+/* Byte counts fit an int (CT_R_INT_OFFSETS). */
+static int run_allgather(ct_ctx *ctx, const ct_choice *ch, const ct_decide_input *in)
 {
-    int pos = 0;
-    if (r->stage == NULL)
-        return MPI_SUCCESS;
-    return PMPI_Unpack(r->stage, (int)r->K, &pos, a->recvbuf, (int)(nremote * a->recvcount),
-                       a->recvtype, comm);
-}
-
-/*
- * Allgatherv: the blocks land in place when the type is contiguous and the
- * user's displacements put the non-empty blocks back to back in rank order
- * (at any base); otherwise through a staging buffer. Each rank decides for
- * itself: the algorithm's byte counts are the same either way.
- */
-static int agv_recv_init(recv_side *r, const ct_allgatherv_args *a, int nremote)
-{
-    int rc = MPI_SUCCESS, packed = 1, first = -1;
-    ct_typeinfo t;
-    memset(r, 0, sizeof *r);
-    CT_CALL(ct_type_info(a->recvtype, &t));
-    CT_ALLOC(r->counts, (size_t)nremote * sizeof(int));
-    CT_ALLOC(r->displs, (size_t)nremote * sizeof(int));
-    for (int j = 0; j < nremote; j++) {
-        /* CT_R_INT_OFFSETS: byte counts and their sum fit an int */
-        r->counts[j] = (int)(ct_vec_at(&a->recvcounts, j) * t.size);
-        r->displs[j] = (int)r->K;
-        if (r->counts[j] > 0) {
-            first = first < 0 ? j : first;
-            packed &= (MPI_Aint)ct_vec_at(&a->displs, j) * t.extent ==
-                      (MPI_Aint)ct_vec_at(&a->displs, first) * t.extent + (MPI_Aint)r->K;
-        }
-        r->K += (size_t)r->counts[j];
-    }
-    r->view = a->recvbuf;
-    if (r->K == 0)
-        return MPI_SUCCESS;
-    if (t.contig && packed) {
-        r->view = ct_elem_ptr(a->recvbuf, (MPI_Aint)ct_vec_at(&a->displs, first), t.extent) +
-                  t.true_lb;
-        return MPI_SUCCESS;
-    }
-    CT_ALLOC(r->stage, r->K);
-    r->view = r->stage;
-out:
-    return rc;
-}
-
-static int agv_recv_finish(const recv_side *r, const ct_allgatherv_args *a, int nremote,
-                           MPI_Comm comm)
-{
-    int rc = MPI_SUCCESS;
-    ct_typeinfo t;
-    if (r->stage == NULL)
-        return MPI_SUCCESS;
-    CT_CALL(ct_type_info(a->recvtype, &t));
-    for (int j = 0; j < nremote; j++) {
-        char *dst = ct_elem_ptr(a->recvbuf, (MPI_Aint)ct_vec_at(&a->displs, j), t.extent);
-        int pos = r->displs[j];
-        if (r->counts[j] == 0)
-            continue;
-        if (t.contig)
-            memcpy(dst + t.true_lb, r->stage + pos, (size_t)r->counts[j]);
-        else
-            CT_CALL(PMPI_Unpack(r->stage, (int)r->K, &pos, dst,
-                                (int)ct_vec_at(&a->recvcounts, j), a->recvtype, comm));
-    }
-out:
-    return rc;
-}
-
-static int run_allgather(ct_ctx *ctx, const ct_choice *ch, const ct_allgather_args *a)
-{
-    int rc, sbytes = 0;
-    const char *send;
-    char *sstage = NULL;
-    recv_side r = {0};
+    const ct_allgather_args *a = in->args;
+    ct_bytes s = {0}, r = {0};
     if (!(ch->alg->restrictions & CT_A_BYTES))
         return ch->alg->run.allgather(a, ctx, ch->params);
-    CT_CALL(send_view(a->sendbuf, a->sendcount, a->sendtype, ctx->comm, &send, &sbytes,
-                      &sstage));
-    CT_CALL(ag_recv_init(&r, a, ctx->remote_size));
-    int rbytes = (int)(r.K / (size_t)ctx->remote_size); /* one remote block */
-    ct_allgather_args b = {send, sbytes, MPI_BYTE, r.view, rbytes, MPI_BYTE, a->comm,
-                           a->forward};
-    CT_CALL(ch->alg->run.allgather(&b, ctx, ch->params));
-    CT_CALL(ag_recv_finish(&r, a, ctx->remote_size, ctx->comm));
-    ctx->call_extra += (sstage ? (size_t)sbytes : 0) + (r.stage ? r.K : 0);
-out:
-    free(sstage);
-    recv_side_free(&r);
-    return rc;
+    int rc = views(ctx, &s, a->sendbuf, a->sendcount, a->sendtype, &r, a->recvbuf,
+                   ct_vec_linear(a->recvcount, 0), ct_vec_linear(0, a->recvcount), a->recvtype);
+    if (rc == MPI_SUCCESS) {
+        ct_allgather_args b = {ct_bytes_block(&s, 0), (int)ct_bytes_len(&s, 0), MPI_BYTE,
+                               ct_bytes_stream(&r), (int)ct_bytes_len(&r, 0), MPI_BYTE,
+                               a->comm, a->forward};
+        rc = ch->alg->run.allgather(&b, ctx, ch->params);
+    }
+    return views_done(ctx, &s, &r, rc);
 }
 
-static int run_allgatherv(ct_ctx *ctx, const ct_choice *ch, const ct_allgatherv_args *a)
+static int run_allgatherv(ct_ctx *ctx, const ct_choice *ch, const ct_decide_input *in)
 {
-    int rc, sbytes = 0;
-    const char *send;
-    char *sstage = NULL;
-    recv_side r = {0};
+    const ct_allgatherv_args *a = in->args;
+    ct_bytes s = {0}, r = {0};
+    const int nremote = ctx->remote_size;
     if (!(ch->alg->restrictions & CT_A_BYTES))
         return ch->alg->run.allgatherv(a, ctx, ch->params);
-    CT_CALL(send_view(a->sendbuf, a->sendcount, a->sendtype, ctx->comm, &send, &sbytes,
-                      &sstage));
-    CT_CALL(agv_recv_init(&r, a, ctx->remote_size));
-    ct_allgatherv_args b = {send, sbytes, MPI_BYTE, r.view, ct_vec_int(r.counts),
-                            ct_vec_int(r.displs), MPI_BYTE, a->comm, a->forward};
-    CT_CALL(ch->alg->run.allgatherv(&b, ctx, ch->params));
-    CT_CALL(agv_recv_finish(&r, a, ctx->remote_size, ctx->comm));
-    ctx->call_extra += (sstage ? (size_t)sbytes : 0) + (r.stage ? r.K : 0) +
-                       2 * (size_t)ctx->remote_size * sizeof(int);
-out:
-    free(sstage);
-    recv_side_free(&r);
-    return rc;
+    int *counts = malloc((size_t)nremote * 2 * sizeof(int)), *displs = counts + nremote;
+    int rc = counts == NULL ? MPI_ERR_NO_MEM
+                            : views(ctx, &s, a->sendbuf, a->sendcount, a->sendtype, &r,
+                                    a->recvbuf, a->recvcounts, a->displs, a->recvtype);
+    if (rc == MPI_SUCCESS) {
+        for (int j = 0, K = 0; j < nremote; K += counts[j], j++) {
+            counts[j] = (int)ct_bytes_len(&r, j);
+            displs[j] = K; /* the stream's blocks are back to back */
+        }
+        ct_allgatherv_args b = {ct_bytes_block(&s, 0), (int)ct_bytes_len(&s, 0), MPI_BYTE,
+                                ct_bytes_stream(&r), ct_vec_int(counts), ct_vec_int(displs),
+                                MPI_BYTE, a->comm, a->forward};
+        rc = ch->alg->run.allgatherv(&b, ctx, ch->params);
+        ctx->call_extra += 2 * (size_t)nremote * sizeof(int);
+    }
+    free(counts);
+    return views_done(ctx, &s, &r, rc);
 }
 
 /* ------------------------------------------------------------------ */
@@ -290,14 +185,18 @@ out:
  * through the error handler; the pass-through pays nothing for the check.
  * The same rule as the Alltoall(v) driver's.
  */
-static int ag_args_usable(const ct_allgather_args *a)
+static int ag_args_usable(const void *args, const ct_ctx *ctx)
 {
+    const ct_allgather_args *a = args;
+    (void)ctx;
     return a->sendcount >= 0 && a->recvcount >= 0 && ct_type_usable(a->sendtype) &&
            ct_type_usable(a->recvtype);
 }
 
-static int agv_args_usable(const ct_allgatherv_args *a, int nremote)
+static int agv_args_usable(const void *args, const ct_ctx *ctx)
 {
+    const ct_allgatherv_args *a = args;
+    const int nremote = ctx->remote_size;
     if (a->sendcount < 0 || !ct_type_usable(a->sendtype) || !ct_type_usable(a->recvtype))
         return 0;
     for (int j = 0; j < nremote; j++)
@@ -321,24 +220,42 @@ int ct_allgatherv_inter_pmpi(const ct_allgatherv_args *a, ct_ctx *ctx, const lon
     return a->forward(a);
 }
 
-/* Runs and times one call of an algorithm; bytes is what this rank sends. */
-#define RUN_TIMED(ctx, ch, run, a, bytes)                                             \
-    do {                                                                              \
-        int stats_ = ct_settings_get()->stats;                                                 \
-        double t0_ = stats_ ? PMPI_Wtime() : 0;                                       \
-        (ctx)->call_extra = 0;                                                        \
-        rc = run((ctx), &(ch), (a));                                                  \
-        if (rc == MPI_SUCCESS && stats_)                                              \
-            ct_stats_record(ct_algorithm_index((ch).alg), (bytes), PMPI_Wtime() - t0_, \
-                            (ctx)->call_extra);                                       \
-    } while (0)
-
-static double send_bytes(MPI_Count count, MPI_Datatype type)
+/* Bytes this rank sends: its one block. */
+static double block_bytes(MPI_Count count, MPI_Datatype type)
 {
     MPI_Count size = 0;
     PMPI_Type_size_x(type, &size);
     return (double)count * (double)size;
 }
+
+static double ag_bytes(const void *args, const ct_ctx *ctx)
+{
+    const ct_allgather_args *a = args;
+    (void)ctx;
+    return block_bytes(a->sendcount, a->sendtype);
+}
+
+static double agv_bytes(const void *args, const ct_ctx *ctx)
+{
+    const ct_allgatherv_args *a = args;
+    (void)ctx;
+    return block_bytes(a->sendcount, a->sendtype);
+}
+
+static int ag_forward(const void *args)
+{
+    const ct_allgather_args *a = args;
+    return a->forward(a);
+}
+
+static int agv_forward(const void *args)
+{
+    const ct_allgatherv_args *a = args;
+    return a->forward(a);
+}
+
+static const ct_driver ag_driver = {ag_forward, ag_args_usable, run_allgather, ag_bytes};
+static const ct_driver agv_driver = {agv_forward, agv_args_usable, run_allgatherv, agv_bytes};
 
 /* An intercommunicator MPI_Allgather that moves no byte (decide.h: nothing
  * to do): this rank sends and receives empty blocks, so every rank of its
@@ -355,8 +272,6 @@ static int forward_empty(const ct_allgather_args *a)
 
 int ct_allgather_inter_dispatch(const ct_allgather_args *a, const ct_spec *forced)
 {
-    ct_ctx *ctx;
-    ct_choice ch;
     if (a->sendcount == 0 && a->recvcount == 0)
         return forward_empty(a);
     /* max(p k_A, q k_B) follows from every rank's own arguments (all ranks of
@@ -366,29 +281,14 @@ int ct_allgather_inter_dispatch(const ct_allgather_args *a, const ct_spec *force
                             .local_facts = allgather_facts,
                             .msg_size_is_global = ct_coll_msg_size_known(CT_COLL_ALLGATHER_INTER),
                             .device_memory = allgather_device};
-    int rc = ct_decide_call(a->comm, &call, forced, &ctx, &ch);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (ctx == NULL || (ch.alg->run.allgather != ct_allgather_inter_pmpi && !ag_args_usable(a)))
-        return a->forward(a);
-    RUN_TIMED(ctx, ch, run_allgather, a, send_bytes(a->sendcount, a->sendtype));
-    return rc;
+    return ct_drive(&ag_driver, a->comm, &call, forced);
 }
 
 int ct_allgatherv_inter_dispatch(const ct_allgatherv_args *a, const ct_spec *forced)
 {
-    ct_ctx *ctx;
-    ct_choice ch;
     ct_decide_input call = {.coll = CT_COLL_ALLGATHERV_INTER,
                             .args = a,
                             .local_facts = allgatherv_facts,
                             .device_memory = allgatherv_device};
-    int rc = ct_decide_call(a->comm, &call, forced, &ctx, &ch);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (ctx == NULL || (ch.alg->run.allgatherv != ct_allgatherv_inter_pmpi &&
-                        !agv_args_usable(a, ctx->remote_size)))
-        return a->forward(a);
-    RUN_TIMED(ctx, ch, run_allgatherv, a, send_bytes(a->sendcount, a->sendtype));
-    return rc;
+    return ct_drive(&agv_driver, a->comm, &call, forced);
 }

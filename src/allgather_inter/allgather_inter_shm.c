@@ -77,76 +77,48 @@ out:
 static const ct_ctx_buf_key buf_packed = {"shm Allgather packed"},
                             buf_stage = {"shm Allgather stage"};
 
-/* Where this call's bytes come from and go to: out is this rank's block as
- * bytes (packed into buf_packed unless contiguous), want[j] remote block j
- * read from its owner's stream into the user's buffer (staged in buf_stage
- * unless contiguous; *stage says so). */
-static int prepare(ct_ctx *ctx, const ct_ag_view *d, const ct_shm_stream *s, ct_shm_out *out,
-                   ct_shm_want *want, char **stage)
+/* Lays a view's staging out in a context buffer of its own (none when the
+ * view is in place). */
+static int stage(ct_ctx *ctx, ct_bytes *v, const ct_ctx_buf_key *key)
 {
-    int rc = MPI_SUCCESS;
-    MPI_Count count;
-    ct_typeinfo st, rt;
-    MPI_Aint displ;
-    size_t staged = 0;
-    CT_CALL(ct_type_info(d->sendtype, &st));
-    CT_CALL(ct_type_info(d->recvtype, &rt));
-    if ((!st.contig && st.size > INT_MAX) || (!rt.contig && rt.size > INT_MAX)) {
+    size_t need = 0, off = 0;
+    ct_bytes_layout(v, NULL, &need);
+    if (need == 0)
+        return MPI_SUCCESS;
+    char *mem = ct_ctx_buffer(ctx, key, need);
+    if (mem == NULL)
+        return MPI_ERR_NO_MEM;
+    ct_bytes_layout(v, mem, &off);
+    ctx->call_extra += v->staged_bytes;
+    return MPI_SUCCESS;
+}
+
+/* Where this call's bytes come from and go to (ct_bytes, core/datatype.h):
+ * out is this rank's block (packed into buf_packed unless contiguous),
+ * want[j] remote block j, read from its owner's stream into the user's
+ * buffer (staged in buf_stage unless contiguous: rv). */
+static int prepare(ct_ctx *ctx, const ct_ag_view *d, const ct_shm_stream *s, ct_shm_out *out,
+                   ct_shm_want *want, ct_bytes *rv)
+{
+    int rc;
+    ct_bytes sv;
+    CT_CALL(ct_bytes_init(&sv, d->sendbuf, 1, ct_vec_linear(d->sendcount, 0),
+                          ct_vec_linear(0, 0), d->sendtype, 0));
+    CT_CALL(ct_bytes_init(rv, d->recvbuf, ctx->remote_size, d->recvcounts, d->displs,
+                          d->recvtype, 0));
+    if ((sv.staged && sv.t.size > INT_MAX) || (rv->staged && rv->t.size > INT_MAX)) {
         ct_log_once("shm: a non-contiguous datatype of more than INT_MAX bytes per element "
                     "cannot be packed; the call returns MPI_ERR_TYPE");
         return MPI_ERR_TYPE; /* every rank returns an error: round 0 tells them */
     }
-    const size_t sbytes = (size_t)d->sendcount * (size_t)st.size;
-    *out = (ct_shm_out){.src = sbytes ? (const char *)d->sendbuf + st.true_lb : NULL,
-                        .bytes = sbytes};
-    *stage = NULL;
-    if (!st.contig && sbytes > 0) {
-        char *packed = ct_ctx_buffer(ctx, &buf_packed, sbytes);
-        if (packed == NULL)
-            return MPI_ERR_NO_MEM;
-        CT_CALL(ct_pack_elems(d->sendbuf, d->sendcount, d->sendtype, &st, packed, 0,
-                              ctx->local_comm));
-        out->src = packed;
-        ctx->call_extra += sbytes;
-    }
+    CT_CALL(stage(ctx, &sv, &buf_packed));
+    CT_CALL(stage(ctx, rv, &buf_stage));
+    CT_CALL(ct_bytes_pack(&sv, ctx->local_comm));
+    *out = (ct_shm_out){.src = ct_bytes_block(&sv, 0), .bytes = ct_bytes_len(&sv, 0)};
     for (int j = 0; j < ctx->remote_size; j++) {
-        ct_ag_remote_block(d, j, &count, &displ);
-        const size_t bytes = (size_t)count * (size_t)rt.size;
-        want[j] = (ct_shm_want){.member = s->members[j],
-                                .cap = bytes,
-                                .dst = bytes ? (char *)d->recvbuf + displ * rt.extent + rt.true_lb
-                                             : NULL,
-                                .req = -1};
-        staged += rt.contig ? 0 : bytes;
-    }
-    if (staged == 0)
-        return MPI_SUCCESS;
-    *stage = ct_ctx_buffer(ctx, &buf_stage, staged);
-    if (*stage == NULL)
-        return MPI_ERR_NO_MEM;
-    ctx->call_extra += staged;
-    staged = 0;
-    for (int j = 0; j < ctx->remote_size; j++) {
-        want[j].dst = *stage + staged;
-        staged += want[j].cap;
-    }
-out:
-    return rc;
-}
-
-/* Non-contiguous receive type: the staged blocks to the user's buffer. */
-static int unstage(ct_ctx *ctx, const ct_ag_view *d, const ct_shm_want *want)
-{
-    int rc = MPI_SUCCESS;
-    MPI_Count count;
-    ct_typeinfo r;
-    MPI_Aint displ;
-    CT_CALL(ct_type_info(d->recvtype, &r));
-    for (int j = 0; j < ctx->remote_size; j++) {
-        ct_ag_remote_block(d, j, &count, &displ);
-        if (want[j].cap > 0)
-            CT_CALL(ct_pack_elems((char *)d->recvbuf + displ * r.extent, count, d->recvtype,
-                                  &r, want[j].dst, 1, ctx->local_comm));
+        const size_t bytes = ct_bytes_len(rv, j);
+        want[j] = (ct_shm_want){.member = s->members[j], .cap = bytes,
+                                .dst = bytes ? ct_bytes_block(rv, j) : NULL, .req = -1};
     }
 out:
     return rc;
@@ -159,7 +131,7 @@ out:
 static int shm_exchange(ct_ctx *ctx, const ct_ag_view *d)
 {
     int rc;
-    char *stage = NULL;
+    ct_bytes rv = {0};
     ct_shm_stream *s;
     static const ct_ctx_key window_key = CT_SHM_STREAM_KEY("shm Allgather window");
     CT_CALL(ct_shm_stream_get(ctx, &window_key, ctx->union_comm, 0, 1, "shm", &s));
@@ -170,12 +142,12 @@ static int shm_exchange(ct_ctx *ctx, const ct_ag_view *d)
     if (local_rc == MPI_SUCCESS && s->members == NULL)
         local_rc = remote_members(ctx, s);
     if (local_rc == MPI_SUCCESS)
-        local_rc = prepare(ctx, d, s, s->out, want, &stage);
+        local_rc = prepare(ctx, d, s, s->out, want, &rv);
     ctx->call_extra += ct_shm_stream_bytes(1);
     rc = ct_shm_stream_run(s, s->out, local_rc, local_rc == MPI_SUCCESS ? want : NULL,
                            local_rc == MPI_SUCCESS ? ctx->remote_size : 0, NULL, NULL);
-    if (rc == MPI_SUCCESS && stage != NULL)
-        rc = unstage(ctx, d, want);
+    if (rc == MPI_SUCCESS)
+        rc = ct_bytes_unpack(&rv, ctx->local_comm);
 out:
     return rc;
 }

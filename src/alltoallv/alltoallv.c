@@ -8,10 +8,9 @@
 #include "core/device.h"
 #include "core/log.h"
 #include "core/state.h"
-#include "stats.h"
+#include "driver.h"
 #include "select/decide.h"
 
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,128 +102,66 @@ out:
 /* ------------------------------------------------------------------ */
 
 /*
- * The byte view of one side of a call: counts and displacements in bytes of
- * MPI_BYTE (linear, without any array, for MPI_Alltoall's uniform blocks). A
- * contiguous type is viewed in place (displacement in bytes from the user's
- * buffer, lower bound included); any other type is packed into (send) or
- * received through (recv) a contiguous staging buffer. Counts and offsets
- * are MPI_Count: the view itself limits nothing to int (an algorithm that
- * needs int offsets declares CT_R_INT_OFFSETS).
+ * One side of a call as MPI_BYTE counts and displacements from base (the
+ * staging, or the user's buffer: ct_bytes): linear when the call's are
+ * (MPI_Alltoall's uniform blocks: no per-call array), else MPI_Count arrays
+ * in *arrays ([2P], freed by the caller). An algorithm that needs int
+ * offsets declares CT_R_INT_OFFSETS.
  */
-typedef struct byte_side {
-    ct_vec counts, displs;   /* in bytes; MPI_Count arrays, or linear for MPI_Alltoall */
-    MPI_Count *arrays;       /* [2P] the counts, then the displacements (NULL when linear) */
-    char *staging;           /* NULL when the user's buffer is viewed in place */
-    size_t staging_bytes;
-} byte_side;
-
-static void byte_side_free(byte_side *b)
+static int byte_side(const ct_bytes *v, MPI_Count **arrays, ct_vec *counts, ct_vec *displs,
+                     char **base)
 {
-    free(b->arrays);
-    free(b->staging);
-}
-
-/* The byte counts and displacements: linear when the call's are (uniform
- * blocks of MPI_Alltoall: no per-call array), else MPI_Count arrays. */
-static int byte_side_layout(byte_side *b, int P, const ct_vec *counts, const ct_vec *displs,
-                            const ct_typeinfo *t)
-{
-    int rc = MPI_SUCCESS;
-    MPI_Count pos = 0;
-    if (counts->kind == CT_VEC_LINEAR && displs->kind == CT_VEC_LINEAR) {
-        const MPI_Count bytes = counts->base * t->size;
-        b->counts = ct_vec_linear(bytes, 0);
-        b->displs = t->contig ? ct_vec_linear(displs->base * t->extent + t->true_lb,
-                                              displs->step * t->extent)
-                              : ct_vec_linear(0, bytes); /* packed back to back */
-        b->staging_bytes = (size_t)(P * bytes);
+    const int P = v->n;
+    *base = v->staged ? v->staging : v->buf;
+    if (v->counts.kind == CT_VEC_LINEAR && v->displs.kind == CT_VEC_LINEAR) {
+        const MPI_Count bytes = (MPI_Count)ct_bytes_len(v, 0);
+        *counts = ct_vec_linear(bytes, 0);
+        *displs = v->staged ? ct_vec_linear(0, bytes) /* back to back */
+                            : ct_vec_linear(v->displs.base * v->t.extent + v->t.true_lb,
+                                            v->displs.step * v->t.extent);
         return MPI_SUCCESS;
     }
-    CT_ALLOC(b->arrays, (size_t)P * 2 * sizeof(MPI_Count));
-    MPI_Count *bcounts = b->arrays, *bdispls = b->arrays + P;
+    *arrays = malloc((size_t)P * 2 * sizeof(MPI_Count));
+    if (*arrays == NULL)
+        return MPI_ERR_NO_MEM;
     for (int j = 0; j < P; j++) {
-        bcounts[j] = ct_vec_at(counts, j) * t->size;
-        bdispls[j] = t->contig ? ct_vec_at(displs, j) * t->extent + t->true_lb : pos;
-        pos += bcounts[j];
+        (*arrays)[j] = (MPI_Count)ct_bytes_len(v, j);
+        (*arrays)[P + j] = (MPI_Count)(ct_bytes_block(v, j) - *base);
     }
-    b->counts = ct_vec_count(bcounts);
-    b->displs = ct_vec_count(bdispls);
-    b->staging_bytes = (size_t)pos;
-out:
-    return rc;
-}
-
-/* Packs (unpack = 0) or unpacks a staged side's blocks, in the user's type. */
-static int byte_side_pack(const byte_side *b, const ct_vec *counts, const ct_vec *displs,
-                          MPI_Datatype type, const ct_typeinfo *t, const void *buf, int P,
-                          MPI_Comm comm, int unpack)
-{
-    int rc = MPI_SUCCESS;
-    for (int j = 0; j < P; j++)
-        CT_CALL(ct_pack_elems(ct_elem_ptr(buf, (MPI_Aint)ct_vec_at(displs, j), t->extent),
-                              ct_vec_at(counts, j), type, t,
-                              b->staging + ct_vec_at(&b->displs, j), unpack, comm));
-out:
-    return rc;
-}
-
-static int byte_side_init(byte_side *b, int P, const ct_vec *counts, const ct_vec *displs,
-                          MPI_Datatype type, const void *buf, MPI_Comm comm, int pack)
-{
-    int rc = MPI_SUCCESS;
-    ct_typeinfo t;
-    memset(b, 0, sizeof *b);
-    CT_CALL(ct_type_info(type, &t));
-    CT_CALL(byte_side_layout(b, P, counts, displs, &t));
-    if (t.contig) {
-        b->staging_bytes = 0;
-        return MPI_SUCCESS;
-    }
-    CT_ALLOC(b->staging, b->staging_bytes > 0 ? b->staging_bytes : 1);
-    if (pack)
-        CT_CALL(byte_side_pack(b, counts, displs, type, &t, buf, P, comm, 0));
-out:
-    return rc;
-}
-
-/* Unpacks a staged receive side into the user's buffer. */
-static int byte_side_unpack(const byte_side *b, const ct_alltoallv_args *a, int P, MPI_Comm comm)
-{
-    int rc = MPI_SUCCESS;
-    ct_typeinfo t;
-    if (b->staging == NULL)
-        return MPI_SUCCESS;
-    CT_CALL(ct_type_info(a->recvtype, &t));
-    CT_CALL(byte_side_pack(b, &a->recvcounts, &a->rdispls, a->recvtype, &t, a->recvbuf, P,
-                           comm, 1));
-out:
-    return rc;
+    *counts = ct_vec_count(*arrays);
+    *displs = ct_vec_count(*arrays + P);
+    return MPI_SUCCESS;
 }
 
 /* Runs alg on the byte view of a. */
 static int run_bytes(ct_ctx *ctx, const ct_choice *ch, const ct_alltoallv_args *a)
 {
     int rc, P = ctx->size;
-    byte_side s = {0}, r = {0};
-    CT_CALL(byte_side_init(&s, P, &a->sendcounts, &a->sdispls, a->sendtype, a->sendbuf,
-                           ctx->comm, 1));
-    CT_CALL(byte_side_init(&r, P, &a->recvcounts, &a->rdispls, a->recvtype, a->recvbuf,
-                           ctx->comm, 0));
+    ct_bytes s, r;
+    MPI_Count *sarrays = NULL, *rarrays = NULL;
     ct_alltoallv_args b = *a;
-    b.sendbuf = s.staging ? s.staging : a->sendbuf;
-    b.sendcounts = s.counts;
-    b.sdispls = s.displs;
+    memset(&s, 0, sizeof s);
+    memset(&r, 0, sizeof r);
+    CT_CALL(ct_bytes_init(&s, a->sendbuf, P, a->sendcounts, a->sdispls, a->sendtype, 0));
+    CT_CALL(ct_bytes_init(&r, a->recvbuf, P, a->recvcounts, a->rdispls, a->recvtype, 0));
+    CT_CALL(ct_bytes_alloc(&s));
+    CT_CALL(ct_bytes_alloc(&r));
+    CT_CALL(ct_bytes_pack(&s, ctx->comm));
+    char *sbase, *rbase;
+    CT_CALL(byte_side(&s, &sarrays, &b.sendcounts, &b.sdispls, &sbase));
+    CT_CALL(byte_side(&r, &rarrays, &b.recvcounts, &b.rdispls, &rbase));
+    b.sendbuf = sbase;
     b.sendtype = MPI_BYTE;
-    b.recvbuf = r.staging ? r.staging : a->recvbuf;
-    b.recvcounts = r.counts;
-    b.rdispls = r.displs;
+    b.recvbuf = rbase;
     b.recvtype = MPI_BYTE;
     CT_CALL(ch->alg->run.alltoallv(&b, ctx, ch->params));
-    CT_CALL(byte_side_unpack(&r, a, P, ctx->comm));
-    ctx->call_extra += s.staging_bytes + r.staging_bytes;
+    CT_CALL(ct_bytes_unpack(&r, ctx->comm));
+    ctx->call_extra += s.staged_bytes + r.staged_bytes;
 out:
-    byte_side_free(&s);
-    byte_side_free(&r);
+    free(sarrays);
+    free(rarrays);
+    ct_bytes_free(&s);
+    ct_bytes_free(&r);
     return rc;
 }
 
@@ -234,8 +171,10 @@ out:
 
 /* Bytes this rank sends (with MPI_IN_PLACE, which pmpi sees, the send side
  * is the receive arguments: the send type may be MPI_DATATYPE_NULL). */
-static double bytes_sent(const ct_alltoallv_args *a, int P)
+static double bytes_sent(const void *args, const ct_ctx *ctx)
 {
+    const ct_alltoallv_args *a = args;
+    const int P = ctx->size;
     const int inplace = a->sendbuf == MPI_IN_PLACE;
     const ct_vec *counts = inplace ? &a->recvcounts : &a->sendcounts;
     MPI_Count size;
@@ -256,8 +195,10 @@ static double bytes_sent(const ct_alltoallv_args *a, int P)
  * erroneous program fails as it would natively), and only when an algorithm
  * other than pmpi was chosen: the pass-through pays nothing for it.
  */
-static int args_usable(const ct_alltoallv_args *a, int P)
+static int args_usable(const void *args, const ct_ctx *ctx)
 {
+    const ct_alltoallv_args *a = args;
+    const int P = ctx->size;
     const int inplace = a->sendbuf == MPI_IN_PLACE;
     if (!ct_type_usable(a->recvtype) || (!inplace && !ct_type_usable(a->sendtype)))
         return 0;
@@ -267,29 +208,35 @@ static int args_usable(const ct_alltoallv_args *a, int P)
     return 1;
 }
 
-static int run_choice(ct_ctx *ctx, const ct_choice *ch, const ct_alltoallv_args *a,
-                      long msg_size)
+/* Runs the chosen algorithm on the call: the in-place copy and the byte
+ * view where it needs them (the skeleton of driver.h times and counts it). */
+static int run_choice(ct_ctx *ctx, const ct_choice *ch, const ct_decide_input *in)
 {
-    int rc, stats = ct_settings_get()->stats;
-    double t0 = stats ? PMPI_Wtime() : 0;
+    int rc;
+    const ct_alltoallv_args *a = in->args;
     void *tmp = NULL;
     size_t tmp_bytes = 0;
     ct_alltoallv_args copy = *a;
-    ctx->call_extra = 0;
-    if (a->sendbuf == MPI_IN_PLACE && ch->alg->run.alltoallv != ct_alltoallv_pmpi)
+    if (a->sendbuf == MPI_IN_PLACE && !ch->fallback)
         CT_CALL(inplace_args(a, ctx->size, &copy, &tmp, &tmp_bytes));
-    copy.msg_size = msg_size;
+    copy.msg_size = in->have_facts ? in->facts.msg_size : -1;
     if (ch->alg->restrictions & CT_A_BYTES)
         CT_CALL(run_bytes(ctx, ch, &copy));
     else
         CT_CALL(ch->alg->run.alltoallv(&copy, ctx, ch->params));
-    if (stats)
-        ct_stats_record(ct_algorithm_index(ch->alg), bytes_sent(&copy, ctx->size),
-                        PMPI_Wtime() - t0, ctx->call_extra + tmp_bytes);
+    ctx->call_extra += tmp_bytes;
 out:
     free(tmp);
     return rc;
 }
+
+static int forward(const void *args)
+{
+    const ct_alltoallv_args *a = args;
+    return a->forward(a);
+}
+
+static const ct_driver driver = {forward, args_usable, run_choice, bytes_sent};
 
 int ct_alltoall_is_empty(const ct_alltoallv_args *a)
 {
@@ -322,8 +269,6 @@ int ct_alltoall_forward_empty(const ct_alltoallv_args *a)
 
 int ct_alltoallv_dispatch(const ct_alltoallv_args *a, const ct_spec *forced)
 {
-    ct_ctx *ctx;
-    ct_choice choice;
     if (ct_alltoall_is_empty(a))
         return ct_alltoall_forward_empty(a);
     /* MPI_Alltoall: the block size is the same on every rank by the standard
@@ -331,14 +276,7 @@ int ct_alltoallv_dispatch(const ct_alltoallv_args *a, const ct_spec *forced)
     ct_decide_input call = {.coll = a->coll, .args = a, .local_facts = ct_alltoallv_local_facts,
                             .msg_size_is_global = ct_coll_msg_size_known(a->coll),
                             .device_memory = device_memory};
-    int rc = ct_decide_call(a->comm, &call, forced, &ctx, &choice);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    /* pmpi is the fallback of both collectives (one registry function) */
-    if (ctx == NULL ||
-        (choice.alg->run.alltoallv != ct_alltoallv_pmpi && !args_usable(a, ctx->size)))
-        return a->forward(a);
-    return run_choice(ctx, &choice, a, call.have_facts ? call.facts.msg_size : -1);
+    return ct_drive(&driver, a->comm, &call, forced);
 }
 
 int ct_alltoallv_pmpi(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params)

@@ -671,111 +671,30 @@ out:
 /* The flat algorithm: the group is the communicator                   */
 /* ------------------------------------------------------------------ */
 
-/*
- * One side of the call as bytes: a contiguous type in place, any other one
- * packed (send) or received (recv) through staging, block j at off[j].
- * Offsets are MPI_Aint: nothing here is limited to int.
- */
-typedef struct flat_side {
-    const ct_vec *counts, *displs;
-    char *buf;
-    ct_typeinfo ti;
-    MPI_Datatype type;
-    char *staging; /* NULL: contiguous, viewed in place */
-    MPI_Aint *off; /* [P] staging offsets */
-} flat_side;
-
+/* The call's two sides as bytes (ct_bytes): the group's blocks. */
 typedef struct flat {
-    flat_side s, r;
+    ct_bytes s, r;
 } flat;
-
-static char *side_block(const flat_side *x, int j)
-{
-    if (x->staging != NULL)
-        return x->staging + x->off[j];
-    return x->buf + (MPI_Aint)ct_vec_at(x->displs, j) * x->ti.extent + x->ti.true_lb;
-}
-
-static size_t side_bytes(const flat_side *x, int j)
-{
-    return (size_t)ct_vec_at(x->counts, j) * (size_t)x->ti.size;
-}
 
 static const char *flat_source(void *arg, int j, int c, size_t *bytes)
 {
     const flat *f = arg;
     (void)c;
-    *bytes = side_bytes(&f->s, j);
-    return side_block(&f->s, j);
+    *bytes = ct_bytes_len(&f->s, j);
+    return ct_bytes_block(&f->s, j);
 }
 
 static char *flat_target(void *arg, int j, int c, size_t bytes)
 {
     const flat *f = arg;
     (void)c;
-    return bytes <= side_bytes(&f->r, j) ? side_block(&f->r, j) : NULL;
+    return bytes <= ct_bytes_len(&f->r, j) ? ct_bytes_block(&f->r, j) : NULL;
 }
 
 static size_t flat_known(void *arg, int j, int c)
 {
     (void)c;
-    return side_bytes(&((const flat *)arg)->r, j);
-}
-
-/*
- * (Un)packs count elements at ptr to / from packed bytes, in pieces of at
- * most INT_MAX bytes (MPI_Pack counts in int). Packing elements in pieces
- * gives the bytes of packing them at once in the homogeneous packed format
- * coltune assumes (alltoallv.h).
- */
-static int pack_block(const flat_side *x, int j, int unpack, MPI_Comm comm)
-{
-    int rc = MPI_SUCCESS;
-    const MPI_Aint size = x->ti.size;
-    const int per = size > 0 && size < INT_MAX ? (int)(INT_MAX / size) : 1;
-    const MPI_Count count = ct_vec_at(x->counts, j);
-    char *elem = x->buf + (MPI_Aint)ct_vec_at(x->displs, j) * x->ti.extent;
-    char *packed = x->staging + x->off[j];
-    for (MPI_Count e = 0; e < count; e += per) {
-        const int n = count - e < per ? (int)(count - e) : per;
-        int pos = 0;
-        char *at = elem + (MPI_Aint)e * x->ti.extent;
-        if (unpack)
-            CT_CALL(PMPI_Unpack(packed + (MPI_Aint)e * size, (int)(n * size), &pos, at, n,
-                                x->type, comm));
-        else
-            CT_CALL(PMPI_Pack(at, n, x->type, packed + (MPI_Aint)e * size, (int)(n * size), &pos,
-                              comm));
-    }
-out:
-    return rc;
-}
-
-/* Staging bytes of a side (0 when contiguous); with base, carves off[]. */
-static size_t side_layout(flat_side *x, int P, char *base, size_t *off)
-{
-    size_t total = 0;
-    if (x->ti.contig)
-        return 0;
-    CT_CARVE(base, *off, x->off, MPI_Aint, P);
-    for (int j = 0; j < P; j++) {
-        if (base != NULL)
-            x->off[j] = (MPI_Aint)total;
-        total += side_bytes(x, j);
-    }
-    CT_CARVE(base, *off, x->staging, char, total);
-    return total;
-}
-
-static int side_init(flat_side *x, const ct_vec *counts, const ct_vec *displs, MPI_Datatype type,
-                     const void *buf)
-{
-    memset(x, 0, sizeof *x);
-    x->counts = counts;
-    x->displs = displs;
-    x->type = type;
-    x->buf = (char *)buf;
-    return ct_type_info(type, &x->ti);
+    return ct_bytes_len(&((const flat *)arg)->r, j);
 }
 
 int ct_alltoallv_tuna(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params)
@@ -788,23 +707,21 @@ int ct_alltoallv_tuna(const ct_alltoallv_args *a, ct_ctx *ctx, const long *param
     ct_tuna_group grp = {.size = P, .index = ctx->rank, .rank_of = NULL, .C = 1,
                          .known_c = 0, .known_n = 1, .arg = &f, .source = flat_source,
                          .target = flat_target, .known = flat_known};
-    CT_CALL(side_init(&f.s, &a->sendcounts, &a->sdispls, a->sendtype, a->sendbuf));
-    CT_CALL(side_init(&f.r, &a->recvcounts, &a->rdispls, a->recvtype, a->recvbuf));
+    CT_CALL(ct_bytes_init(&f.s, a->sendbuf, P, a->sendcounts, a->sdispls, a->sendtype, 0));
+    CT_CALL(ct_bytes_init(&f.r, a->recvbuf, P, a->recvcounts, a->rdispls, a->recvtype, 0));
     bytes = ct_tuna_scratch_bytes(&grp, radix);
-    side_layout(&f.s, P, NULL, &bytes); /* staging after the engine's scratch */
-    side_layout(&f.r, P, NULL, &bytes);
+    ct_bytes_layout(&f.s, NULL, &bytes); /* staging after the engine's scratch */
+    ct_bytes_layout(&f.r, NULL, &bytes);
     scratch = ct_ctx_scratch(ctx, bytes > 0 ? bytes : 1);
     if (scratch == NULL)
         CT_CALL(MPI_ERR_NO_MEM);
     ctx->call_extra += bytes;
     bytes = ct_tuna_scratch_bytes(&grp, radix);
-    side_layout(&f.s, P, scratch, &bytes);
-    side_layout(&f.r, P, scratch, &bytes);
-    for (int j = 0; f.s.staging != NULL && j < P; j++)
-        CT_CALL(pack_block(&f.s, j, 0, ctx->comm));
+    ct_bytes_layout(&f.s, scratch, &bytes);
+    ct_bytes_layout(&f.r, scratch, &bytes);
+    CT_CALL(ct_bytes_pack(&f.s, ctx->comm));
     CT_CALL(ct_tuna_exchange(&grp, ctx, radix, scratch));
-    for (int j = 0; f.r.staging != NULL && j < P; j++)
-        CT_CALL(pack_block(&f.r, j, 1, ctx->comm));
+    CT_CALL(ct_bytes_unpack(&f.r, ctx->comm));
 out:
     return rc;
 }

@@ -6,6 +6,7 @@
 #include "core/log.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 int ct_type_info(MPI_Datatype type, ct_typeinfo *ti)
@@ -112,7 +113,117 @@ int ct_pack_elems(const void *buf, MPI_Count count, MPI_Datatype type, const ct_
             CT_CALL(PMPI_Unpack(at, bytes, &pos, elems, n, type, comm));
         else
             CT_CALL(PMPI_Pack(elems, n, type, at, bytes, &pos, comm));
+        if (pos != bytes) /* coltune's packed format is the data (homogeneous MPI) */
+            return MPI_ERR_TYPE;
     }
 out:
     return rc;
 }
+
+/* Whether the non-empty blocks of a contiguous type lie back to back in the
+ * user's buffer, in block order. */
+static int back_to_back(const ct_bytes *v)
+{
+    int first = -1;
+    MPI_Aint next = 0;
+    for (int j = 0; j < v->n; j++) {
+        const MPI_Aint at = (MPI_Aint)ct_vec_at(&v->displs, j) * v->t.extent;
+        const size_t len = ct_bytes_len(v, j);
+        if (len == 0)
+            continue;
+        if (first >= 0 && at != next)
+            return 0;
+        first = first < 0 ? j : first;
+        next = at + (MPI_Aint)len;
+    }
+    return 1;
+}
+
+int ct_bytes_init(ct_bytes *v, const void *buf, int n, ct_vec counts, ct_vec displs,
+                  MPI_Datatype type, int stream)
+{
+    *v = (ct_bytes){.buf = (char *)buf, .counts = counts, .displs = displs, .type = type, .n = n};
+    const int rc = ct_type_info(type, &v->t);
+    v->staged = !v->t.contig || (stream && !back_to_back(v));
+    return rc;
+}
+
+char *ct_bytes_stream(const ct_bytes *v)
+{
+    if (v->staged)
+        return v->staging;
+    for (int j = 0; j < v->n; j++)
+        if (ct_bytes_len(v, j) > 0)
+            return ct_bytes_block(v, j);
+    return v->buf;
+}
+
+size_t ct_bytes_layout(ct_bytes *v, char *base, size_t *off)
+{
+    size_t total = 0;
+    if (!v->staged)
+        return 0;
+    if (base != NULL)
+        v->off = (MPI_Aint *)(base + *off);
+    *off = CT_ALIGN_UP(*off + (size_t)v->n * sizeof(MPI_Aint));
+    for (int j = 0; j < v->n; j++) {
+        if (base != NULL)
+            v->off[j] = (MPI_Aint)total;
+        total += ct_bytes_len(v, j);
+    }
+    if (base != NULL) {
+        v->staging = base + *off;
+        v->staged_bytes = total;
+    }
+    *off = CT_ALIGN_UP(*off + total);
+    return total;
+}
+
+int ct_bytes_alloc(ct_bytes *v)
+{
+    size_t bytes = 0, off = 0;
+    ct_bytes_layout(v, NULL, &bytes);
+    if (bytes == 0)
+        return MPI_SUCCESS;
+    v->owned = malloc(bytes);
+    if (v->owned == NULL)
+        return MPI_ERR_NO_MEM;
+    ct_bytes_layout(v, v->owned, &off);
+    return MPI_SUCCESS;
+}
+
+void ct_bytes_free(ct_bytes *v)
+{
+    free(v->owned);
+    v->owned = NULL;
+}
+
+/* (Un)packs block j between the user's buffer and staging. */
+static int pack_block(const ct_bytes *v, int j, int unpack, MPI_Comm comm)
+{
+    const size_t len = ct_bytes_len(v, j);
+    char *user = v->buf + (MPI_Aint)ct_vec_at(&v->displs, j) * v->t.extent;
+    if (len == 0)
+        return MPI_SUCCESS;
+    if (v->t.contig) { /* staged for a stream only */
+        if (unpack)
+            memcpy(user + v->t.true_lb, ct_bytes_block(v, j), len);
+        else
+            memcpy(ct_bytes_block(v, j), user + v->t.true_lb, len);
+        return MPI_SUCCESS;
+    }
+    return ct_pack_elems(user, ct_vec_at(&v->counts, j), v->type, &v->t, ct_bytes_block(v, j),
+                         unpack, comm);
+}
+
+static int pack_all(const ct_bytes *v, int unpack, MPI_Comm comm)
+{
+    int rc = MPI_SUCCESS;
+    for (int j = 0; v->staged && j < v->n; j++)
+        CT_CALL(pack_block(v, j, unpack, comm));
+out:
+    return rc;
+}
+
+int ct_bytes_pack(const ct_bytes *v, MPI_Comm comm) { return pack_all(v, 0, comm); }
+int ct_bytes_unpack(const ct_bytes *v, MPI_Comm comm) { return pack_all(v, 1, comm); }

@@ -17,6 +17,107 @@ typedef struct ct_typeinfo {
 
 int ct_type_info(MPI_Datatype type, ct_typeinfo *ti);
 
+/*
+ * A per-peer array of a call, counts or displacements, whatever its origin:
+ * an int array (MPI_Alltoallv, the Fortran bindings), an MPI_Count or MPI_Aint
+ * array (the MPI-4 large-count forms), or no array at all (MPI_Alltoall,
+ * where element j is base + j * step: counts have step 0, displacements base
+ * 0 and step the count). Every entry point describes its call with these, so
+ * the algorithms never know which one was used and nothing is converted or
+ * allocated per call.
+ */
+typedef enum ct_vec_kind { CT_VEC_INT, CT_VEC_COUNT, CT_VEC_AINT, CT_VEC_LINEAR } ct_vec_kind;
+
+typedef struct ct_vec {
+    ct_vec_kind kind;
+    const void *v;        /* the array (CT_VEC_INT, CT_VEC_COUNT, CT_VEC_AINT) */
+    MPI_Count base, step; /* CT_VEC_LINEAR */
+} ct_vec;
+
+static inline ct_vec ct_vec_int(const int *v) { return (ct_vec){CT_VEC_INT, v, 0, 0}; }
+static inline ct_vec ct_vec_count(const MPI_Count *v) { return (ct_vec){CT_VEC_COUNT, v, 0, 0}; }
+static inline ct_vec ct_vec_aint(const MPI_Aint *v) { return (ct_vec){CT_VEC_AINT, v, 0, 0}; }
+static inline ct_vec ct_vec_linear(MPI_Count base, MPI_Count step)
+{
+    return (ct_vec){CT_VEC_LINEAR, NULL, base, step};
+}
+
+static inline MPI_Count ct_vec_at(const ct_vec *x, int j)
+{
+    switch (x->kind) {
+    case CT_VEC_INT:
+        return ((const int *)x->v)[j];
+    case CT_VEC_COUNT:
+        return ((const MPI_Count *)x->v)[j];
+    case CT_VEC_AINT:
+        return ((const MPI_Aint *)x->v)[j];
+    case CT_VEC_LINEAR:
+        break;
+    }
+    return x->base + (MPI_Count)j * x->step;
+}
+
+
+/*
+ * The byte view of one side of a call: n blocks, block j ct_vec_at(counts, j)
+ * elements of type at ct_vec_at(displs, j) extents from buf, seen as bytes.
+ * A contiguous type is seen in place; any other is staged: its blocks lie
+ * back to back in a buffer (ct_bytes_layout, ct_bytes_alloc), packed there
+ * from the user's buffer (ct_bytes_pack) or unpacked from there
+ * (ct_bytes_unpack). With stream, the caller needs the blocks back to back
+ * from ct_bytes_stream(): a contiguous type is seen in place only when the
+ * user's non-empty blocks already lie so. The one byte view of every
+ * algorithm that works on bytes: the Alltoall(v) driver's, TuNA's, the
+ * intercommunicator Allgather(v) driver's and the sparse exchange's.
+ * Offsets are MPI_Aint: nothing here is limited to int.
+ */
+typedef struct ct_bytes {
+    char *buf;
+    ct_vec counts, displs; /* the call's, in elements and extents */
+    MPI_Datatype type;
+    ct_typeinfo t;
+    int n;
+    int staged;     /* the blocks go through staging */
+    char *staging;  /* set by ct_bytes_layout or ct_bytes_alloc */
+    size_t staged_bytes; /* its bytes, then */
+    MPI_Aint *off;  /* staged: block j at staging + off[j] */
+    void *owned;    /* what ct_bytes_alloc allocated */
+} ct_bytes;
+
+int ct_bytes_init(ct_bytes *v, const void *buf, int n, ct_vec counts, ct_vec displs,
+                  MPI_Datatype type, int stream);
+
+/* Bytes of block j. */
+static inline size_t ct_bytes_len(const ct_bytes *v, int j)
+{
+    return (size_t)ct_vec_at(&v->counts, j) * (size_t)v->t.size;
+}
+
+/* Where block j's bytes are (staged: once laid out). */
+static inline char *ct_bytes_block(const ct_bytes *v, int j)
+{
+    if (v->staged)
+        return v->staging + v->off[j];
+    return v->buf + (MPI_Aint)ct_vec_at(&v->displs, j) * v->t.extent + v->t.true_lb;
+}
+
+/* With stream: where the blocks start, back to back. */
+char *ct_bytes_stream(const ct_bytes *v);
+
+/* The staging's place in a buffer of the caller's at base + *off (64-byte
+ * aligned pieces): with base NULL only advances *off by what it needs (0 in
+ * place), else carves it. Returns the staged bytes (0 in place). */
+size_t ct_bytes_layout(ct_bytes *v, char *base, size_t *off);
+
+/* Lays the staging out in memory of its own (freed by ct_bytes_free). */
+int ct_bytes_alloc(ct_bytes *v);
+void ct_bytes_free(ct_bytes *v);
+
+/* Staged: packs the user's blocks into staging, or unpacks them from it;
+ * in place, nothing. comm is an intra-communicator of this rank. */
+int ct_bytes_pack(const ct_bytes *v, MPI_Comm comm);
+int ct_bytes_unpack(const ct_bytes *v, MPI_Comm comm);
+
 /* A datatype handle the MPI library accepts: not null, and its size can be
  * asked (a stale or made-up handle fails there, quietly, with the library's
  * own checks, instead of inside an algorithm). Drivers check the datatypes

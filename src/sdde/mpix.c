@@ -60,17 +60,6 @@ CT_EXPORT int MPIX_Info_set_recv_size_known(MPIX_Info *xinfo, int known)
     return MPI_SUCCESS;
 }
 
-/* Lazily initialises coltune; MPI_SUCCESS when comm is an intra-communicator. */
-static int check_comm(MPI_Comm comm)
-{
-    int inter = 0;
-    if (comm == MPI_COMM_NULL)
-        return MPI_ERR_COMM;
-    (void)ct_shim_active(comm);
-    int rc = PMPI_Comm_test_inter(comm, &inter);
-    return rc != MPI_SUCCESS ? rc : inter ? MPI_ERR_COMM : MPI_SUCCESS;
-}
-
 static int fail(MPI_Comm comm, int rc)
 {
     return comm == MPI_COMM_NULL ? rc : ct_shim_return(comm, rc);
@@ -79,7 +68,7 @@ static int fail(MPI_Comm comm, int rc)
 CT_EXPORT int MPIX_Comm_init(MPIX_Comm **xcomm, MPI_Comm comm)
 {
     ct_ctx *ctx;
-    int rc = check_comm(comm);
+    int rc = ct_api_begin(comm, CT_API_INTRA);
     if (rc == MPI_SUCCESS && xcomm == NULL)
         rc = MPI_ERR_ARG;
     if (rc == MPI_SUCCESS)
@@ -126,7 +115,7 @@ CT_EXPORT int coltune_sdde_internode_msgs(MPI_Comm comm, long *count)
 static int run_call(ct_sdde_args *c, const char *spec_text, const MPIX_Info *xinfo)
 {
     ct_spec spec;
-    int rc = check_comm(c->comm);
+    int rc = ct_api_begin(c->comm, CT_API_INTRA);
     if (rc != MPI_SUCCESS)
         return fail(c->comm, rc);
     c->nnz_known = xinfo != NULL && xinfo->recv_nnz_known;

@@ -12,6 +12,7 @@
 #include "core/log.h"
 #include "core/state.h"
 #include "stats.h"
+#include "driver.h"
 #include "select/decide.h"
 
 #include <stdarg.h>
@@ -204,8 +205,7 @@ static const char no_bytes[1];
 
 typedef struct prepared {
     ct_typeinfo st, rt;
-    char *staging; /* packed messages of a non-contiguous sendtype */
-    size_t staging_bytes;
+    ct_bytes send; /* the messages as bytes (staged for a non-contiguous sendtype) */
     int self;       /* index of the message to this rank itself, -1 for none */
     const char *self_ptr; /* its bytes */
     int self_bytes;
@@ -217,37 +217,6 @@ static void message_of(const ct_sdde_args *c, int i, int *count, MPI_Aint *displ
 {
     *count = c->variable ? c->sendcounts[i] : c->sendcount;
     *displ = c->variable ? (MPI_Aint)c->sdispls[i] : (MPI_Aint)i * c->sendcount;
-}
-
-/* Packs every message of a non-contiguous sendtype into p->staging. */
-static int pack_all(const ct_sdde_args *c, prepared *p, MPI_Comm comm)
-{
-    int rc = MPI_SUCCESS, count, size;
-    MPI_Aint displ;
-    size_t total = 0;
-    for (int i = 0; i < c->send_nnz; i++) {
-        message_of(c, i, &count, &displ);
-        CT_CALL(PMPI_Pack_size(count, c->sendtype, comm, &size));
-        total += (size_t)size;
-    }
-    CT_ALLOC(p->staging, total);
-    p->staging_bytes = total;
-    for (size_t at = 0, i = 0; i < (size_t)c->send_nnz; i++) {
-        int pos = 0;
-        message_of(c, (int)i, &count, &displ);
-        CT_CALL(PMPI_Pack_size(count, c->sendtype, comm, &size));
-        if (count > 0)
-            CT_CALL(PMPI_Pack((const char *)c->sendvals + displ * p->st.extent, count,
-                              c->sendtype, p->staging + at, size, &pos, comm));
-        /* Messages travel as bytes whose count the receiver divides by the
-         * size of recvtype: packing must add nothing (homogeneous MPI). */
-        if ((MPI_Aint)pos != (MPI_Aint)count * p->st.size)
-            return bad(c, MPI_ERR_TYPE, "MPI_Pack of message %d gave %d bytes, not %ld",
-                       (int)i, pos, (long)((MPI_Aint)count * p->st.size));
-        at += (size_t)size;
-    }
-out:
-    return rc;
 }
 
 /* Every message fits coltune's limit and has data to read. */
@@ -271,23 +240,15 @@ static int check_messages(const ct_sdde_args *c, const prepared *p)
 /* Fills x->out with this rank's messages to other ranks, as bytes. */
 static int prepare_sends(const ct_sdde_args *c, prepared *p, ct_sdde *x, int me, MPI_Comm comm)
 {
-    int rc = MPI_SUCCESS, count;
-    MPI_Aint displ;
-    size_t at = 0;
-    if (!p->st.contig)
-        CT_CALL(pack_all(c, p, comm));
+    int rc = MPI_SUCCESS;
+    const ct_vec counts = c->variable ? ct_vec_int(c->sendcounts) : ct_vec_linear(c->sendcount, 0);
+    const ct_vec displs = c->variable ? ct_vec_int(c->sdispls) : ct_vec_linear(0, c->sendcount);
+    CT_CALL(ct_bytes_init(&p->send, c->sendvals, c->send_nnz, counts, displs, c->sendtype, 0));
+    CT_CALL(ct_bytes_alloc(&p->send));
+    CT_CALL(ct_bytes_pack(&p->send, comm));
     for (int i = 0; i < c->send_nnz; i++) {
-        message_of(c, i, &count, &displ);
-        long bytes = (long)count * (long)p->st.size;
-        const char *ptr = no_bytes;
-        if (!p->st.contig) {
-            int size;
-            CT_CALL(PMPI_Pack_size(count, c->sendtype, comm, &size));
-            ptr = p->staging + at;
-            at += (size_t)size;
-        } else if (bytes > 0) {
-            ptr = (const char *)c->sendvals + displ * p->st.extent + p->st.true_lb;
-        }
+        const long bytes = (long)ct_bytes_len(&p->send, i);
+        const char *ptr = bytes > 0 ? ct_bytes_block(&p->send, i) : no_bytes;
         p->max_bytes = bytes > p->max_bytes ? bytes : p->max_bytes;
         p->total_bytes += (double)bytes;
         if (c->dest[i] == me) {
@@ -549,31 +510,45 @@ out:
 /* The driver                                                          */
 /* ------------------------------------------------------------------ */
 
-/* Runs and times the chosen algorithm, then delivers the message to itself
- * (without communication, and after the exchange: a local failure here can
- * no longer leave other ranks waiting). */
-static int run(ct_sdde *x, const ct_choice *ch, const prepared *p, int me)
+/* What the skeleton (driver.h) runs a call with: the decision's args. */
+typedef struct sdde_run {
+    ct_sdde *x;
+    const prepared *p;
+    int me;
+} sdde_run;
+
+/* Runs the chosen algorithm, then delivers the message to itself (without
+ * communication, and after the exchange: a local failure here can no longer
+ * leave other ranks waiting). A call some rank's arguments made invalid
+ * fails here (the caller says why) and is not counted. */
+static int run_exchange(ct_ctx *ctx, const ct_choice *ch, const ct_decide_input *in)
 {
-    int rc, stats = ct_settings_get()->stats;
-    double t0 = stats ? PMPI_Wtime() : 0;
-    ct_ctx *ctx = x->ctx;
-    ctx->call_extra = 0;
-    rc = ch->alg->run.sdde(x, ctx, ch->params);
+    const sdde_run *r = in->args;
+    ct_sdde *x = r->x;
+    int rc = ch->alg->run.sdde(x, ctx, ch->params);
     x->cache->calls++;
     if (!x->any_invalid) /* as after a call the agreement stopped */
         x->cache->internode_msgs = x->internode;
-    if (rc == MPI_SUCCESS && p->self >= 0) {
-        char *to = ct_sdde_box_add(&x->got, me, (size_t)p->self_bytes);
+    if (rc == MPI_SUCCESS && r->p->self >= 0) {
+        char *to = ct_sdde_box_add(&x->got, r->me, (size_t)r->p->self_bytes);
         if (to == NULL)
             return MPI_ERR_NO_MEM;
-        if (p->self_bytes > 0)
-            memcpy(to, p->self_ptr, (size_t)p->self_bytes);
+        if (r->p->self_bytes > 0)
+            memcpy(to, r->p->self_ptr, (size_t)r->p->self_bytes);
     }
-    if (rc == MPI_SUCCESS && stats && !x->any_invalid)
-        ct_stats_record(ct_algorithm_index(ch->alg), p->total_bytes, PMPI_Wtime() - t0,
-                        ctx->call_extra + p->staging_bytes + x->got.size);
-    return rc;
+    ctx->call_extra += r->p->send.staged_bytes + x->got.size;
+    return rc == MPI_SUCCESS && x->any_invalid ? MPI_ERR_OTHER : rc;
 }
+
+static double bytes_sent(const void *args, const ct_ctx *ctx)
+{
+    (void)ctx;
+    return ((const sdde_run *)args)->p->total_bytes;
+}
+
+/* Decided and agreed by ct_sdde_dispatch itself, which runs it with
+ * ct_drive_run (no forward: the sparse exchanges have no MPI routine). */
+static const ct_driver driver = {NULL, NULL, run_exchange, bytes_sent};
 
 /* The error of a call some rank's arguments made invalid: the rank's own,
  * or for the others MPI_ERR_OTHER (said once, by one rank). */
@@ -606,7 +581,8 @@ int ct_sdde_dispatch(const ct_sdde_args *c, const ct_spec *forced)
      * or rules that need no msg_size. */
     ct_coll coll = c->variable ? CT_COLL_ALLTOALLV_CRS : CT_COLL_ALLTOALL_CRS;
     /* No local_facts: the facts come from agree(), never from the decision. */
-    ct_decide_input call = {.coll = coll, .args = &p, .defer_facts = 1};
+    sdde_run args = {&x, &p, me};
+    ct_decide_input call = {.coll = coll, .args = &args, .defer_facts = 1};
     int decided = ct_decide_call(c->comm, &call, forced, &ctx, &choice) == MPI_SUCCESS &&
                   ctx != NULL;
     x.msg_size = call.have_facts ? call.facts.msg_size : -1;
@@ -648,15 +624,17 @@ int ct_sdde_dispatch(const ct_sdde_args *c, const ct_spec *forced)
     x.ctx = ctx;
     x.tag_parity = (int)(x.cache->calls & 1u);
     x.known_nrecv = all_known ? *c->recv_nnz - (p.self >= 0) : -1;
-    CT_CALL(run(&x, &choice, &p, me));
+    rc = ct_drive_run(&driver, ctx, &choice, &call);
     if (x.any_invalid) {
         rc = invalid_elsewhere(c, ctx, arg_rc);
         goto out;
     }
+    if (rc != MPI_SUCCESS)
+        goto out;
     rc = write_outputs(c, &x.got, &p.rt, ctx->comm);
 out:
     ct_sdde_out_free(&x.out);
     ct_sdde_box_free(&x.got);
-    free(p.staging);
+    ct_bytes_free(&p.send);
     return rc;
 }

@@ -482,14 +482,18 @@ int ct_decide_call(MPI_Comm comm, ct_decide_input *call, const ct_spec *forced, 
                     "library", ct_coll_name(call->coll));
         *ctx = NULL;
         set_choice(out, ct_algorithm_fallback(call->coll), NULL, 0, 0);
+        out->fallback = 1;
         return MPI_SUCCESS;
     }
     rc = ct_decide(*ctx, call, forced, out);
-    if (rc == MPI_SUCCESS && out->alg != fallback_of(*ctx, call->coll)) {
+    out->fallback = rc == MPI_SUCCESS && out->alg == fallback_of(*ctx, call->coll);
+    if (rc == MPI_SUCCESS && !out->fallback) {
         int device;
         rc = device_agreed(*ctx, call, &device);
-        if (rc == MPI_SUCCESS && device)
+        if (rc == MPI_SUCCESS && device) {
             forward_device(*ctx, call, out);
+            out->fallback = 1;
+        }
     }
     return rc;
 }

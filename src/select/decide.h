@@ -23,6 +23,8 @@ typedef struct ct_choice {
     long params[CT_MAX_PARAMS];
     int rule_line; /* rules-file line that chose it, 0 for none */
     int forced;    /* chosen through the environment or the direct API */
+    int fallback;  /* alg is the collective's fallback (pmpi: the MPI library's
+                      routine), as ct_decide_call() says */
 } ct_choice;
 
 /* Facts about one call that rules and restrictions may depend on. */

@@ -16,6 +16,10 @@ for P in ${CT_TEST_NP:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 33}; do
         with_env COLTUNE_FALLBACK=error COLTUNE_RULES="$rules" -- run_mpi "$P" "$prog"
 done
 
+# The one byte view of a call's blocks (src/core/datatype.h), which the
+# byte-level algorithms of every collective see calls through.
+check_run "byte view (ct_bytes)" run_mpi 1 "$top_builddir/tests/mpi/test_bytes"
+
 # The named wrappers of the direct API (tests/mpi/test_api.c) at odd and
 # prime P: every parameter value against PMPI_Alltoallv, out-of-range ones
 # MPI_ERR_ARG. Every coltune_alltoallv_* the header declares without a spec

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * driver.c - the one skeleton of every collective's driver (driver.h).
+ */
+#include "driver.h"
+#include "core/state.h"
+#include "stats.h"
+
+int ct_drive_run(const ct_driver *d, ct_ctx *ctx, const ct_choice *ch, const ct_decide_input *in)
+{
+    const int stats = ct_settings_get()->stats;
+    const double t0 = stats ? PMPI_Wtime() : 0;
+    ctx->call_extra = 0;
+    const int rc = d->run(ctx, ch, in);
+    if (rc == MPI_SUCCESS && stats)
+        ct_stats_record(ct_algorithm_index(ch->alg), d->bytes_sent(in->args, ctx),
+                        PMPI_Wtime() - t0, ctx->call_extra);
+    return rc;
+}
+
+int ct_drive(const ct_driver *d, MPI_Comm comm, ct_decide_input *in, const ct_spec *forced)
+{
+    ct_ctx *ctx;
+    ct_choice ch;
+    const int rc = ct_decide_call(comm, in, forced, &ctx, &ch);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* The fallback (pmpi) is the MPI library's routine: nothing to adapt, and
+     * nothing to time unless the statistics count it. */
+    if (ctx == NULL || (ch.fallback && !ct_settings_get()->stats) ||
+        (!ch.fallback && !d->usable(in->args, ctx)))
+        return d->forward(in->args);
+    return ct_drive_run(d, ctx, &ch, in);
+}
