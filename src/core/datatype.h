@@ -114,7 +114,7 @@ int ct_bytes_alloc(ct_bytes *v);
 void ct_bytes_free(ct_bytes *v);
 
 /* Staged: packs the user's blocks into staging, or unpacks them from it;
- * in place, nothing. comm is an intra-communicator of this rank. */
+ * in place, nothing. comm is a communicator of this rank (PMPI_Pack's). */
 int ct_bytes_pack(const ct_bytes *v, MPI_Comm comm);
 int ct_bytes_unpack(const ct_bytes *v, MPI_Comm comm);
 
