@@ -51,9 +51,9 @@
  * block point-to-point (every rank reads that from every header, so all
  * agree: ct_shm_stream.all_direct), the next P2P_RUN Alltoallv calls on the
  * communicator with the same large send every block point-to-point without
- * the window (all_p2p,
- * with the user's counts and types, as the MPI library would), and the call
- * after them runs the rounds again to see whether that still holds. Blocks
+ * the window (all_p2p, with the user's counts and types, as the MPI library
+ * would), and the call after them runs the rounds again to see whether that
+ * still holds. Blocks
  * that have become small meanwhile cost at most P2P_RUN calls at the
  * point-to-point speed.
  *

@@ -144,7 +144,8 @@ int ct_bytes_init(ct_bytes *v, const void *buf, int n, ct_vec counts, ct_vec dis
 {
     *v = (ct_bytes){.buf = (char *)buf, .counts = counts, .displs = displs, .type = type, .n = n};
     const int rc = ct_type_info(type, &v->t);
-    v->staged = !v->t.contig || (stream && !back_to_back(v));
+    if (rc == MPI_SUCCESS) /* v->t is read only once it is known */
+        v->staged = !v->t.contig || (stream && !back_to_back(v));
     return rc;
 }
 

@@ -126,9 +126,11 @@ typedef struct ct_shm_stream {
     int all_direct; /* the last exchange put no byte in the window and some member
                        marked a block direct: read from every member's header in
                        round 0, so the same on every member */
-    int p2p_left;   /* the caller's own (alltoallv_shm.c): calls to make without the
-                       window, the same on every member, and the block size */
-    long p2p_limit; /* from which they were found to travel point-to-point */
+    /* The caller's own (alltoallv_shm.c), the same on every member: calls
+     * still to make without the window, and the direct limit under which
+     * the run was found. */
+    int p2p_left;
+    long p2p_limit;
     unsigned long seq0;  /* the half round 0 of the last exchange used */
 } ct_shm_stream;
 
