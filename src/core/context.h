@@ -12,6 +12,7 @@
 #define CT_CONTEXT_H
 
 #include "core/ct_common.h"
+#include "core/state.h"
 
 typedef struct ct_topo {
     int N;           /* nodes */
@@ -102,6 +103,10 @@ typedef struct ct_ctx {
         size_t size;
     } buf[CT_CTX_NBUFS]; /* ct_ctx_buffer() */
     size_t call_extra; /* extra memory the current call used, for statistics */
+    /* Bit c set: every call of collective c on this communicator goes to the
+     * MPI library's own routine, unseen (the decision layer sets it: see
+     * ct_ctx_forwards). */
+    unsigned forwards;
     /* The modules' objects (ct_ctx_ext), in order of creation. */
     struct {
         const ct_ctx_key *key;
@@ -114,6 +119,20 @@ typedef struct ct_ctx {
 int ct_ctx_get(MPI_Comm comm, ct_ctx **out);
 /* The context of comm if it already has one (*out NULL otherwise); local. */
 int ct_ctx_lookup(MPI_Comm comm, ct_ctx **out);
+
+/*
+ * Whether a call of collective coll on comm can go to the MPI library at
+ * once: comm is the communicator whose context was looked up last (the
+ * cache ct_ctx_get keeps where one thread calls MPI at a time) and bit coll
+ * of its forwards is set. Local, no MPI call: the interception's fast path
+ * for a communicator the rules leave to the MPI library.
+ */
+static inline int ct_ctx_forwards(MPI_Comm comm, unsigned coll)
+{
+    const ct_state *st = ct_state_get();
+    const ct_ctx *ctx = st->last.ctx;
+    return ctx != NULL && st->last.comm == comm && (ctx->forwards >> coll & 1u);
+}
 
 /* A scratch buffer of at least n bytes, owned by ctx (valid until the next call). */
 void *ct_ctx_scratch(ct_ctx *ctx, size_t n);

@@ -428,6 +428,10 @@ int ct_decide(ct_ctx *ctx, ct_decide_input *call, const ct_spec *forced, ct_choi
             !call->used_msg_size) {
             s->cached[call->coll].valid = 1;
             s->cached[call->coll].choice = *out;
+            /* Forwarded every time, and nothing to count: the shim may skip
+             * the driver (ct_ctx_forwards). */
+            if (out->alg == s->fallback[call->coll] && !cfg->set.stats)
+                ctx->forwards |= 1u << call->coll;
         }
     }
     if (rc == MPI_SUCCESS && cfg->set.verbose) /* tested here: the call is the hot path */

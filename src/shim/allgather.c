@@ -24,10 +24,10 @@ int ct_shim_fwd_allgatherv(const ct_allgatherv_args *a)
                            a->recvcounts.v, a->displs.v, a->recvtype, a->comm);
 }
 
-int ct_shim_serves_inter(const void *sendbuf, MPI_Comm comm)
+int ct_shim_serves_inter(const void *sendbuf, MPI_Comm comm, ct_coll coll)
 {
     int inter = 0;
-    return sendbuf != MPI_IN_PLACE && ct_shim_active(comm) &&
+    return sendbuf != MPI_IN_PLACE && !ct_ctx_forwards(comm, coll) && ct_shim_active(comm) &&
            PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter;
 }
 
@@ -36,7 +36,7 @@ int ct_shim_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 {
     ct_allgather_args a = {sendbuf,  sendcount, sendtype, recvbuf, recvcount,
                            recvtype, comm,      ct_shim_fwd_allgather};
-    if (!ct_shim_serves_inter(sendbuf, comm))
+    if (!ct_shim_serves_inter(sendbuf, comm, CT_COLL_ALLGATHER_INTER))
         return ct_shim_fwd_allgather(&a);
     return ct_shim_return(comm, ct_allgather_inter_dispatch(&a, NULL));
 }
@@ -54,7 +54,7 @@ int ct_shim_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype
                             recvtype,
                             comm,
                             ct_shim_fwd_allgatherv};
-    if (!ct_shim_serves_inter(sendbuf, comm))
+    if (!ct_shim_serves_inter(sendbuf, comm, CT_COLL_ALLGATHERV_INTER))
         return ct_shim_fwd_allgatherv(&a);
     return ct_shim_return(comm, ct_allgatherv_inter_dispatch(&a, NULL));
 }

@@ -28,7 +28,7 @@ int ct_shim_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
 {
     ct_allgather_args a = {sendbuf,  sendcount, sendtype, recvbuf, recvcount,
                            recvtype, comm,      ct_shim_fwd_allgather_c};
-    if (!ct_shim_serves_inter(sendbuf, comm))
+    if (!ct_shim_serves_inter(sendbuf, comm, CT_COLL_ALLGATHER_INTER))
         return ct_shim_fwd_allgather_c(&a);
     return ct_shim_return(comm, ct_allgather_inter_dispatch(&a, NULL));
 }
@@ -46,7 +46,7 @@ int ct_shim_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype 
                             recvtype,
                             comm,
                             ct_shim_fwd_allgatherv_c};
-    if (!ct_shim_serves_inter(sendbuf, comm))
+    if (!ct_shim_serves_inter(sendbuf, comm, CT_COLL_ALLGATHERV_INTER))
         return ct_shim_fwd_allgatherv_c(&a);
     return ct_shim_return(comm, ct_allgatherv_inter_dispatch(&a, NULL));
 }

@@ -48,7 +48,7 @@ int ct_shim_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
                                                     ct_shim_fwd_alltoall);
     if (ct_alltoall_is_empty(&a))
         return ct_alltoall_forward_empty(&a);
-    if (!ct_shim_serves_intra(comm))
+    if (!ct_shim_serves_intra(comm, CT_COLL_ALLTOALL))
         return ct_shim_fwd_alltoall(&a);
     return ct_shim_return(comm, ct_alltoallv_dispatch(&a, NULL));
 }

@@ -25,7 +25,7 @@ int ct_shim_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
                                                     recvcount, recvtype, comm, ct_shim_fwd_alltoall_c);
     if (ct_alltoall_is_empty(&a))
         return ct_alltoall_forward_empty(&a);
-    if (!ct_shim_serves_intra(comm))
+    if (!ct_shim_serves_intra(comm, CT_COLL_ALLTOALL))
         return ct_shim_fwd_alltoall_c(&a);
     return ct_shim_return(comm, ct_alltoallv_dispatch(&a, NULL));
 }

@@ -41,7 +41,7 @@ int ct_shim_alltoallv(const void *sendbuf, const int sendcounts[], const int sdi
     ct_alltoallv_args a = ct_shim_describe_alltoallv(sendbuf, sendcounts, sdispls, sendtype,
                                                      recvbuf, recvcounts, rdispls, recvtype,
                                                      comm);
-    if (!ct_shim_serves_intra(comm))
+    if (!ct_shim_serves_intra(comm, CT_COLL_ALLTOALLV))
         return ct_shim_fwd_alltoallv(&a);
     return ct_shim_return(comm, ct_alltoallv_dispatch(&a, NULL));
 }

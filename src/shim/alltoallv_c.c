@@ -49,7 +49,7 @@ int ct_shim_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
     ct_alltoallv_args a = ct_shim_describe_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype,
                                                        recvbuf, recvcounts, rdispls, recvtype,
                                                        comm);
-    if (!ct_shim_serves_intra(comm))
+    if (!ct_shim_serves_intra(comm, CT_COLL_ALLTOALLV))
         return fwd_alltoallv_c(&a);
     return ct_shim_return(comm, ct_alltoallv_dispatch(&a, NULL));
 }

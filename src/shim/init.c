@@ -128,9 +128,11 @@ int ct_shim_active(MPI_Comm comm)
     return !ct_settings_get()->disabled;
 }
 
-int ct_shim_serves_intra(MPI_Comm comm)
+int ct_shim_serves_intra(MPI_Comm comm, ct_coll coll)
 {
     int inter = 0;
+    if (ct_ctx_forwards(comm, coll))
+        return 0; /* the pass-through: nothing else to look up */
     return ct_shim_active(comm) && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter;
 }
 

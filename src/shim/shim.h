@@ -14,8 +14,10 @@
 int ct_shim_active(MPI_Comm comm);
 
 /* ct_shim_active(comm) and comm is an intra-communicator: the calls coltune
- * serves on intra-communicators (Alltoall, Alltoallv) go to the driver. */
-int ct_shim_serves_intra(MPI_Comm comm);
+ * serves on intra-communicators (Alltoall, Alltoallv) go to the driver.
+ * Not when the rules leave every call of coll on comm to the MPI library
+ * (ct_ctx_forwards): the pass-through then costs two loads and a compare. */
+int ct_shim_serves_intra(MPI_Comm comm, ct_coll coll);
 
 /* Hands a failure to the error handler of the user's communicator, as the
  * MPI library itself would, and returns rc. */
@@ -60,7 +62,7 @@ int ct_shim_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype
  * the driver checks the rest of the arguments). */
 int ct_shim_fwd_allgather(const ct_allgather_args *a);
 int ct_shim_fwd_allgatherv(const ct_allgatherv_args *a);
-int ct_shim_serves_inter(const void *sendbuf, MPI_Comm comm);
+int ct_shim_serves_inter(const void *sendbuf, MPI_Comm comm, ct_coll coll);
 
 #ifdef CT_HAVE_LARGE_COUNT
 /* The MPI-4 large-count forms (alltoallv_c.c, alltoall_c.c, allgather_c.c). */
