@@ -221,7 +221,7 @@ static int same_outcome(const outcome *a, const outcome *b)
         return 0;
     if (a->rc == MPI_SUCCESS &&
         (a->choice.alg != b->choice.alg || a->choice.rule_line != b->choice.rule_line ||
-         a->choice.forced != b->choice.forced ||
+         a->choice.forced != b->choice.forced || a->choice.adapt != b->choice.adapt ||
          memcmp(a->choice.params, b->choice.params,
                 (size_t)a->choice.alg->nparams * sizeof a->choice.params[0]) != 0))
         return 0;
@@ -239,11 +239,19 @@ static void format_choice(const outcome *out, char *spec, size_t slen, char *whe
         snprintf(where, wlen, "the call returns an error (COLTUNE_FALLBACK=error)");
         return;
     }
-    ct_spec_format_resolved(out->choice.alg, out->choice.params, spec, slen);
+    if (out->choice.adapt && out->choice.adapt_rule != NULL && out->choice.adapt_rule->ncands)
+        snprintf(spec, slen, "adapt (learns online among %d listed candidates and pmpi)",
+                 out->choice.adapt_rule->ncands);
+    else if (out->choice.adapt)
+        snprintf(spec, slen, "adapt (learns online among every algorithm)");
+    else
+        ct_spec_format_resolved(out->choice.alg, out->choice.params, spec, slen);
     if (out->empty)
         snprintf(where, wlen, "empty call, no byte to move");
     else if (out->choice.forced)
         snprintf(where, wlen, "forced");
+    else if (out->choice.adapt && out->choice.rule_line == 0)
+        snprintf(where, wlen, "COLTUNE_ADAPT");
     else if (out->choice.rule_line > 0)
         snprintf(where, wlen, "rule line %d", out->choice.rule_line);
     else

@@ -18,6 +18,22 @@ int ct_drive_run(const ct_driver *d, ct_ctx *ctx, const ct_choice *ch, const ct_
     return rc;
 }
 
+/* A learner's timed call (select/adapt.h): run whatever the turn chose, even where
+ * it forwards, and report this rank's time; every rank reports every timed
+ * call, whatever it returned, so the round ends at the same call on all. */
+static int drive_turn(const ct_driver *d, ct_ctx *ctx, const ct_choice *ch,
+                      const ct_decide_input *in)
+{
+    const double t0 = PMPI_Wtime();
+    int rc;
+    if (!ch->fallback && !d->usable(in->args, ctx))
+        rc = d->forward(in->args);
+    else
+        rc = ct_drive_run(d, ctx, ch, in);
+    const int rc_record = ct_adapt_record(ctx, &ch->turn, PMPI_Wtime() - t0);
+    return rc != MPI_SUCCESS ? rc : rc_record;
+}
+
 int ct_drive(const ct_driver *d, MPI_Comm comm, ct_decide_input *in, const ct_spec *forced)
 {
     ct_ctx *ctx;
@@ -25,6 +41,8 @@ int ct_drive(const ct_driver *d, MPI_Comm comm, ct_decide_input *in, const ct_sp
     const int rc = ct_decide_call(comm, in, forced, &ctx, &ch);
     if (rc != MPI_SUCCESS)
         return rc;
+    if (ctx != NULL && ch.turn.timed)
+        return drive_turn(d, ctx, &ch, in);
     /* The fallback (pmpi) is the MPI library's routine: nothing to adapt, and
      * nothing to time unless the statistics count it. */
     if (ctx == NULL || (ch.fallback && !ct_settings_get()->stats) ||

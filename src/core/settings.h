@@ -34,7 +34,21 @@ typedef struct ct_settings {
     int test_sdde_piece; /* COLTUNE_TEST_SDDE_PIECE=b: the locality-aware sparse
                             exchanges cut aggregates into pieces of at most b
                             bytes (tests only); 0 none */
+    /* Online tuning (select/adapt.h). */
+    int adapt;         /* COLTUNE_ADAPT=1: every collective no variable forces learns */
+    int adapt_calls;   /* COLTUNE_ADAPT_CALLS: calls a learner's rounds may take */
+    int adapt_share;   /* COLTUNE_ADAPT_SHARE: percent of the collective's time its
+                          rounds may take while learning (100: no pacing) */
+    int adapt_recheck; /* COLTUNE_ADAPT_RECHECK: calls after a decision before it is
+                          re-checked (doubling while it holds); 0 never */
+    int test_adapt_delay; /* COLTUNE_TEST_ADAPT_DELAY=us: the last rank sleeps up to
+                             us microseconds in each timed call (tests only) */
 } ct_settings;
+
+/* Defaults of the online tuning's budget (coltune(7), ADAPTIVE TUNING). */
+#define CT_ADAPT_CALLS_DEFAULT 1000
+#define CT_ADAPT_SHARE_DEFAULT 20
+#define CT_ADAPT_RECHECK_DEFAULT 20000
 
 /* Default of COLTUNE_SHM_WINDOW, and its bounds. */
 #define CT_SHM_WINDOW_DEFAULT ((size_t)256 << 10)

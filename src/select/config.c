@@ -36,7 +36,9 @@ ct_config *ct_config_global(void) { return &the_config; }
 static const char *const plain_vars[] = {
     "COLTUNE_RULES",    "COLTUNE_DISABLE", "COLTUNE_VERBOSE",    "COLTUNE_STATS",
     "COLTUNE_FALLBACK", "COLTUNE_PPN",     "COLTUNE_SHM_WINDOW", "COLTUNE_TEST_SHM_FAIL",
-    "COLTUNE_TEST_SDDE_PIECE", "COLTUNE_DEVICE",
+    "COLTUNE_TEST_SDDE_PIECE", "COLTUNE_DEVICE", "COLTUNE_ADAPT", "COLTUNE_ADAPT_OUT",
+    "COLTUNE_ADAPT_CALLS", "COLTUNE_ADAPT_SHARE", "COLTUNE_ADAPT_RECHECK",
+    "COLTUNE_TEST_ADAPT_DELAY",
 };
 
 int ct_config_known_variable(const char *name)
@@ -222,14 +224,39 @@ static void read_rules(ct_config *cfg, const char *(*get)(const char *))
              "; rules file ignored, every call uses pmpi");
 }
 
+static void set_defaults(ct_config *cfg)
+{
+    cfg->set.shm_window = CT_SHM_WINDOW_DEFAULT;
+    cfg->set.test_shm_fail = -1;
+    cfg->set.adapt_calls = CT_ADAPT_CALLS_DEFAULT;
+    cfg->set.adapt_share = CT_ADAPT_SHARE_DEFAULT;
+    cfg->set.adapt_recheck = CT_ADAPT_RECHECK_DEFAULT;
+}
+
+/* The online tuning's variables (select/adapt.h). */
+static void read_adapt(ct_config *cfg, const char *(*get)(const char *))
+{
+    read_int(cfg, get, "COLTUNE_ADAPT", 0, 1, "0 or 1", &cfg->set.adapt);
+    read_int(cfg, get, "COLTUNE_ADAPT_CALLS", 1, INT_MAX, "a call count >= 1",
+             &cfg->set.adapt_calls);
+    read_int(cfg, get, "COLTUNE_ADAPT_SHARE", 1, 100, "a percentage from 1 to 100",
+             &cfg->set.adapt_share);
+    read_int(cfg, get, "COLTUNE_ADAPT_RECHECK", 0, INT_MAX, "a call count >= 0 (0: never)",
+             &cfg->set.adapt_recheck);
+    read_int(cfg, get, "COLTUNE_TEST_ADAPT_DELAY", 1, 1000000, "microseconds from 1 to 1000000",
+             &cfg->set.test_adapt_delay);
+    const char *out = get("COLTUNE_ADAPT_OUT");
+    if (out != NULL && *out != '\0')
+        cfg->adapt_out = out;
+}
+
 static const char *plain_getenv(const char *name) { return getenv(name); }
 
 void ct_config_read(ct_config *cfg, const char *(*getenv_fn)(const char *name))
 {
     const char *(*get)(const char *) = getenv_fn ? getenv_fn : plain_getenv;
     memset(cfg, 0, sizeof *cfg);
-    cfg->set.shm_window = CT_SHM_WINDOW_DEFAULT;
-    cfg->set.test_shm_fail = -1;
+    set_defaults(cfg);
     read_int(cfg, get, "COLTUNE_DISABLE", 0, 1, "0 or 1", &cfg->set.disabled);
     read_int(cfg, get, "COLTUNE_VERBOSE", 0, 2, "0, 1 or 2", &cfg->set.verbose);
     read_int(cfg, get, "COLTUNE_STATS", 0, 1, "0 or 1", &cfg->set.stats);
@@ -241,6 +268,7 @@ void ct_config_read(ct_config *cfg, const char *(*getenv_fn)(const char *name))
              &cfg->set.test_shm_fail);
     read_int(cfg, get, "COLTUNE_TEST_SDDE_PIECE", 1, INT_MAX, "a byte count >= 1",
              &cfg->set.test_sdde_piece);
+    read_adapt(cfg, get);
     read_forced(cfg, get);
     read_rules(cfg, get);
 }
@@ -257,6 +285,5 @@ void ct_config_free(ct_config *cfg)
 {
     ct_rules_free(&cfg->rules);
     memset(cfg, 0, sizeof *cfg);
-    cfg->set.shm_window = CT_SHM_WINDOW_DEFAULT;
-    cfg->set.test_shm_fail = -1;
+    set_defaults(cfg);
 }

@@ -14,6 +14,8 @@ typedef struct ct_config {
     ct_ruleset rules;
     const char *rules_origin; /* "COLTUNE_RULES" or "default", for messages */
     const char *rules_path;   /* the file read (NULL: none), for coltune-info */
+    const char *adapt_out;    /* COLTUNE_ADAPT_OUT: where MPI_Finalize writes what the
+                                 learners found (NULL: nowhere) */
     int forced_set[CT_COLL_COUNT];
     ct_spec forced[CT_COLL_COUNT];
     /* Messages about bad input, reported once by one rank (ct_config_report). */

@@ -312,6 +312,12 @@ static int decide_by_rules(decision *d, ct_choice *out)
             return rc;
         if (!match)
             continue;
+        if (r->adapt) {
+            set_choice(out, r->spec.alg, NULL, r->line, 0);
+            out->adapt = 1;
+            out->adapt_rule = r;
+            return MPI_SUCCESS;
+        }
         rc = check_candidate(d, &r->spec, params, &why, buf, sizeof buf);
         if (rc != MPI_SUCCESS)
             return rc;
@@ -388,14 +394,149 @@ static void log_decision(ct_ctx *ctx, const ct_decide_input *call, const ct_choi
            where);
 }
 
+/* ------------------------------------------------------------------ */
+/* Online tuning (adapt.h)                                             */
+/* ------------------------------------------------------------------ */
+
+/* The collectives that learn: those the MPI library also serves (pmpi). */
+static int adaptable(ct_coll coll)
+{
+    return strcmp(ct_algorithm_fallback(coll)->name, "pmpi") == 0;
+}
+
+/* Can alg be a candidate on ctx? Not pmpi (always there), not an algorithm
+ * with a per-call restriction (checking it would cost every call an
+ * allreduce), nor one the communicator rules out. */
+static int candidate_ok(const ct_ctx *ctx, const ct_algorithm *alg)
+{
+    return alg != ct_algorithm_fallback(alg->coll) && !(alg->restrictions & CT_R_LOCAL_MASK) &&
+           comm_restriction(alg, &ctx->topo) == NULL;
+}
+
+static int add_candidate(ct_adapt_cand *c, int n, const ct_algorithm *alg, const long *params)
+{
+    for (int i = 0; i < n; i++)
+        if (c[i].alg == alg && memcmp(c[i].params, params, sizeof c[i].params) == 0)
+            return n;
+    if (n == CT_ADAPT_MAX_SLOTS - 2)
+        return n;
+    c[n].alg = alg;
+    memcpy(c[n].params, params, sizeof c[n].params);
+    return n + 1;
+}
+
+static int add_value(long *v, int n, long x)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] == x)
+            return n;
+    v[n] = x;
+    return n + 1;
+}
+
+/* A parameter whose range is wider than this is a size in bytes (shm's
+ * large), a threshold of the machine: only its default is tried (as
+ * coltune-tune's SIZE_PARAM_SPAN). */
+#define SIZE_PARAM_SPAN (1L << 20)
+
+/* alg with a small sweep of its parameters: each takes its default and the
+ * ends of its range (tuna's radix at P = 16: 2 and 16). */
+static int sweep(const ct_ctx *ctx, const ct_algorithm *alg, ct_adapt_cand *c, int n)
+{
+    long def[CT_MAX_PARAMS] = {0}, vals[CT_MAX_PARAMS][3];
+    int nv[CT_MAX_PARAMS], idx[CT_MAX_PARAMS] = {0};
+    ct_spec spec;
+    ct_spec_default(alg, &spec);
+    if (ct_spec_resolve(&spec, &ctx->shape, def, NULL, 0) != NULL)
+        return n; /* a parameter's range is empty on this communicator */
+    for (int i = 0; i < alg->nparams; i++) {
+        const long lo = ct_expr_eval(alg->params[i].min, &ctx->shape);
+        const long hi = ct_expr_eval(alg->params[i].max, &ctx->shape);
+        nv[i] = add_value(vals[i], 0, def[i]);
+        if (hi - lo > SIZE_PARAM_SPAN)
+            continue;
+        nv[i] = add_value(vals[i], nv[i], lo);
+        nv[i] = add_value(vals[i], nv[i], hi);
+    }
+    for (;;) { /* every combination, the last parameter fastest */
+        long params[CT_MAX_PARAMS] = {0};
+        for (int i = 0; i < alg->nparams; i++)
+            params[i] = vals[i][idx[i]];
+        n = add_candidate(c, n, alg, params);
+        int i = alg->nparams - 1;
+        while (i >= 0 && ++idx[i] == nv[i])
+            idx[i--] = 0;
+        if (i < 0)
+            return n;
+    }
+}
+
+/* The candidates of a learner on ctx: those an adapt rule lists, or every
+ * algorithm of the collective with its sweep (COLTUNE_ADAPT, or "adapt"). */
+static int adapt_candidates(const ct_ctx *ctx, ct_coll coll, const ct_rule *r, ct_adapt_cand *c)
+{
+    int n = 0;
+    if (r != NULL && r->ncands > 0) {
+        for (int i = 0; i < r->ncands; i++) {
+            long params[CT_MAX_PARAMS] = {0};
+            if (candidate_ok(ctx, r->cands[i].alg) &&
+                ct_spec_resolve(&r->cands[i], &ctx->shape, params, NULL, 0) == NULL)
+                n = add_candidate(c, n, r->cands[i].alg, params);
+        }
+        return n;
+    }
+    for (int i = 0; i < ct_algorithm_count(); i++) {
+        const ct_algorithm *alg = ct_algorithm_at(i);
+        if (alg->coll == coll && candidate_ok(ctx, alg))
+            n = sweep(ctx, alg, c, n);
+    }
+    return n;
+}
+
+/* A learner's call: its class (the message size where every rank knows it
+ * without communicating), its learner (made on the first call), and the
+ * candidate the learner runs now. */
+static int adapt_turn(ct_ctx *ctx, ct_decide_input *call, ct_choice *out)
+{
+    long msg_size = -1;
+    if (ct_coll_msg_size_known(call->coll)) {
+        ct_call_facts local = call->facts;
+        if (!call->have_facts) {
+            int rc = call->local_facts(call->args, ctx, &local);
+            if (rc != MPI_SUCCESS)
+                return rc;
+        }
+        msg_size = local.msg_size;
+    }
+    const int cls = ct_adapt_class(call->coll, msg_size);
+    struct ct_learner *l = ct_adapt_find(ctx, call->coll, cls);
+    if (l == NULL) {
+        ct_adapt_cand cands[CT_ADAPT_MAX_SLOTS - 2];
+        const int n = adapt_candidates(ctx, call->coll, out->adapt_rule, cands);
+        l = ct_adapt_create(ctx, call->coll, cls, cands, n, out->rule_line);
+        if (l == NULL)
+            return MPI_ERR_NO_MEM;
+    }
+    ct_adapt_cand c;
+    ct_adapt_next(l, !call->query, &out->turn, &c);
+    out->alg = c.alg;
+    memcpy(out->params, c.params, sizeof out->params);
+    return MPI_SUCCESS;
+}
+
 /* The decision itself: a forced spec (direct API, then the collective's
- * variable), else the rules. */
+ * variable), else COLTUNE_ADAPT, else the rules. */
 static int decide(decision *d, const ct_spec *forced, ct_choice *out)
 {
     const ct_config *cfg = d->cfg;
     const ct_coll coll = d->call->coll;
     if (forced == NULL && cfg->forced_set[coll])
         forced = &cfg->forced[coll];
+    if (forced == NULL && cfg->set.adapt && adaptable(coll)) {
+        set_choice(out, ct_algorithm_fallback(coll), NULL, 0, 0);
+        out->adapt = 1; /* COLTUNE_ADAPT: every call of coll learns */
+        return MPI_SUCCESS;
+    }
     if (forced == NULL)
         return decide_by_rules(d, out);
     long params[CT_MAX_PARAMS];
@@ -430,10 +571,12 @@ int ct_decide(ct_ctx *ctx, ct_decide_input *call, const ct_spec *forced, ct_choi
             s->cached[call->coll].choice = *out;
             /* Forwarded every time, and nothing to count: the shim may skip
              * the driver (ct_ctx_forwards). */
-            if (out->alg == s->fallback[call->coll] && !cfg->set.stats)
+            if (out->alg == s->fallback[call->coll] && !out->adapt && !cfg->set.stats)
                 ctx->forwards |= 1u << call->coll;
         }
     }
+    if (rc == MPI_SUCCESS && out->adapt)
+        return adapt_turn(ctx, call, out); /* the learner logs its decisions */
     if (rc == MPI_SUCCESS && cfg->set.verbose) /* tested here: the call is the hot path */
         log_decision(ctx, call, out);
     return rc;
@@ -464,7 +607,8 @@ int ct_decide_is_empty(ct_coll coll, long msg_size)
 
 int ct_decide_query(ct_ctx *ctx, ct_coll coll, long msg_size, ct_choice *out)
 {
-    ct_decide_input call = {.coll = coll, .have_facts = 1, .facts = {msg_size, 0, 0}};
+    ct_decide_input call = {.coll = coll, .have_facts = 1, .facts = {msg_size, 0, 0},
+                            .query = 1};
     if (ct_decide_is_empty(coll, msg_size)) {
         set_choice(out, ct_algorithm_fallback(coll), NULL, 0, 0);
         return MPI_SUCCESS;

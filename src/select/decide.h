@@ -14,6 +14,7 @@
 #define CT_DECIDE_H
 
 #include "core/context.h"
+#include "select/adapt.h"
 #include "select/config.h"
 #include "select/spec.h"
 
@@ -25,6 +26,13 @@ typedef struct ct_choice {
     int forced;    /* chosen through the environment or the direct API */
     int fallback;  /* alg is the collective's fallback (pmpi: the MPI library's
                       routine), as ct_decide_call() says */
+    /* Online tuning (adapt.h): the call is a learner's, chosen because of
+     * COLTUNE_ADAPT (adapt_rule NULL) or an adapt rule; turn says which of
+     * the learner's calls it is (the driver times a timed one and reports it
+     * with ct_adapt_record). */
+    int adapt;
+    const ct_rule *adapt_rule;
+    ct_adapt_turn turn;
 } ct_choice;
 
 /* Facts about one call that rules and restrictions may depend on. */
@@ -58,6 +66,8 @@ typedef struct ct_decide_input {
      * msg_size conditions then cost no communication. */
     int msg_size_is_global;
     int used_msg_size; /* the decision looked at msg_size: not cacheable */
+    int query; /* coltune_decision: a learner says what its next call runs
+                  without counting the call */
     /* Set by a driver that would rather not communicate to decide: where the
      * facts would be needed, ct_decide returns CT_DECIDE_NEEDS_FACTS instead
      * of computing them (nothing is cached, and the decision is not logged;

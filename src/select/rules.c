@@ -229,6 +229,48 @@ static int looks_like_condition(const token *t)
     return eq != NULL && (colon == NULL || eq < colon);
 }
 
+#define ADAPT "adapt"
+#define ADAPT_LEN (sizeof ADAPT - 1)
+
+static int is_adapt(const token *t)
+{
+    return t->len >= ADAPT_LEN && memcmp(t->text, ADAPT, ADAPT_LEN) == 0 &&
+           (t->len == ADAPT_LEN || t->text[ADAPT_LEN] == ':');
+}
+
+/* "adapt" or "adapt:spec|spec|...": the candidates are parsed as specs. */
+static int parse_adapt(reporter *rp, const line *ln, const token *t, ct_rule *rule)
+{
+    if (strcmp(ct_algorithm_fallback(rule->coll)->name, "pmpi") != 0)
+        return report(rp, ln, t->col, t->text, t->len,
+                      "adapt serves the collectives that have a pmpi algorithm");
+    rule->adapt = 1;
+    ct_spec_default(ct_algorithm_fallback(rule->coll), &rule->spec);
+    if (t->len == ADAPT_LEN)
+        return 0;
+    ct_spec cands[CT_RULE_MAX_CANDS];
+    size_t pos = ADAPT_LEN + 1;
+    int n = 0;
+    while (pos <= t->len) {
+        const char *bar = memchr(t->text + pos, '|', t->len - pos);
+        size_t end = bar ? (size_t)(bar - t->text) : t->len;
+        ct_parse_error perr;
+        if (n == CT_RULE_MAX_CANDS)
+            return report(rp, ln, t->col + pos, t->text, t->len,
+                          "more than %d adapt candidates", CT_RULE_MAX_CANDS);
+        if (ct_spec_parse(t->text + pos, end - pos, rule->coll, &cands[n++], &perr) != 0)
+            return report(rp, ln, t->col + pos + (size_t)perr.column, t->text, t->len, "%s",
+                          perr.message);
+        pos = end + 1;
+    }
+    rule->cands = malloc((size_t)n * sizeof *rule->cands);
+    if (rule->cands == NULL)
+        return report(rp, ln, t->col, t->text, t->len, "out of memory");
+    memcpy(rule->cands, cands, (size_t)n * sizeof *cands);
+    rule->ncands = n;
+    return 0;
+}
+
 static int parse_spec_token(reporter *rp, const line *ln, const token *t, ct_rule *rule)
 {
     if (looks_like_condition(t))
@@ -236,6 +278,8 @@ static int parse_spec_token(reporter *rp, const line *ln, const token *t, ct_rul
     if (find_key(t->text, t->len) >= 0)
         return report(rp, ln, t->col, t->text, t->len,
                       "missing algorithm spec (a condition is key=range)");
+    if (is_adapt(t))
+        return parse_adapt(rp, ln, t, rule);
     ct_parse_error perr;
     if (ct_spec_parse(t->text, t->len, rule->coll, &rule->spec, &perr) == 0)
         return 0;
@@ -335,6 +379,7 @@ int ct_rules_parse_report(const char *text, const char *name, ct_ruleset *out,
         if (parse_rule(&rp, &ln, &rule) != 0)
             continue;
         if (append_rule(&rs, &cap, &rule) != 0) {
+            free(rule.cands);
             out_of_memory(&rp);
             break;
         }
@@ -396,6 +441,8 @@ void ct_rules_free(ct_ruleset *rs)
 {
     if (rs == NULL)
         return;
+    for (int i = 0; i < rs->count; i++)
+        free(rs->rules[i].cands);
     free(rs->rules);
     free(rs->name);
     memset(rs, 0, sizeof *rs);

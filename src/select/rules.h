@@ -10,6 +10,8 @@
  * between them any of the condition keys comm_size, msg_size, nodes, ppn, each
  * at most once, with an inclusive range: "a-b", "a-", "-b", "a" or "*".
  * Numbers take k/m/g suffixes (powers of 1024). A key left out matches all.
+ * The spec "adapt", or "adapt:" and specs separated by '|', makes the calls
+ * the rule matches learn their algorithm online (select/adapt.h).
  */
 #ifndef CT_RULES_H
 #define CT_RULES_H
@@ -33,9 +35,18 @@ typedef struct ct_rule {
     unsigned key_mask; /* bit k set: range[k] is a condition ("*" and "0-" match
                           everything, so they leave the bit clear) */
     ct_range range[CT_KEY_COUNT];
-    ct_spec spec;
-    int line; /* 1-based line in the file */
+    ct_spec spec; /* for an adapt rule: the fallback (pmpi) */
+    int line;     /* 1-based line in the file */
+    /* "adapt" or "adapt:spec|spec|...": the matched calls learn online
+     * (select/adapt.h) among ncands candidates, or among every algorithm of
+     * the collective when ncands is 0. */
+    int adapt;
+    int ncands;
+    ct_spec *cands; /* owned by the rule set */
 } ct_rule;
+
+/* Candidates one adapt rule may list. */
+#define CT_RULE_MAX_CANDS 32
 
 typedef struct ct_ruleset {
     char *name; /* file path (or a label for in-memory text) */

@@ -8,6 +8,7 @@
 #include "core/device.h"
 #include "core/log.h"
 #include "core/state.h"
+#include "select/adapt.h"
 #include "select/config.h"
 #include "shim/shim.h"
 #include "stats.h"
@@ -55,6 +56,7 @@ static void state_init(int report_rank)
 static void state_free(void)
 {
     ct_config_free(ct_config_global());
+    ct_adapt_free();
     ct_stats_free();
     ct_device_release();
     ct_state_free();
@@ -91,7 +93,10 @@ int ct_shim_finalize(void)
 {
     ct_state *st = ct_state_get();
     if (st->init_done) {
-        if (ct_settings_get()->stats && st->mpi_init_seen)
+        const ct_config *cfg = ct_cfg();
+        if ((cfg->set.stats || cfg->adapt_out != NULL) && st->mpi_init_seen)
+            ct_adapt_finish(MPI_COMM_WORLD, cfg->adapt_out, cfg->set.stats);
+        if (cfg->set.stats && st->mpi_init_seen)
             ct_stats_report(MPI_COMM_WORLD);
         st->finalizing = 1;
         ct_ctx_release_predefined();

@@ -1,0 +1,690 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * adapt.c - the online learner (adapt.h).
+ */
+#include "select/adapt.h"
+#include "core/log.h"
+#include "core/state.h"
+#include "select/spec.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef enum phase { PHASE_WARM, PHASE_EXPLORE, PHASE_DECIDED } phase;
+
+#define CT_ADAPT_BURST 2 /* calls in a turn of a round (as coltune-tune --burst) */
+
+/* What a learner has found, kept by the process after its communicator is
+ * freed (for COLTUNE_ADAPT_OUT and COLTUNE_STATS): the same on every rank of
+ * the communicator, as everything in it was agreed. */
+typedef struct learned {
+    double leader; /* the communicator: world rank and context serial of its rank 0 */
+    int coll, cls, rule_line;
+    long P, N, Q;
+    int decided, kind; /* kind: ct_verdict_kind of the decision */
+    char spec[160];    /* the choice (decided) or the best so far */
+    ct_estimate est;   /* its speedup over pmpi (n 0: pmpi) */
+    double noise;
+    int ncands, nrounds;
+    long calls, explore_calls;
+    double explore_time, agree_time;
+} learned;
+
+typedef struct ct_learner {
+    ct_coll coll;
+    int cls, rule_line;
+    int nslots; /* 2 + candidates */
+    ct_adapt_cand slot[CT_ADAPT_MAX_SLOTS];
+    phase ph;
+    int recheck;    /* this exploration re-checks the decision */
+    uint64_t alive; /* the slots the rounds run */
+    int nrounds;    /* judged rounds in t */
+    double *t;      /* [max_rounds][nslots] agreed slowest-rank times */
+    /* The round in progress: nturns turns of burst calls each, slot
+     * order[i] in turn i, whose last call is timed; pos counts its calls. */
+    int order[CT_ADAPT_MAX_SLOTS], nturns, burst, pos;
+    double local[CT_ADAPT_MAX_SLOTS]; /* this rank's times in it */
+    long exploit_left;     /* calls of best before the next round (the share) */
+    double best_time;      /* an exploit call's estimated time */
+    double exploit_time;   /* estimated time of the calls between rounds */
+    int best, choice;      /* slots: the best so far, the decision */
+    ct_verdict v;          /* the last verdict */
+    long calls, explore_calls, next_check, check_gap;
+    double explore_time, agree_time, leader;
+    double warm_time; /* of the warm-up round, in explore_time */
+    int record;       /* index in the_learned */
+} ct_learner;
+
+/* The learners of one context, by collective and class. */
+typedef struct learners {
+    ct_learner *by[CT_COLL_COUNT][CT_ADAPT_CLASSES];
+} learners;
+
+/* What the learners of the process found (guarded by the state lock). */
+static struct {
+    learned *r;
+    ct_learner **live; /* [i]: the learner still updating r[i], NULL once freed */
+    int n, cap;
+} the_learned;
+
+static const ct_settings *settings(void) { return ct_settings_get(); }
+
+static ct_judge_knobs knobs(int nrounds_now, int force)
+{
+    ct_judge_knobs kn = ct_judge_knobs_default();
+    if (force) /* the budget ran out: what the evidence says now */
+        kn.max_rounds = nrounds_now;
+    return kn;
+}
+
+int ct_adapt_class(ct_coll coll, long msg_size)
+{
+    if (!ct_coll_msg_size_known(coll))
+        return -1;
+    int c = 0;
+    while (msg_size > 0 && c < CT_ADAPT_CLASSES - 2) {
+        msg_size >>= 1;
+        c++;
+    }
+    return c;
+}
+
+/* ------------------------------------------------------------------ */
+/* Records                                                             */
+/* ------------------------------------------------------------------ */
+
+static void fill_record(const ct_learner *l, const ct_ctx *ctx, learned *r)
+{
+    const int s = l->ph == PHASE_DECIDED ? l->choice : l->best;
+    r->leader = l->leader;
+    r->coll = l->coll;
+    r->cls = l->cls;
+    r->rule_line = l->rule_line;
+    if (ctx != NULL) {
+        r->P = ctx->shape.P;
+        r->N = ctx->shape.N;
+        r->Q = ctx->shape.Q;
+    }
+    r->decided = l->ph == PHASE_DECIDED;
+    r->kind = l->v.kind;
+    ct_spec_format_resolved(l->slot[s].alg, l->slot[s].params, r->spec, sizeof r->spec);
+    r->est = s > CT_ADAPT_AA ? l->v.est[s] : (ct_estimate){0, 0, 0, 0};
+    r->noise = l->v.noise;
+    r->ncands = l->nslots - 2;
+    r->nrounds = l->nrounds;
+    r->calls = l->calls;
+    r->explore_calls = l->explore_calls;
+    r->explore_time = l->explore_time;
+    r->agree_time = l->agree_time;
+}
+
+/* Keeps what l found (at the end of each round and when it is freed). */
+static void sync_record(ct_learner *l, const ct_ctx *ctx, int release)
+{
+    ct_state *st = ct_state_get();
+    ct_state_lock(st);
+    if (l->record < 0 && the_learned.n == the_learned.cap) {
+        int cap = the_learned.cap ? 2 * the_learned.cap : 16;
+        learned *r = realloc(the_learned.r, (size_t)cap * sizeof *r);
+        if (r != NULL)
+            the_learned.r = r;
+        ct_learner **live = realloc(the_learned.live, (size_t)cap * sizeof *live);
+        if (live != NULL)
+            the_learned.live = live;
+        if (r != NULL && live != NULL)
+            the_learned.cap = cap;
+    }
+    if (l->record < 0 && the_learned.n < the_learned.cap) {
+        l->record = the_learned.n++;
+        memset(&the_learned.r[l->record], 0, sizeof the_learned.r[0]);
+    }
+    if (l->record >= 0) {
+        fill_record(l, ctx, &the_learned.r[l->record]);
+        the_learned.live[l->record] = release ? NULL : l;
+    }
+    ct_state_unlock(st);
+}
+
+/* ------------------------------------------------------------------ */
+/* The learners of a context                                           */
+/* ------------------------------------------------------------------ */
+
+static int learners_create(ct_ctx *ctx, void *arg, void **obj)
+{
+    (void)ctx;
+    (void)arg;
+    *obj = calloc(1, sizeof(learners));
+    return *obj != NULL ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+static void learners_release(void *obj)
+{
+    learners *ls = obj;
+    for (int c = 0; c < CT_COLL_COUNT; c++)
+        for (int k = 0; k < CT_ADAPT_CLASSES; k++) {
+            ct_learner *l = ls->by[c][k];
+            if (l == NULL)
+                continue;
+            if (l->record >= 0) { /* keep the counts of the calls since its last round */
+                ct_state *st = ct_state_get();
+                ct_state_lock(st);
+                the_learned.r[l->record].calls = l->calls;
+                the_learned.live[l->record] = NULL;
+                ct_state_unlock(st);
+            }
+            free(l->t);
+            free(l);
+        }
+    free(ls);
+}
+
+static const ct_ctx_key learners_key = {"adapt", learners_create, learners_release};
+
+static ct_learner **slot_of(ct_ctx *ctx, ct_coll coll, int cls)
+{
+    void *obj;
+    (void)ct_ctx_ext(ctx, &learners_key, NULL, &obj);
+    return obj != NULL ? &((learners *)obj)->by[coll][cls + 1] : NULL;
+}
+
+struct ct_learner *ct_adapt_find(ct_ctx *ctx, ct_coll coll, int cls)
+{
+    ct_learner **p = slot_of(ctx, coll, cls);
+    return p != NULL ? *p : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Rounds                                                              */
+/* ------------------------------------------------------------------ */
+
+/* The next round: every live slot's turn, the order rotated by the round's
+ * number so that no candidate always follows the same one. A turn is
+ * CT_ADAPT_BURST calls, the last timed: the first absorbs what the slot
+ * before left (ranks leaving it at different times), so the timed one runs
+ * as in a run of its own, warm. The warm-up runs each candidate and pmpi
+ * once, untimed by the judge. */
+static void plan_round(ct_learner *l)
+{
+    int n = 0, list[CT_ADAPT_MAX_SLOTS];
+    for (int k = 0; k < l->nslots; k++)
+        if ((l->alive >> k & 1u) && !(l->ph == PHASE_WARM && k == CT_ADAPT_AA))
+            list[n++] = k;
+    for (int i = 0; i < n; i++)
+        l->order[i] = list[(i + l->nrounds) % n];
+    l->nturns = n;
+    l->burst = l->ph == PHASE_WARM ? 1 : CT_ADAPT_BURST;
+    l->pos = 0;
+    for (int k = 0; k < CT_ADAPT_MAX_SLOTS; k++)
+        l->local[k] = -1.0;
+}
+
+static uint64_t all_slots(int nslots)
+{
+    return nslots >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << nslots) - 1);
+}
+
+/* Starts measuring alive from scratch (the rounds' times are forgotten). */
+static void explore(ct_learner *l, uint64_t alive, int recheck)
+{
+    if (recheck) { /* the calls since the decision count as the others' time */
+        const double share = settings()->adapt_share / 100.0;
+        l->exploit_time = (l->explore_time - l->warm_time) * (1.0 - share) / share;
+    }
+    l->ph = l->ph == PHASE_WARM ? PHASE_WARM : PHASE_EXPLORE;
+    l->alive = alive;
+    l->recheck = recheck;
+    l->nrounds = 0;
+    l->exploit_left = 0;
+    plan_round(l);
+}
+
+static void log_decision(const ct_ctx *ctx, const ct_learner *l, const char *what)
+{
+    if (!settings()->verbose || ctx->decide_rank != 0)
+        return;
+    char spec[160], size[48] = "";
+    const int s = l->choice;
+    ct_spec_format_resolved(l->slot[s].alg, l->slot[s].params, spec, sizeof spec);
+    if (l->cls > 0)
+        snprintf(size, sizeof size, " (%ld-%ld B)", 1L << (l->cls - 1), (1L << l->cls) - 1);
+    const ct_estimate *e = &l->v.est[s];
+    ct_log("%s%s on %s#%d: adapt: %s %s, %.2fx [%.2f, %.2f] over pmpi (noise %.0f%%); "
+           "%d candidates, %d rounds, %ld calls, %.6f s exploring",
+           ct_coll_name(l->coll), size, ctx->name, ctx->serial, what, spec,
+           s > CT_ADAPT_AA ? e->point : 1.0, s > CT_ADAPT_AA ? e->lo : 1.0,
+           s > CT_ADAPT_AA ? e->hi : 1.0, 100.0 * l->v.noise, l->nslots - 2, l->nrounds,
+           l->explore_calls, l->explore_time);
+}
+
+/* COLTUNE_VERBOSE=2: each round's agreed times, in microseconds by slot. */
+static void log_round(const ct_ctx *ctx, const ct_learner *l, const double *t)
+{
+    char line[CT_ADAPT_MAX_SLOTS * 12] = "";
+    size_t used = 0;
+    if (settings()->verbose < 2 || ctx->decide_rank != 0)
+        return;
+    for (int k = 0; k < l->nslots && used < sizeof line; k++)
+        used += (size_t)snprintf(line + used, sizeof line - used, t[k] > 0 ? " %.1f" : " -",
+                                 1e6 * t[k]);
+    ct_log("%s on %s#%d: adapt: round %d (us by slot: pmpi, pmpi, candidates):%s",
+           ct_coll_name(l->coll), ctx->name, ctx->serial, l->nrounds, line);
+}
+
+static void decide(ct_ctx *ctx, ct_learner *l)
+{
+    const int before = l->choice, was_recheck = l->recheck;
+    const int choice = l->v.kind == CT_VERDICT_WIN ? l->v.winner : CT_ADAPT_BASE;
+    if (was_recheck && before > CT_ADAPT_AA && choice != before) {
+        /* The decision lost against pmpi: the application's calls changed;
+         * relearn from every candidate. */
+        log_decision(ctx, l, "demoted");
+        explore(l, all_slots(l->nslots), 0);
+        return;
+    }
+    l->ph = PHASE_DECIDED;
+    l->recheck = 0;
+    l->choice = choice;
+    if (was_recheck && choice == before)
+        l->check_gap *= 2; /* confirmed: look again later */
+    l->next_check = l->check_gap > 0 ? l->calls + l->check_gap : -1;
+    log_decision(ctx, l, was_recheck ? "re-checked" : "chose");
+}
+
+/* The calls of the best candidate so far to run before the next round, so
+ * that the rounds stay within COLTUNE_ADAPT_SHARE of the collective's time
+ * (the time the other calls would take is estimated from their rounds). */
+static void pace(ct_learner *l)
+{
+    const double share = settings()->adapt_share / 100.0;
+    const int b = l->v.best;
+    l->best = b > CT_ADAPT_AA && l->v.est[b].point > 1.0 ? b : CT_ADAPT_BASE;
+    double sum = 0;
+    int n = 0;
+    for (int r = 0; r < l->nrounds; r++)
+        if (l->t[r * l->nslots + l->best] > 0) {
+            sum += l->t[r * l->nslots + l->best];
+            n++;
+        }
+    l->best_time = n > 0 ? sum / n : 0;
+    if (share >= 1.0 || l->best_time <= 0)
+        return;
+    const double rounds = l->explore_time - l->warm_time;
+    const double others = rounds * (1.0 - share) / share - l->exploit_time;
+    if (others > 0)
+        l->exploit_left = (long)ceil(others / l->best_time);
+}
+
+/* The round is over: agree on its times, judge, and plan what follows. */
+static int end_round(ct_ctx *ctx, ct_learner *l)
+{
+    double buf[CT_ADAPT_MAX_SLOTS + 1];
+    const int n = l->nslots;
+    memcpy(buf, l->local, (size_t)n * sizeof *buf);
+    /* The communicator's identity, for the records: its rank 0's. */
+    buf[n] = ctx->decide_rank == 0
+                 ? (double)(ct_state_get()->log_rank + 1) * 1048576.0 + (double)ctx->serial
+                 : -1.0;
+    const double t0 = PMPI_Wtime();
+    int rc = PMPI_Allreduce(MPI_IN_PLACE, buf, n + 1, MPI_DOUBLE, MPI_MAX, ctx->decide_comm);
+    l->agree_time += PMPI_Wtime() - t0;
+    if (rc != MPI_SUCCESS) {
+        ct_log_mpi_error(rc, "MPI_Allreduce", __FILE__, __LINE__);
+        l->ph = PHASE_DECIDED; /* learn no more: pmpi */
+        l->choice = CT_ADAPT_BASE;
+        l->next_check = -1;
+        return rc;
+    }
+    l->leader = buf[n];
+    double sum = 0;
+    for (int k = 0; k < n; k++)
+        if (buf[k] > 0)
+            sum += buf[k];
+    l->explore_time += sum * l->burst; /* a turn's untimed calls took about as long */
+    if (l->ph == PHASE_WARM) {
+        /* Making each candidate's state is paid once, whatever the choice:
+         * it does not count against the share. */
+        l->warm_time = sum;
+        l->ph = PHASE_EXPLORE;
+        plan_round(l);
+        sync_record(l, ctx, 0);
+        return MPI_SUCCESS;
+    }
+    memcpy(&l->t[l->nrounds * n], buf, (size_t)n * sizeof *buf);
+    l->nrounds++;
+    log_round(ctx, l, buf);
+    const int out_of_budget = l->explore_calls >= settings()->adapt_calls;
+    const ct_judge_knobs kn = knobs(l->nrounds, out_of_budget);
+    const ct_judge_input in = {l->t, l->nrounds, n, l->alive};
+    ct_judge(&in, &kn, &l->v);
+    if (l->v.kind != CT_VERDICT_OPEN) {
+        decide(ctx, l);
+    } else {
+        l->alive = l->v.alive;
+        plan_round(l);
+        pace(l);
+    }
+    sync_record(l, ctx, 0);
+    return MPI_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* The learner's interface                                             */
+/* ------------------------------------------------------------------ */
+
+struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls,
+                                   const ct_adapt_cand *cands, int ncands, int rule_line)
+{
+    ct_learner **p = slot_of(ctx, coll, cls);
+    if (p == NULL)
+        return NULL;
+    ct_learner *l = calloc(1, sizeof *l);
+    if (l == NULL)
+        return NULL;
+    if (ncands > CT_ADAPT_MAX_SLOTS - 2)
+        ncands = CT_ADAPT_MAX_SLOTS - 2;
+    l->coll = coll;
+    l->cls = cls;
+    l->rule_line = rule_line;
+    l->nslots = 2 + ncands;
+    l->slot[CT_ADAPT_BASE].alg = l->slot[CT_ADAPT_AA].alg = ct_algorithm_fallback(coll);
+    memcpy(&l->slot[2], cands, (size_t)ncands * sizeof *cands);
+    l->t = malloc((size_t)ct_judge_knobs_default().max_rounds * (size_t)l->nslots *
+                  sizeof *l->t);
+    if (l->t == NULL) {
+        free(l);
+        return NULL;
+    }
+    l->record = -1;
+    l->check_gap = settings()->adapt_recheck;
+    l->ph = PHASE_WARM;
+    explore(l, all_slots(l->nslots), 0);
+    if (ncands == 0) { /* nothing to learn: pmpi */
+        l->ph = PHASE_DECIDED;
+        l->next_check = -1;
+    }
+    *p = l;
+    return l;
+}
+
+void ct_adapt_next(struct ct_learner *l, int advance, ct_adapt_turn *turn, ct_adapt_cand *out)
+{
+    int s;
+    turn->learner = l;
+    turn->timed = 0;
+    if (advance)
+        l->calls++;
+    if (l->ph == PHASE_DECIDED && advance && l->next_check >= 0 && l->calls >= l->next_check)
+        explore(l, l->choice > CT_ADAPT_AA
+                       ? (1u << CT_ADAPT_BASE) | (1u << CT_ADAPT_AA) | ((uint64_t)1 << l->choice)
+                       : all_slots(l->nslots),
+                1);
+    if (l->ph == PHASE_DECIDED) {
+        s = l->choice;
+    } else if (l->exploit_left > 0) {
+        s = l->best;
+        if (advance) {
+            l->exploit_left--;
+            l->exploit_time += l->best_time;
+        }
+    } else {
+        s = l->order[l->pos / l->burst];
+        turn->timed = l->pos % l->burst == l->burst - 1;
+        if (!turn->timed && advance) {
+            l->pos++;
+            l->explore_calls++;
+        }
+    }
+    turn->slot = s;
+    *out = l->slot[s];
+}
+
+/* COLTUNE_TEST_ADAPT_DELAY: the last rank of every communicator sleeps a
+ * random time up to that many microseconds in each timed call (tests). */
+static void test_delay(const ct_ctx *ctx, const ct_learner *l)
+{
+    const int us = settings()->test_adapt_delay;
+    if (us <= 0 || ctx->decide_rank != ctx->shape.P - 1)
+        return;
+    /* a hash of the call's place in the learner: no state, varies per call */
+    unsigned x = (unsigned)l->explore_calls * 2654435761u ^ (unsigned)l->nrounds * 40503u;
+    x ^= x >> 13;
+    struct timespec ts = {0, (long)(x % (unsigned)us) * 1000L};
+    nanosleep(&ts, NULL);
+}
+
+int ct_adapt_record(ct_ctx *ctx, const ct_adapt_turn *turn, double seconds)
+{
+    ct_learner *l = turn->learner;
+    if (l == NULL || !turn->timed)
+        return MPI_SUCCESS;
+    if (settings()->test_adapt_delay > 0) {
+        const double t0 = PMPI_Wtime();
+        test_delay(ctx, l);
+        seconds += PMPI_Wtime() - t0;
+    }
+    l->local[turn->slot] = seconds;
+    l->explore_calls++;
+    if (++l->pos < l->nturns * l->burst)
+        return MPI_SUCCESS;
+    return end_round(ctx, l);
+}
+
+/* ------------------------------------------------------------------ */
+/* At MPI_Finalize: what every learner of the job found                */
+/* ------------------------------------------------------------------ */
+
+static int cmp_learned(const void *a, const void *b)
+{
+    const learned *x = a, *y = b;
+    const long kx[] = {x->coll, x->P, x->N, x->Q, x->cls}, ky[] = {y->coll, y->P, y->N, y->Q, y->cls};
+    for (int i = 0; i < 5; i++)
+        if (kx[i] != ky[i])
+            return (kx[i] > ky[i]) - (kx[i] < ky[i]);
+    if (x->leader != y->leader)
+        return (x->leader > y->leader) - (x->leader < y->leader);
+    return (x->calls < y->calls) - (x->calls > y->calls); /* most calls first */
+}
+
+static int same_cell(const learned *x, const learned *y)
+{
+    return x->coll == y->coll && x->P == y->P && x->N == y->N && x->Q == y->Q &&
+           x->cls == y->cls;
+}
+
+/* One record per learner (the ranks of a communicator hold the same one):
+ * sorted, the first of each (cell, leader) kept, with the largest agreement
+ * time any rank spent. Records without a leader (a warm-up never finished)
+ * are left out. Returns the new count. */
+static int unique_learners(learned *r, int n)
+{
+    int m = 0;
+    qsort(r, (size_t)n, sizeof *r, cmp_learned);
+    for (int i = 0; i < n; i++) {
+        if (r[i].leader < 0)
+            continue;
+        if (m > 0 && same_cell(&r[m - 1], &r[i]) && r[m - 1].leader == r[i].leader) {
+            r[m - 1].agree_time = fmax(r[m - 1].agree_time, r[i].agree_time);
+            continue;
+        }
+        r[m++] = r[i];
+    }
+    return m;
+}
+
+static void size_range(const learned *r, int cls_hi, char *buf, size_t len)
+{
+    if (r->cls < 0)
+        snprintf(buf, len, "*");
+    else
+        snprintf(buf, len, "%ld-%ld", r->cls == 0 ? 0 : 1L << (r->cls - 1),
+                 (1L << cls_hi) - 1);
+}
+
+/* The choice of a cell (the learners of one collective, shape and size
+ * class): of its decided learners, the spec with the most calls. NULL when
+ * none decided. */
+static const learned *cell_choice(const learned *r, int n, long *calls, int *ncomms)
+{
+    const learned *best = NULL;
+    long best_calls = -1;
+    *ncomms = n;
+    for (int i = 0; i < n; i++) {
+        if (!r[i].decided)
+            continue;
+        long c = 0;
+        for (int j = 0; j < n; j++)
+            if (r[j].decided && strcmp(r[j].spec, r[i].spec) == 0)
+                c += r[j].calls;
+        if (c > best_calls) {
+            best = &r[i];
+            best_calls = c;
+        }
+    }
+    *calls = best_calls;
+    return best;
+}
+
+static void write_rules(FILE *f, const learned *r, int n)
+{
+    time_t now = time(NULL);
+    char when[64] = "";
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime(&now));
+    fprintf(f, "# coltune rules learned online (COLTUNE_ADAPT) on %s, written at MPI_Finalize.\n"
+               "# Use it as COLTUNE_RULES (without COLTUNE_ADAPT) to run these choices with no\n"
+               "# exploration; calls no rule matches run pmpi. Speedups are over pmpi, the\n"
+               "# median of paired rounds with its 95%% interval; the choice of a shape that\n"
+               "# several communicators learned is the one with the most calls.\n",
+            when);
+    for (int i = 0; i < n;) {
+        int j = i + 1, ncomms;
+        long calls;
+        while (j < n && same_cell(&r[i], &r[j]))
+            j++;
+        const learned *c = cell_choice(&r[i], j - i, &calls, &ncomms);
+        /* Next classes with the same choice join this rule's msg_size range. */
+        int k = j, cls_hi = r[i].cls;
+        while (c != NULL && r[i].cls >= 0 && k < n && r[k].coll == r[i].coll &&
+               r[k].P == r[i].P && r[k].N == r[i].N && r[k].Q == r[i].Q &&
+               r[k].cls == cls_hi + 1) {
+            int e = k + 1, nc2;
+            long calls2;
+            while (e < n && same_cell(&r[k], &r[e]))
+                e++;
+            const learned *c2 = cell_choice(&r[k], e - k, &calls2, &nc2);
+            if (c2 == NULL || strcmp(c2->spec, c->spec) != 0)
+                break;
+            cls_hi++;
+            k = e;
+        }
+        char size[64];
+        size_range(&r[i], cls_hi, size, sizeof size);
+        if (c == NULL) {
+            fprintf(f, "# %s comm_size=%ld nodes=%ld ppn=%ld msg_size=%s: still learning at "
+                       "MPI_Finalize (best so far: %s)\n",
+                    ct_coll_name((ct_coll)r[i].coll), r[i].P, r[i].N, r[i].Q, size, r[i].spec);
+        } else {
+            if (c->est.n > 0)
+                fprintf(f, "# %.2fx [%.2f, %.2f] over pmpi (noise %.0f%%), %d rounds of %d "
+                           "candidates, %ld calls on %d communicator(s)\n",
+                        c->est.point, c->est.lo, c->est.hi, 100.0 * c->noise, c->nrounds,
+                        c->ncands, calls, ncomms);
+            else
+                fprintf(f, "# no candidate beat pmpi (noise %.0f%%, %d rounds of %d candidates), "
+                           "%ld calls on %d communicator(s)\n",
+                        100.0 * c->noise, c->nrounds, c->ncands, calls, ncomms);
+            fprintf(f, "%-16s comm_size=%ld nodes=%ld ppn=%ld", ct_coll_name((ct_coll)c->coll),
+                    c->P, c->N, c->Q);
+            if (r[i].cls >= 0)
+                fprintf(f, " msg_size=%s", size);
+            fprintf(f, "  %s\n", c->spec);
+        }
+        i = k > j ? k : j;
+    }
+}
+
+static void print_stats(const learned *r, int n)
+{
+    printf("coltune adaptive tuning (one row per learner; exploring: calls and slowest-rank "
+           "time in rounds; agreeing: allreduce time, max over ranks)\n");
+    printf("%-16s %5s %5s %4s %-13s %9s %9s %12s %11s  %s\n", "collective", "P", "nodes", "ppn",
+           "msg_size", "calls", "exploring", "explore [s]", "agree [s]", "choice");
+    for (int i = 0; i < n; i++) {
+        char size[64], speed[64] = "";
+        size_range(&r[i], r[i].cls, size, sizeof size);
+        if (r[i].est.n > 0)
+            snprintf(speed, sizeof speed, " %.2fx [%.2f, %.2f]", r[i].est.point, r[i].est.lo,
+                     r[i].est.hi);
+        printf("%-16s %5ld %5ld %4ld %-13s %9ld %9ld %12.6f %11.6f  %s%s%s\n",
+               ct_coll_name((ct_coll)r[i].coll), r[i].P, r[i].N, r[i].Q, size, r[i].calls,
+               r[i].explore_calls, r[i].explore_time, r[i].agree_time, r[i].spec, speed,
+               r[i].decided ? "" : " (still learning)");
+    }
+    fflush(stdout);
+}
+
+int ct_adapt_finish(MPI_Comm comm, const char *path, int stats)
+{
+    int rc = MPI_SUCCESS, rank, size, n;
+    int *counts = NULL, *displs = NULL;
+    learned *all = NULL;
+    ct_state *st = ct_state_get();
+    ct_state_lock(st);
+    for (int i = 0; i < the_learned.n; i++)
+        if (the_learned.live[i] != NULL)
+            fill_record(the_learned.live[i], NULL, &the_learned.r[i]);
+    ct_state_unlock(st);
+    CT_CALL(PMPI_Comm_rank(comm, &rank));
+    CT_CALL(PMPI_Comm_size(comm, &size));
+    const int mine = the_learned.n * (int)sizeof(learned);
+    if (rank == 0) {
+        CT_ALLOC(counts, (size_t)size * sizeof *counts);
+        CT_ALLOC(displs, (size_t)size * sizeof *displs);
+    }
+    CT_CALL(PMPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, comm));
+    long total = 0;
+    if (rank == 0) {
+        for (int i = 0; i < size; i++) {
+            displs[i] = (int)total;
+            total += counts[i];
+        }
+        if (total > INT_MAX) { /* past what one Gatherv carries: rank 0's alone */
+            for (int i = 1; i < size; i++)
+                counts[i] = 0;
+            total = counts[0];
+        }
+        CT_ALLOC(all, total > 0 ? (size_t)total : 1);
+    }
+    CT_CALL(PMPI_Gatherv(the_learned.r, mine, MPI_BYTE, all, counts, displs, MPI_BYTE, 0, comm));
+    if (rank != 0 || total == 0)
+        goto out;
+    n = unique_learners(all, (int)(total / (long)sizeof(learned)));
+    if (stats)
+        print_stats(all, n);
+    if (path != NULL) {
+        FILE *f = fopen(path, "w");
+        if (f == NULL) {
+            ct_log("COLTUNE_ADAPT_OUT=%s: cannot write: %s", path, strerror(errno));
+        } else {
+            write_rules(f, all, n);
+            if (fclose(f) != 0)
+                ct_log("COLTUNE_ADAPT_OUT=%s: cannot write: %s", path, strerror(errno));
+        }
+    }
+out:
+    free(counts);
+    free(displs);
+    free(all);
+    return rc;
+}
+
+void ct_adapt_free(void)
+{
+    free(the_learned.r);
+    free(the_learned.live);
+    memset(&the_learned, 0, sizeof the_learned);
+}

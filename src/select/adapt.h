@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * adapt.h - online tuning: a learner per communicator and collective (and
+ * per message-size class where every rank knows the size) that tries the
+ * candidate algorithms on the application's own calls and keeps the fastest
+ * (COLTUNE_ADAPT=1, or a rule whose algorithm is adapt).
+ *
+ * Every rank runs the same candidate at the same call: which one is a
+ * function of the call's index among the learner's calls and of what all
+ * ranks agreed at the end of the previous round. A round runs pmpi, pmpi
+ * again (A/A) and each live candidate once, in an order rotated from round
+ * to round; at its end one allreduce (MPI_MAX, on the private communicator)
+ * gives every call's slowest-rank time, and adapt_judge.h's verdict drops
+ * losers or decides. The first round is a warm-up (each candidate makes its
+ * state: windows, node communicators) and is not judged. Between rounds the
+ * learner runs its best candidate so far until exploring is again within its
+ * share of the collective's time. After the decision a call costs a counter;
+ * a re-check after COLTUNE_ADAPT_RECHECK calls (doubling each time it
+ * confirms) measures the winner against pmpi again and relearns if it lost.
+ */
+#ifndef CT_ADAPT_H
+#define CT_ADAPT_H
+
+#include "algorithms.h"
+#include "core/context.h"
+#include "select/adapt_judge.h"
+
+/* A candidate: an algorithm and its parameters resolved for the communicator. */
+typedef struct ct_adapt_cand {
+    const ct_algorithm *alg;
+    long params[CT_MAX_PARAMS];
+} ct_adapt_cand;
+
+struct ct_learner;
+
+/* What one call runs for a learner: its slot, and whether the call is one of
+ * a round's (timed, then ct_adapt_record) or not. */
+typedef struct ct_adapt_turn {
+    struct ct_learner *learner; /* NULL: the call is not the learner's */
+    int slot;
+    int timed;
+} ct_adapt_turn;
+
+/* Message-size classes: 0 for 0 bytes, c >= 1 for [2^(c-1), 2^c - 1]; a
+ * collective whose size differs between ranks has one class, -1. */
+#define CT_ADAPT_CLASSES 50
+int ct_adapt_class(ct_coll coll, long msg_size);
+
+/* The learner of (coll, cls) on ctx, NULL when there is none yet. */
+struct ct_learner *ct_adapt_find(ct_ctx *ctx, ct_coll coll, int cls);
+
+/* Makes it, with the candidates that can serve the communicator (pmpi is
+ * added: slots 0 and 1); NULL when out of memory (the call then runs pmpi).
+ * rule_line: the rule that asked for it, 0 for COLTUNE_ADAPT. */
+struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls,
+                                   const ct_adapt_cand *cands, int ncands, int rule_line);
+
+/* The candidate the learner's next call runs; advance 0 only looks
+ * (coltune_decision), 1 counts the call. */
+void ct_adapt_next(struct ct_learner *l, int advance, ct_adapt_turn *turn, ct_adapt_cand *out);
+
+/* Records this rank's time of a timed call; at the end of a round, agrees
+ * on the round's times with the other ranks (one allreduce) and judges. Every
+ * rank calls it for every timed call, whatever the call returned. */
+int ct_adapt_record(ct_ctx *ctx, const ct_adapt_turn *turn, double seconds);
+
+/*
+ * At MPI_Finalize, collective over MPI_COMM_WORLD (comm: a private duplicate
+ * of it): what every learner of every rank decided is gathered on rank 0,
+ * which writes it to path as a rules file (path NULL: not written) and, with
+ * stats, prints per collective the calls and time spent exploring and the
+ * choices made.
+ */
+int ct_adapt_finish(MPI_Comm comm, const char *path, int stats);
+
+/* Frees what the learners recorded (after ct_adapt_finish). */
+void ct_adapt_free(void);
+
+#endif

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * adapt_judge.c - the learner's statistics (adapt_judge.h), as coltune-tune
+ * computes them (median_interval_ranks, paired_estimate, cell_noise, decide
+ * in scripts/coltune-tune.in).
+ */
+#include "select/adapt_judge.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+ct_judge_knobs ct_judge_knobs_default(void)
+{
+    return (ct_judge_knobs){.margin = 0.05,
+                            .noise_floor = 0.03,
+                            .confidence = 0.95,
+                            .halve_every = 2,
+                            .keep = 2,
+                            .min_drop = 3,
+                            .min_win = 6,
+                            .max_rounds = 24};
+}
+
+/* The number of samples below the median is Binomial(n, 1/2): [x(l),
+ * x(n-1-l)] misses the median with probability 2 P(B <= l). l is the largest
+ * rank that keeps this at most 1 - confidence. P(B = k) is computed in logs,
+ * so that no n underflows. */
+void ct_median_interval_ranks(int n, double confidence, int *lo, int *hi)
+{
+    const double alpha = 1.0 - confidence;
+    double cdf = 0.0;
+    int l = 0;
+    for (int k = 0; k < n / 2; k++) {
+        cdf += exp(lgamma(n + 1.0) - lgamma(k + 1.0) - lgamma(n - k + 1.0) - n * log(2.0));
+        if (2.0 * cdf > alpha)
+            break;
+        l = k;
+    }
+    *lo = l;
+    *hi = n > 0 ? n - 1 - l : 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+ct_estimate ct_judge_estimate(const ct_judge_input *in, int base, int k, double confidence)
+{
+    ct_estimate e = {0, 0, 0, 0};
+    double *ratios = malloc((size_t)(in->nrounds > 0 ? in->nrounds : 1) * sizeof *ratios);
+    if (ratios == NULL)
+        return e; /* no estimate: the candidate neither wins nor is dropped */
+    for (int r = 0; r < in->nrounds; r++) {
+        const double tb = in->t[r * in->nslots + base], tk = in->t[r * in->nslots + k];
+        if (tb > 0 && tk > 0)
+            ratios[e.n++] = tb / tk;
+    }
+    if (e.n > 0) {
+        int lo, hi;
+        qsort(ratios, (size_t)e.n, sizeof *ratios, cmp_double);
+        ct_median_interval_ranks(e.n, confidence, &lo, &hi);
+        e.point = e.n % 2 ? ratios[e.n / 2] : (ratios[e.n / 2 - 1] + ratios[e.n / 2]) / 2.0;
+        e.lo = ratios[lo];
+        e.hi = ratios[hi];
+    }
+    free(ratios);
+    return e;
+}
+
+/* The live candidate with the highest point (the first of equals), -1 when
+ * none has an estimate. */
+static int best_of(const ct_verdict *v, int nslots)
+{
+    int best = -1;
+    for (int k = CT_ADAPT_AA + 1; k < nslots; k++)
+        if ((v->alive >> k & 1u) && v->est[k].n > 0 &&
+            (best < 0 || v->est[k].point > v->est[best].point))
+            best = k;
+    return best;
+}
+
+/* Is live candidate j ranked above k (higher median; the lower slot of
+ * equals)? */
+static int ranks_above(const ct_verdict *v, int j, int k)
+{
+    return v->est[j].point > v->est[k].point || (v->est[j].point == v->est[k].point && j < k);
+}
+
+/* Drops the candidates that have had min_drop rounds and cannot beat pmpi by
+ * the margin (their interval's upper end stays below it); every halve_every
+ * rounds, the live candidates ranked in the lower half go too (at least keep
+ * stay). */
+static void drop_losers(ct_verdict *v, int nrounds, int nslots, const ct_judge_knobs *kn)
+{
+    for (int k = CT_ADAPT_AA + 1; k < nslots; k++) {
+        const ct_estimate *e = &v->est[k];
+        if ((v->alive >> k & 1u) && e->n >= kn->min_drop && e->hi < 1.0 + kn->margin)
+            v->alive &= ~((uint64_t)1 << k);
+    }
+    if (kn->halve_every <= 0 || nrounds % kn->halve_every != 0)
+        return;
+    int live = 0;
+    for (int k = CT_ADAPT_AA + 1; k < nslots; k++)
+        live += (int)(v->alive >> k & 1u);
+    int keep = (live + 1) / 2 > kn->keep ? (live + 1) / 2 : kn->keep;
+    uint64_t kept = v->alive & 3u;
+    for (int k = CT_ADAPT_AA + 1; k < nslots; k++) {
+        if (!(v->alive >> k & 1u))
+            continue;
+        int above = 0;
+        for (int j = CT_ADAPT_AA + 1; j < nslots; j++)
+            above += (v->alive >> j & 1u) && j != k && ranks_above(v, j, k);
+        if (above < keep)
+            kept |= (uint64_t)1 << k;
+    }
+    v->alive = kept;
+}
+
+void ct_judge(const ct_judge_input *in, const ct_judge_knobs *kn, ct_verdict *v)
+{
+    const int nslots = in->nslots < CT_ADAPT_MAX_SLOTS ? in->nslots : CT_ADAPT_MAX_SLOTS;
+    v->kind = CT_VERDICT_OPEN;
+    v->winner = CT_ADAPT_BASE;
+    v->alive = in->alive | (1u << CT_ADAPT_BASE) | (1u << CT_ADAPT_AA);
+    v->aa = ct_judge_estimate(in, CT_ADAPT_BASE, CT_ADAPT_AA, kn->confidence);
+    const double reach = v->aa.n > 0 ? fmax(v->aa.hi, 1.0 / v->aa.lo) - 1.0 : 0.0;
+    v->noise = fmax(kn->noise_floor, reach);
+    v->threshold = 1.0 + fmax(kn->margin, v->noise);
+    for (int k = 0; k < CT_ADAPT_MAX_SLOTS; k++)
+        v->est[k] = (ct_estimate){0, 0, 0, 0};
+    for (int k = CT_ADAPT_AA + 1; k < nslots; k++)
+        if (v->alive >> k & 1u)
+            v->est[k] = ct_judge_estimate(in, CT_ADAPT_BASE, k, kn->confidence);
+    drop_losers(v, in->nrounds, nslots, kn);
+    v->best = best_of(v, nslots);
+
+    /* The winner: of the candidates whose interval clears the threshold, the
+     * fastest; while a live candidate that has not won yet is faster by more
+     * than the margin, it gets more rounds (up to max_rounds). */
+    int winner = -1, contender = 0;
+    for (int k = CT_ADAPT_AA + 1; k < nslots; k++) {
+        const ct_estimate *e = &v->est[k];
+        if ((v->alive >> k & 1u) && e->n >= kn->min_win && e->lo >= v->threshold &&
+            (winner < 0 || e->point > v->est[winner].point))
+            winner = k;
+    }
+    if (winner >= 0)
+        for (int k = CT_ADAPT_AA + 1; k < nslots; k++)
+            if ((v->alive >> k & 1u) && k != winner &&
+                v->est[k].point > v->est[winner].point * (1.0 + kn->margin) &&
+                !(v->est[k].n >= kn->min_win && v->est[k].lo >= v->threshold))
+                contender = 1;
+    const int out_of_rounds = in->nrounds >= kn->max_rounds;
+    if (winner >= 0 && (!contender || out_of_rounds)) {
+        v->kind = CT_VERDICT_WIN;
+        v->winner = winner;
+    } else if ((v->alive >> (CT_ADAPT_AA + 1)) == 0) {
+        v->kind = CT_VERDICT_BASELINE;
+    } else if (out_of_rounds) {
+        v->kind = CT_VERDICT_NO_EVIDENCE;
+    }
+}

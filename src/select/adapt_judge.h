@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * adapt_judge.h - how the online learner (adapt.h) judges its measurements:
+ * the statistics of coltune-tune (scripts/coltune-tune.in), on the rounds of
+ * one learner. Pure functions of the agreed times, so every rank that holds
+ * the same times reaches the same verdict; no MPI.
+ *
+ * A round runs every live candidate once, interleaved; slot 0 is pmpi (the
+ * baseline), slot 1 pmpi again (the A/A pair that measures the noise), the
+ * others the candidates. A candidate's speedup is the median over rounds of
+ * pmpi's time / its time in the same round, with the distribution-free
+ * interval of the sign test (order statistics of the ratios). It wins when
+ * the interval's lower end clears 1 + max(margin, noise), noise being how far
+ * the A/A interval reaches from 1 (never below the floor).
+ */
+#ifndef CT_ADAPT_JUDGE_H
+#define CT_ADAPT_JUDGE_H
+
+#include <stdint.h>
+
+#define CT_ADAPT_BASE 0   /* slot of pmpi, the baseline */
+#define CT_ADAPT_AA 1     /* slot of pmpi's second copy (A/A) */
+#define CT_ADAPT_MAX_SLOTS 64 /* slots of a round: pmpi twice and the candidates */
+
+/* A speedup over pmpi and its confidence interval from n paired rounds. */
+typedef struct ct_estimate {
+    double point, lo, hi;
+    int n;
+} ct_estimate;
+
+/* The learner's knobs (settings.h has the variables that set them). */
+typedef struct ct_judge_knobs {
+    double margin;      /* a win must beat pmpi by this fraction (0.05) */
+    double noise_floor; /* the noise is never taken below this fraction (0.03) */
+    double confidence;  /* of the intervals (0.95) */
+    int halve_every;    /* every this many rounds, the slower half of the live
+                           candidates (by median speedup) is dropped (2) */
+    int keep;           /* halving keeps at least this many candidates (2) */
+    int min_drop;       /* rounds before a candidate that cannot beat pmpi by
+                           the margin is dropped (3) */
+    int min_win;        /* rounds before a candidate may win (6) */
+    int max_rounds;     /* rounds at most: then the evidence decides (24) */
+} ct_judge_knobs;
+
+/* The defaults above. */
+ct_judge_knobs ct_judge_knobs_default(void);
+
+/* The times of one learner: t[r * nslots + k] is the slowest rank's time of
+ * slot k in round r (r < nrounds), negative where slot k did not run. */
+typedef struct ct_judge_input {
+    const double *t;
+    int nrounds, nslots;
+    uint64_t alive; /* bit k: slot k still runs (bits 0 and 1 always set) */
+} ct_judge_input;
+
+typedef enum ct_verdict_kind {
+    CT_VERDICT_OPEN = 0,    /* measure another round */
+    CT_VERDICT_WIN,         /* slot `winner` beats pmpi */
+    CT_VERDICT_BASELINE,    /* no candidate can beat pmpi by the margin */
+    CT_VERDICT_NO_EVIDENCE  /* max_rounds reached without a win: pmpi */
+} ct_verdict_kind;
+
+typedef struct ct_verdict {
+    ct_verdict_kind kind;
+    int winner;         /* slot of the winner, CT_ADAPT_BASE unless WIN */
+    int best;           /* the live candidate with the highest point (-1: none) */
+    uint64_t alive;     /* the slots that run in the next round */
+    double noise, threshold;
+    ct_estimate aa;     /* pmpi against itself */
+    ct_estimate est[CT_ADAPT_MAX_SLOTS]; /* each candidate slot's estimate (n 0: none) */
+} ct_verdict;
+
+/* 0-based ranks (lo, hi) of the order statistics of n samples that bound
+ * their median with probability >= confidence; (0, n - 1) when n is too small
+ * (fewer than 6 at 95%). */
+void ct_median_interval_ranks(int n, double confidence, int *lo, int *hi);
+
+/* The speedup of slot k over slot base from the rounds where both ran
+ * (n 0 when none did). */
+ct_estimate ct_judge_estimate(const ct_judge_input *in, int base, int k, double confidence);
+
+/* Judges the rounds so far (see the file comment): drops candidates that
+ * cannot beat pmpi by the margin, halves the field every halve_every rounds
+ * (successive halving: the slower half by median goes), and says whether a
+ * candidate wins, pmpi does, or another round is needed. */
+void ct_judge(const ct_judge_input *in, const ct_judge_knobs *kn, ct_verdict *v);
+
+#endif

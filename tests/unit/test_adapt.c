@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test_adapt.c - the online learner's judgement (select/adapt_judge.h) on
+ * recorded timings, and the adapt rules: deterministic verdicts, ties, a
+ * noisy A/A pair, successive halving, losers dropped, a candidate that wins
+ * in one batch of rounds and loses in the next (a re-check), the sign-test
+ * ranks; "adapt" and "adapt:a|b" in a rules file, and what the decision
+ * without MPI says of them.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "select/adapt.h"
+#include "select/decide.h"
+
+#define MAXR 64
+
+/* Recorded rounds: t[r][k] in microseconds (the judge only takes ratios). */
+typedef struct rounds {
+    double t[MAXR * CT_ADAPT_MAX_SLOTS];
+    int n, nslots;
+} rounds;
+
+/* A round where slot k takes base[k] * (1 + jitter[k] * wobble(r)). */
+static double wobble(int r, int k) { return sin(1.7 * r + 2.3 * k); }
+
+static void add_round(rounds *rs, const double *base, const double *jitter)
+{
+    for (int k = 0; k < rs->nslots; k++)
+        rs->t[rs->n * rs->nslots + k] = base[k] * (1.0 + jitter[k] * wobble(rs->n, k));
+    rs->n++;
+}
+
+/* Runs rounds, as a learner does, until the verdict is not open: the slots
+ * dropped stop running (their times are negative). */
+static ct_verdict run(rounds *rs, const double *base, const double *jitter,
+                      const ct_judge_knobs *kn)
+{
+    ct_verdict v;
+    uint64_t alive = ((uint64_t)1 << rs->nslots) - 1;
+    for (;;) {
+        add_round(rs, base, jitter);
+        for (int k = 0; k < rs->nslots; k++)
+            if (!(alive >> k & 1u))
+                rs->t[(rs->n - 1) * rs->nslots + k] = -1.0;
+        ct_judge_input in = {rs->t, rs->n, rs->nslots, alive};
+        ct_judge(&in, kn, &v);
+        if (v.kind != CT_VERDICT_OPEN)
+            return v;
+        alive = v.alive;
+        assert_true(rs->n < kn->max_rounds); /* open past max_rounds never happens */
+    }
+}
+
+static void test_interval_ranks(void **state)
+{
+    (void)state;
+    int lo, hi;
+    ct_median_interval_ranks(5, 0.95, &lo, &hi); /* too few for 95%: the whole range */
+    assert_int_equal(lo, 0);
+    assert_int_equal(hi, 4);
+    ct_median_interval_ranks(6, 0.95, &lo, &hi); /* 2 P(B <= 0) = 1/32 */
+    assert_int_equal(lo, 0);
+    assert_int_equal(hi, 5);
+    ct_median_interval_ranks(10, 0.95, &lo, &hi); /* 2 P(B <= 1) = 0.021 */
+    assert_int_equal(lo, 1);
+    assert_int_equal(hi, 8);
+    ct_median_interval_ranks(2000, 0.95, &lo, &hi); /* no underflow */
+    assert_true(lo > 900 && lo < 1000 && hi == 1999 - lo);
+}
+
+/* pmpi 100, a candidate at 50 (2x) and one at 150: the 2x one wins at
+ * min_win rounds, the same way every time. */
+static void test_clear_winner_deterministic(void **state)
+{
+    (void)state;
+    const double base[] = {100, 100, 50, 150}, jitter[] = {0.02, 0.02, 0.02, 0.02};
+    const ct_judge_knobs kn = ct_judge_knobs_default();
+    rounds a = {.nslots = 4}, b = {.nslots = 4};
+    ct_verdict va = run(&a, base, jitter, &kn), vb = run(&b, base, jitter, &kn);
+    assert_int_equal(va.kind, CT_VERDICT_WIN);
+    assert_int_equal(va.winner, 2);
+    assert_int_equal(a.n, kn.min_win);
+    assert_true(va.est[2].point > 1.9 && va.est[2].point < 2.1);
+    assert_true(va.est[2].lo >= va.threshold);
+    assert_int_equal(vb.kind, va.kind);
+    assert_int_equal(vb.winner, va.winner);
+    assert_int_equal(b.n, a.n);
+    assert_true(va.est[2].point == vb.est[2].point && va.est[2].lo == vb.est[2].lo &&
+                va.est[2].hi == vb.est[2].hi && va.est[2].n == vb.est[2].n);
+}
+
+/* Two candidates with the same times: the first slot wins. */
+static void test_tie_first_slot(void **state)
+{
+    (void)state;
+    const double base[] = {100, 100, 60, 60}, jitter[] = {0.01, 0.01, 0, 0};
+    const ct_judge_knobs kn = ct_judge_knobs_default();
+    rounds rs = {.nslots = 4};
+    ct_verdict v = run(&rs, base, jitter, &kn);
+    assert_int_equal(v.kind, CT_VERDICT_WIN);
+    assert_int_equal(v.winner, 2);
+}
+
+/* pmpi against itself varies by 40%: a 1.2x candidate cannot clear the
+ * noise, and the learner keeps pmpi when its rounds run out. */
+static void test_noisy_aa_keeps_pmpi(void **state)
+{
+    (void)state;
+    const double base[] = {100, 100, 83}, jitter[] = {0.4, 0.4, 0.02};
+    const ct_judge_knobs kn = ct_judge_knobs_default();
+    rounds rs = {.nslots = 3};
+    ct_verdict v = run(&rs, base, jitter, &kn);
+    assert_true(v.noise > 0.2);
+    assert_int_equal(v.kind, CT_VERDICT_NO_EVIDENCE);
+    assert_int_equal(v.winner, CT_ADAPT_BASE);
+    assert_int_equal(rs.n, kn.max_rounds);
+}
+
+/* Every candidate slower than pmpi: all dropped after min_drop rounds, pmpi
+ * wins without waiting for max_rounds. */
+static void test_losers_dropped(void **state)
+{
+    (void)state;
+    const double base[] = {100, 100, 130, 200, 101}, jitter[] = {0.01, 0.01, 0.01, 0.01, 0.01};
+    const ct_judge_knobs kn = ct_judge_knobs_default();
+    rounds rs = {.nslots = 5};
+    ct_verdict v = run(&rs, base, jitter, &kn);
+    assert_int_equal(v.kind, CT_VERDICT_BASELINE);
+    assert_int_equal(v.winner, CT_ADAPT_BASE);
+    assert_int_equal(rs.n, kn.min_drop);
+    assert_int_equal(v.alive, 3u);
+}
+
+/* Eight candidates of distinct speeds: after halve_every rounds the slower
+ * half is gone, and the fastest wins. */
+static void test_successive_halving(void **state)
+{
+    (void)state;
+    double base[10] = {100, 100}, jitter[10] = {0};
+    for (int k = 2; k < 10; k++)
+        base[k] = 20.0 + 5.0 * k; /* slot 2 fastest (30), slot 9 slowest (65) */
+    const ct_judge_knobs kn = ct_judge_knobs_default();
+    rounds rs = {.nslots = 10};
+    uint64_t alive = (1u << 10) - 1;
+    ct_verdict v;
+    for (int r = 0; r < kn.halve_every; r++) {
+        add_round(&rs, base, jitter);
+        ct_judge_input in = {rs.t, rs.n, rs.nslots, alive};
+        ct_judge(&in, &kn, &v);
+        alive = v.alive;
+    }
+    assert_int_equal(v.kind, CT_VERDICT_OPEN);
+    assert_int_equal(alive, 3u | (0xfu << 2)); /* pmpi twice and slots 2-5 */
+    rs.n = 0;
+    v = run(&rs, base, jitter, &kn);
+    assert_int_equal(v.kind, CT_VERDICT_WIN);
+    assert_int_equal(v.winner, 2);
+}
+
+/* A candidate twice as fast as pmpi in one batch of rounds (it wins), then
+ * slower than pmpi in the next (the application changed phase: the re-check
+ * finds pmpi better). */
+static void test_win_then_lose(void **state)
+{
+    (void)state;
+    const double fast[] = {100, 100, 50}, slow[] = {100, 100, 140}, jitter[] = {0.03, 0.03, 0.03};
+    const ct_judge_knobs kn = ct_judge_knobs_default();
+    rounds first = {.nslots = 3}, second = {.nslots = 3};
+    ct_verdict v = run(&first, fast, jitter, &kn);
+    assert_int_equal(v.kind, CT_VERDICT_WIN);
+    assert_int_equal(v.winner, 2);
+    v = run(&second, slow, jitter, &kn);
+    assert_int_equal(v.kind, CT_VERDICT_BASELINE);
+    assert_int_equal(v.winner, CT_ADAPT_BASE);
+}
+
+/* Of two candidates that both clear the threshold, the faster wins. */
+static void test_fastest_winner(void **state)
+{
+    (void)state;
+    const double base[] = {100, 100, 70, 40}, jitter[] = {0.01, 0.01, 0.01, 0.01};
+    const ct_judge_knobs kn = ct_judge_knobs_default();
+    rounds rs = {.nslots = 4};
+    ct_verdict v = run(&rs, base, jitter, &kn);
+    assert_int_equal(v.kind, CT_VERDICT_WIN);
+    assert_int_equal(v.winner, 3);
+    assert_true(v.est[2].lo >= v.threshold);
+}
+
+static void test_size_classes(void **state)
+{
+    (void)state;
+    assert_int_equal(ct_adapt_class(CT_COLL_ALLTOALLV, 4096), -1); /* rank-local size */
+    assert_int_equal(ct_adapt_class(CT_COLL_ALLTOALL, 0), 0);
+    assert_int_equal(ct_adapt_class(CT_COLL_ALLTOALL, 1), 1);
+    assert_int_equal(ct_adapt_class(CT_COLL_ALLTOALL, 2), 2);
+    assert_int_equal(ct_adapt_class(CT_COLL_ALLTOALL, 3), 2);
+    assert_int_equal(ct_adapt_class(CT_COLL_ALLTOALL, 1024), 11);
+    assert_int_equal(ct_adapt_class(CT_COLL_ALLTOALL, 2047), 11);
+    assert_int_equal(ct_adapt_class(CT_COLL_ALLGATHER_INTER, 1L << 62), CT_ADAPT_CLASSES - 2);
+}
+
+/* adapt rules: parsed, their candidates kept, and the decision without MPI
+ * names them; COLTUNE_ADAPT makes every MPI collective adapt. */
+static void test_adapt_rules(void **state)
+{
+    (void)state;
+    static const char text[] = "alltoall msg_size=0-1k adapt:shm|tuna:radix=2|pmpi\n"
+                               "alltoallv adapt\n"
+                               "alltoall pairwise\n";
+    ct_config *cfg = ct_config_global();
+    memset(cfg, 0, sizeof *cfg);
+    assert_int_equal(ct_rules_parse_report(text, "t", &cfg->rules, NULL, NULL), 0);
+    assert_int_equal(cfg->rules.count, 3);
+    const ct_rule *r = &cfg->rules.rules[0];
+    assert_true(r->adapt);
+    assert_int_equal(r->ncands, 3);
+    assert_string_equal(r->cands[1].alg->name, "tuna");
+    assert_string_equal(r->spec.alg->name, "pmpi");
+    assert_true(cfg->rules.rules[1].adapt);
+    assert_int_equal(cfg->rules.rules[1].ncands, 0);
+    assert_false(cfg->rules.rules[2].adapt);
+
+    const ct_shape env = {8, 8, 1};
+    const ct_topo topo = {.N = 1, .Q = 8, .shared = 1};
+    ct_choice c;
+    ct_call_facts f = {512, 0, 0};
+    assert_int_equal(ct_decide_offline(cfg, CT_COLL_ALLTOALL, &env, &topo, &f, NULL, &c, NULL),
+                     MPI_SUCCESS);
+    assert_true(c.adapt);
+    assert_ptr_equal(c.adapt_rule, &cfg->rules.rules[0]);
+    assert_int_equal(c.rule_line, 1);
+    f.msg_size = 4096;
+    assert_int_equal(ct_decide_offline(cfg, CT_COLL_ALLTOALL, &env, &topo, &f, NULL, &c, NULL),
+                     MPI_SUCCESS);
+    assert_false(c.adapt);
+    assert_string_equal(c.alg->name, "pairwise");
+    cfg->set.adapt = 1; /* COLTUNE_ADAPT=1: before the rules */
+    assert_int_equal(ct_decide_offline(cfg, CT_COLL_ALLTOALL, &env, &topo, &f, NULL, &c, NULL),
+                     MPI_SUCCESS);
+    assert_true(c.adapt);
+    assert_null(c.adapt_rule);
+    /* the sparse exchanges have no pmpi: never adaptive */
+    assert_int_equal(
+        ct_decide_offline(cfg, CT_COLL_ALLTOALL_CRS, &env, &topo, &f, NULL, &c, NULL),
+        MPI_SUCCESS);
+    assert_false(c.adapt);
+    ct_config_free(cfg);
+
+    /* errors name the candidate */
+    int errors = ct_rules_parse_report("alltoall adapt:shm|nosuch\nalltoall_crs adapt\n"
+                                       "alltoall adaptive\n",
+                                       "t", &cfg->rules, NULL, NULL);
+    assert_int_equal(errors, 3);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_interval_ranks),
+        cmocka_unit_test(test_clear_winner_deterministic),
+        cmocka_unit_test(test_tie_first_slot),
+        cmocka_unit_test(test_noisy_aa_keeps_pmpi),
+        cmocka_unit_test(test_losers_dropped),
+        cmocka_unit_test(test_successive_halving),
+        cmocka_unit_test(test_win_then_lose),
+        cmocka_unit_test(test_fastest_winner),
+        cmocka_unit_test(test_size_classes),
+        cmocka_unit_test(test_adapt_rules),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
