@@ -66,7 +66,11 @@ void th_topology(int *Q, int *N)
 
 void th_init(int *argc, char ***argv)
 {
-    MPI_Init(argc, argv);
+    int provided;
+    if (getenv("TEST_THREAD_MULTIPLE") != NULL) /* the tests that use threads */
+        MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    else
+        MPI_Init(argc, argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &th.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &th.size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

@@ -1,0 +1,78 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Online tuning (tests/mpi/test_adapt.c): under COLTUNE_ADAPT=1 and under an
+# adapt rule, every call's result equals PMPI_'s and every rank runs the same
+# candidate at the same call, at many P, with re-checks every 50 calls; one
+# rank delayed at random; several communicators; MPI_THREAD_MULTIPLE; the
+# learned rules file (COLTUNE_ADAPT_OUT) checked by coltune-info and read back
+# with no exploration.
+#   CT_TEST_NP      the P values (default below)
+#   CT_TEST_QUICK=1 the P sweep only (the MPICH smoke run, the ASan build)
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/mpi/common.sh"
+prog="$top_builddir/tests/mpi/test_adapt"
+info="$top_builddir/info/coltune-info"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+for P in ${CT_TEST_NP:-1 2 3 5 8}; do
+    # from P = 2 the warm-up runs pmpi, pairwise, nonblocking, linear,
+    # scattered, tuna and shm at least
+    min=1
+    [ "$P" -ge 2 ] && min=7
+    check_run "adapt P=$P COLTUNE_ADAPT=1" \
+        with_env COLTUNE_ADAPT=1 COLTUNE_ADAPT_RECHECK=50 TEST_MIN_ALGS=$min -- \
+        run_mpi "$P" "$prog"
+done
+quick_finish "delays, adapt rules, threads and the learned rules file"
+
+# The last rank of every communicator sleeps up to 400 us in each timed call:
+# the times differ from rank to rank, the choices must not.
+check_run "adapt P=4 one rank delayed at random" \
+    with_env COLTUNE_ADAPT=1 COLTUNE_TEST_ADAPT_DELAY=400 COLTUNE_ADAPT_SHARE=100 -- \
+    run_mpi 4 "$prog"
+
+# An adapt rule with candidates, and one without: the other calls follow the
+# rules as usual.
+printf '%s\n' 'alltoallv comm_size=2- adapt:shm|pairwise|tuna:radix=2|pmpi' \
+    'alltoall msg_size=0-128 adapt' 'alltoall linear' > "$tmp/adapt.rules"
+check_run "adapt P=5 adapt rules" \
+    with_env COLTUNE_RULES="$tmp/adapt.rules" COLTUNE_FALLBACK=error -- run_mpi 5 "$prog"
+
+check_run "adapt P=3 MPI_THREAD_MULTIPLE, a communicator per thread" \
+    with_env COLTUNE_ADAPT=1 TEST_THREAD_MULTIPLE=1 TEST_FILTER=test_threads -- run_mpi 3 "$prog"
+
+# COLTUNE_ADAPT_OUT: rank 0 writes what every learner of the job decided
+# (those of communicators it is not in too: the row communicators of
+# test_many_comms), coltune-info finds it clean, and a run with it as
+# COLTUNE_RULES decides by its rules and explores nothing.
+learned() {
+    # 100 calls in rounds, unpaced: every learner decides within the run
+    with_env COLTUNE_ADAPT=1 COLTUNE_ADAPT_CALLS=100 COLTUNE_ADAPT_SHARE=100 COLTUNE_ADAPT_OUT="$tmp/learned.rules" \
+        COLTUNE_STATS=1 TEST_CALLS=240 -- run_mpi 4 "$prog" > "$tmp/out" 2>&1 ||
+        { cat "$tmp/out"; return 1; }
+    grep -q '^coltune adaptive tuning' "$tmp/out" || { echo "no adaptive tuning table"; return 1; }
+    grep -v '^#' "$tmp/learned.rules" | grep -q '^alltoallv *comm_size=4 nodes=1 ppn=4 ' ||
+        { echo "no alltoallv rule for P=4:"; cat "$tmp/learned.rules"; return 1; }
+    # rows of 2 ranks: rank 0 is in one of the two
+    grep -v '^#' "$tmp/learned.rules" | grep -q '^alltoallv *comm_size=2 ' ||
+        { echo "no rule for the row communicators:"; cat "$tmp/learned.rules"; return 1; }
+    grep -q '^# [0-9.]*x \[[0-9.]*, [0-9.]*\] over pmpi\|^# no candidate beat pmpi' \
+        "$tmp/learned.rules" || { echo "no measured ratio:"; cat "$tmp/learned.rules"; return 1; }
+    "$info" --check "$tmp/learned.rules" > "$tmp/check" 2>&1 ||
+        { echo "coltune-info --check:"; cat "$tmp/check"; return 1; }
+    spec=$(grep -v '^#' "$tmp/learned.rules" | grep '^alltoallv *comm_size=4 ' | awk '{print $NF}')
+    with_env COLTUNE_RULES="$tmp/learned.rules" COLTUNE_VERBOSE=1 COLTUNE_STATS=1 -- \
+        run_mpi 4 "$prog" > "$tmp/again" 2>&1 || { cat "$tmp/again"; return 1; }
+    if grep -q 'adaptive tuning\|: adapt:' "$tmp/again"; then
+        echo "the learned rules explored again:"
+        cat "$tmp/again"
+        return 1
+    fi
+    grep -q "alltoallv on .*: $spec \[rule line" "$tmp/again" || {
+        echo "the learned choice $spec was not used:"
+        cat "$tmp/again"
+        return 1
+    }
+}
+check_run "adapt P=4 COLTUNE_ADAPT_OUT read back" learned
+finish
