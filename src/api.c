@@ -59,9 +59,10 @@ static int alltoallv_named2(const ct_alltoallv_args *a, const char *name, const 
     const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, \
         void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,   \
         MPI_Comm comm
-#define A2AV_ARGS                                                                         \
-    ct_shim_describe_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, \
-                               rdispls, recvtype, comm)
+#define A2AV_ARGS                                                                          \
+    ct_shim_describe_alltoallv(sendbuf, ct_vec_int(sendcounts), ct_vec_int(sdispls), sendtype, \
+                               recvbuf, ct_vec_int(recvcounts), ct_vec_int(rdispls), recvtype, \
+                               comm, ct_shim_fwd_alltoallv)
 
 /* Every spec-string Alltoall(v) entry point: its description a, the spec
  * (NULL: decide as the intercepted call would), the same driver. */
@@ -101,9 +102,9 @@ CT_EXPORT int coltune_alltoallv_c(const char *spec_text, const void *sendbuf,
                                   const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                                   MPI_Datatype recvtype, MPI_Comm comm)
 {
-    ct_alltoallv_args a = ct_shim_describe_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype,
-                                                       recvbuf, recvcounts, rdispls, recvtype,
-                                                       comm);
+    ct_alltoallv_args a = ct_shim_describe_alltoallv(
+        sendbuf, ct_vec_count(sendcounts), ct_vec_aint(sdispls), sendtype, recvbuf,
+        ct_vec_count(recvcounts), ct_vec_aint(rdispls), recvtype, comm, ct_shim_fwd_alltoallv_c);
     return api_alltoall_any("coltune_alltoallv_c", spec_text, &a);
 }
 

@@ -6,7 +6,7 @@
 #ifndef CT_SHIM_H
 #define CT_SHIM_H
 
-#include "algorithms.h"
+#include "alltoallv/alltoallv.h"
 
 /* Initialises coltune if MPI_Init was never seen (sessions, or a call made
  * before anything else) and says whether coltune should serve a call on
@@ -26,20 +26,29 @@ int ct_shim_return(MPI_Comm comm, int rc);
 /*
  * The description of a call (algorithms.h) from each entry point's
  * arguments, and the forwarders that run that very call with the MPI
- * library's routine (the description's forward). The direct API
- * (src/api.c) and the Fortran bindings use the same ones.
+ * library's routine (the description's forward: the int or the large-count
+ * form). The direct API (src/api.c) and the Fortran bindings use the same ones.
  */
-ct_alltoallv_args ct_shim_describe_alltoallv(const void *sendbuf, const int sendcounts[],
-                                             const int sdispls[], MPI_Datatype sendtype,
-                                             void *recvbuf, const int recvcounts[],
-                                             const int rdispls[], MPI_Datatype recvtype,
-                                             MPI_Comm comm);
+ct_alltoallv_args ct_shim_describe_alltoallv(const void *sendbuf, ct_vec sendcounts,
+                                             ct_vec sdispls, MPI_Datatype sendtype,
+                                             void *recvbuf, ct_vec recvcounts, ct_vec rdispls,
+                                             MPI_Datatype recvtype, MPI_Comm comm,
+                                             ct_alltoallv_forward_fn forward);
 ct_alltoallv_args ct_shim_describe_alltoall(const void *sendbuf, MPI_Count sendcount,
                                             MPI_Datatype sendtype, void *recvbuf,
                                             MPI_Count recvcount, MPI_Datatype recvtype,
                                             MPI_Comm comm, ct_alltoallv_forward_fn forward);
 int ct_shim_fwd_alltoallv(const ct_alltoallv_args *a);
 int ct_shim_fwd_alltoall(const ct_alltoallv_args *a);
+
+/* What MPI_Alltoallv and MPI_Alltoall (either form) do once their call is
+ * described: serve it (the driver) or forward it. */
+static inline int ct_shim_serve_alltoallv(const ct_alltoallv_args *a)
+{
+    if (!ct_shim_serves_intra(a->comm, a->coll))
+        return a->forward(a);
+    return ct_shim_return(a->comm, ct_alltoallv_dispatch(a, NULL));
+}
 
 /*
  * What MPI_Alltoallv, MPI_Alltoall, MPI_Allgather and MPI_Allgatherv do with
@@ -65,27 +74,11 @@ int ct_shim_fwd_allgatherv(const ct_allgatherv_args *a);
 int ct_shim_serves_inter(const void *sendbuf, MPI_Comm comm, ct_coll coll);
 
 #ifdef CT_HAVE_LARGE_COUNT
-/* The MPI-4 large-count forms (alltoallv_c.c, alltoall_c.c, allgather_c.c). */
+/* The forwarders of the MPI-4 large-count forms (MPI_Alltoallv_c, ...). */
+int ct_shim_fwd_alltoallv_c(const ct_alltoallv_args *a);
+int ct_shim_fwd_alltoall_c(const ct_alltoallv_args *a);
 int ct_shim_fwd_allgather_c(const ct_allgather_args *a);
 int ct_shim_fwd_allgatherv_c(const ct_allgatherv_args *a);
-ct_alltoallv_args ct_shim_describe_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
-                                               const MPI_Aint sdispls[], MPI_Datatype sendtype,
-                                               void *recvbuf, const MPI_Count recvcounts[],
-                                               const MPI_Aint rdispls[], MPI_Datatype recvtype,
-                                               MPI_Comm comm);
-int ct_shim_fwd_alltoall_c(const ct_alltoallv_args *a);
-int ct_shim_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
-                        const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                        const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                        MPI_Datatype recvtype, MPI_Comm comm);
-int ct_shim_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                       void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm);
-int ct_shim_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                        MPI_Comm comm);
-int ct_shim_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                         void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                         MPI_Datatype recvtype, MPI_Comm comm);
 #endif
 
 /* What MPI_Init, MPI_Init_thread and MPI_Finalize do (init.c): read the
