@@ -259,12 +259,7 @@ int ct_alltoall_forward_empty(const ct_alltoallv_args *a)
     if (ct_alltoall_empty_at_once(a->sendbuf, a->sendcounts.base, a->sendtype,
                                   a->recvcounts.base, a->recvtype, a->comm))
         return MPI_SUCCESS;
-    if (!ct_settings_get()->stats)
-        return a->forward(a);
-    double t0 = PMPI_Wtime();
-    int rc = a->forward(a);
-    ct_decide_count_empty(a->coll, PMPI_Wtime() - t0);
-    return rc;
+    return ct_drive_empty(&driver, a->coll, a);
 }
 
 int ct_alltoallv_dispatch(const ct_alltoallv_args *a, const ct_spec *forced)
