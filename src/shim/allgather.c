@@ -35,18 +35,21 @@ int ct_shim_serves_inter(const void *sendbuf, MPI_Comm comm, ct_coll coll)
            PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter;
 }
 
-/* Either form of each: served or forwarded. */
+/* Either form of each: served or forwarded (the forwarder read first, as
+ * in alltoallv.c: the pass-through then calls it directly). */
 static inline int serve_allgather(const ct_allgather_args *a)
 {
+    int (*const forward)(const ct_allgather_args *) = a->forward;
     if (!ct_shim_serves_inter(a->sendbuf, a->comm, CT_COLL_ALLGATHER_INTER))
-        return a->forward(a);
+        return forward(a);
     return ct_shim_return(a->comm, ct_allgather_inter_dispatch(a, NULL));
 }
 
 static inline int serve_allgatherv(const ct_allgatherv_args *a)
 {
+    int (*const forward)(const ct_allgatherv_args *) = a->forward;
     if (!ct_shim_serves_inter(a->sendbuf, a->comm, CT_COLL_ALLGATHERV_INTER))
-        return a->forward(a);
+        return forward(a);
     return ct_shim_return(a->comm, ct_allgatherv_inter_dispatch(a, NULL));
 }
 

@@ -12,31 +12,13 @@
  * the send side by the receive arguments. Intercommunicators are forwarded
  * to PMPI_Alltoall or PMPI_Alltoall_c.
  */
+#include "alltoallv/alltoallv.h"
 #include "shim/shim.h"
 
 int ct_shim_fwd_alltoall(const ct_alltoallv_args *a)
 {
     return PMPI_Alltoall(a->sendbuf, (int)a->sendcounts.base, a->sendtype, a->recvbuf,
                          (int)a->recvcounts.base, a->recvtype, a->comm);
-}
-
-ct_alltoallv_args ct_shim_describe_alltoall(const void *sendbuf, MPI_Count sendcount,
-                                            MPI_Datatype sendtype, void *recvbuf,
-                                            MPI_Count recvcount, MPI_Datatype recvtype,
-                                            MPI_Comm comm, ct_alltoallv_forward_fn forward)
-{
-    return (ct_alltoallv_args){.coll = CT_COLL_ALLTOALL,
-                               .sendbuf = sendbuf,
-                               .sendcounts = ct_vec_linear(sendcount, 0),
-                               .sdispls = ct_vec_linear(0, sendcount),
-                               .sendtype = sendtype,
-                               .recvbuf = recvbuf,
-                               .recvcounts = ct_vec_linear(recvcount, 0),
-                               .rdispls = ct_vec_linear(0, recvcount),
-                               .recvtype = recvtype,
-                               .comm = comm,
-                               .forward = forward,
-                               .msg_size = -1};
 }
 
 /* Either form: the empty call returns at once, the others are served or
@@ -52,7 +34,9 @@ static inline int serve_alltoall(const void *sendbuf, MPI_Count sendcount,
                                                     recvcount, recvtype, comm, forward);
     if (ct_alltoall_is_empty(&a))
         return ct_alltoall_forward_empty(&a);
-    return ct_shim_serve_alltoallv(&a);
+    if (!ct_shim_serves_intra(comm, CT_COLL_ALLTOALL))
+        return forward(&a);
+    return ct_shim_return(comm, ct_alltoallv_dispatch(&a, NULL));
 }
 
 int ct_shim_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,

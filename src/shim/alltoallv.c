@@ -12,6 +12,7 @@
  * algorithm read them through ct_vec_at, and point-to-point calls switch to
  * their _c forms when a count needs it (core/datatype.h).
  */
+#include "alltoallv/alltoallv.h"
 #include "shim/shim.h"
 
 int ct_shim_fwd_alltoallv(const ct_alltoallv_args *a)
@@ -20,24 +21,14 @@ int ct_shim_fwd_alltoallv(const ct_alltoallv_args *a)
                           a->recvcounts.v, a->rdispls.v, a->recvtype, a->comm);
 }
 
-ct_alltoallv_args ct_shim_describe_alltoallv(const void *sendbuf, ct_vec sendcounts,
-                                             ct_vec sdispls, MPI_Datatype sendtype,
-                                             void *recvbuf, ct_vec recvcounts, ct_vec rdispls,
-                                             MPI_Datatype recvtype, MPI_Comm comm,
-                                             ct_alltoallv_forward_fn forward)
+/* Either form: served or forwarded (the forwarder read first: the
+ * pass-through then calls it directly). */
+static inline int serve_alltoallv(const ct_alltoallv_args *a)
 {
-    return (ct_alltoallv_args){.coll = CT_COLL_ALLTOALLV,
-                               .sendbuf = sendbuf,
-                               .sendcounts = sendcounts,
-                               .sdispls = sdispls,
-                               .sendtype = sendtype,
-                               .recvbuf = recvbuf,
-                               .recvcounts = recvcounts,
-                               .rdispls = rdispls,
-                               .recvtype = recvtype,
-                               .comm = comm,
-                               .forward = forward,
-                               .msg_size = -1};
+    const ct_alltoallv_forward_fn forward = a->forward;
+    if (!ct_shim_serves_intra(a->comm, CT_COLL_ALLTOALLV))
+        return forward(a);
+    return ct_shim_return(a->comm, ct_alltoallv_dispatch(a, NULL));
 }
 
 int ct_shim_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -47,7 +38,7 @@ int ct_shim_alltoallv(const void *sendbuf, const int sendcounts[], const int sdi
     ct_alltoallv_args a = ct_shim_describe_alltoallv(
         sendbuf, ct_vec_int(sendcounts), ct_vec_int(sdispls), sendtype, recvbuf,
         ct_vec_int(recvcounts), ct_vec_int(rdispls), recvtype, comm, ct_shim_fwd_alltoallv);
-    return ct_shim_serve_alltoallv(&a);
+    return serve_alltoallv(&a);
 }
 
 #ifndef CT_NO_INTERCEPT /* see init.c */
@@ -76,7 +67,7 @@ CT_EXPORT int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
     ct_alltoallv_args a = ct_shim_describe_alltoallv(
         sendbuf, ct_vec_count(sendcounts), ct_vec_aint(sdispls), sendtype, recvbuf,
         ct_vec_count(recvcounts), ct_vec_aint(rdispls), recvtype, comm, ct_shim_fwd_alltoallv_c);
-    return ct_shim_serve_alltoallv(&a);
+    return serve_alltoallv(&a);
 }
 #endif
 #endif /* CT_HAVE_LARGE_COUNT */

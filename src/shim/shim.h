@@ -6,7 +6,7 @@
 #ifndef CT_SHIM_H
 #define CT_SHIM_H
 
-#include "alltoallv/alltoallv.h"
+#include "algorithms.h"
 
 /* Initialises coltune if MPI_Init was never seen (sessions, or a call made
  * before anything else) and says whether coltune should serve a call on
@@ -29,26 +29,39 @@ int ct_shim_return(MPI_Comm comm, int rc);
  * library's routine (the description's forward: the int or the large-count
  * form). The direct API (src/api.c) and the Fortran bindings use the same ones.
  */
-ct_alltoallv_args ct_shim_describe_alltoallv(const void *sendbuf, ct_vec sendcounts,
-                                             ct_vec sdispls, MPI_Datatype sendtype,
-                                             void *recvbuf, ct_vec recvcounts, ct_vec rdispls,
-                                             MPI_Datatype recvtype, MPI_Comm comm,
-                                             ct_alltoallv_forward_fn forward);
-ct_alltoallv_args ct_shim_describe_alltoall(const void *sendbuf, MPI_Count sendcount,
-                                            MPI_Datatype sendtype, void *recvbuf,
-                                            MPI_Count recvcount, MPI_Datatype recvtype,
-                                            MPI_Comm comm, ct_alltoallv_forward_fn forward);
+static inline ct_alltoallv_args ct_shim_describe_alltoallv(
+    const void *sendbuf, ct_vec sendcounts, ct_vec sdispls, MPI_Datatype sendtype, void *recvbuf,
+    ct_vec recvcounts, ct_vec rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+    ct_alltoallv_forward_fn forward)
+{
+    return (ct_alltoallv_args){.coll = CT_COLL_ALLTOALLV,
+                               .sendbuf = sendbuf,
+                               .sendcounts = sendcounts,
+                               .sdispls = sdispls,
+                               .sendtype = sendtype,
+                               .recvbuf = recvbuf,
+                               .recvcounts = recvcounts,
+                               .rdispls = rdispls,
+                               .recvtype = recvtype,
+                               .comm = comm,
+                               .forward = forward,
+                               .msg_size = -1};
+}
+
+/* MPI_Alltoall: an Alltoallv of uniform blocks (alltoall.c). */
+static inline ct_alltoallv_args ct_shim_describe_alltoall(
+    const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, ct_alltoallv_forward_fn forward)
+{
+    ct_alltoallv_args a = ct_shim_describe_alltoallv(
+        sendbuf, ct_vec_linear(sendcount, 0), ct_vec_linear(0, sendcount), sendtype, recvbuf,
+        ct_vec_linear(recvcount, 0), ct_vec_linear(0, recvcount), recvtype, comm, forward);
+    a.coll = CT_COLL_ALLTOALL;
+    return a;
+}
+
 int ct_shim_fwd_alltoallv(const ct_alltoallv_args *a);
 int ct_shim_fwd_alltoall(const ct_alltoallv_args *a);
-
-/* What MPI_Alltoallv and MPI_Alltoall (either form) do once their call is
- * described: serve it (the driver) or forward it. */
-static inline int ct_shim_serve_alltoallv(const ct_alltoallv_args *a)
-{
-    if (!ct_shim_serves_intra(a->comm, a->coll))
-        return a->forward(a);
-    return ct_shim_return(a->comm, ct_alltoallv_dispatch(a, NULL));
-}
 
 /*
  * What MPI_Alltoallv, MPI_Alltoall, MPI_Allgather and MPI_Allgatherv do with
