@@ -59,9 +59,10 @@ static int alltoallv_named2(const ct_alltoallv_args *a, const char *name, const 
     const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, \
         void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,   \
         MPI_Comm comm
-#define A2AV_ARGS                                                                         \
-    ct_shim_describe_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, \
-                               rdispls, recvtype, comm)
+#define A2AV_ARGS                                                                          \
+    ct_shim_describe_alltoallv(sendbuf, ct_vec_int(sendcounts), ct_vec_int(sdispls), sendtype, \
+                               recvbuf, ct_vec_int(recvcounts), ct_vec_int(rdispls), recvtype, \
+                               comm, ct_shim_fwd_alltoallv)
 
 /* Every spec-string Alltoall(v) entry point: its description a, the spec
  * (NULL: decide as the intercepted call would), the same driver. */
@@ -101,9 +102,9 @@ CT_EXPORT int coltune_alltoallv_c(const char *spec_text, const void *sendbuf,
                                   const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                                   MPI_Datatype recvtype, MPI_Comm comm)
 {
-    ct_alltoallv_args a = ct_shim_describe_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype,
-                                                       recvbuf, recvcounts, rdispls, recvtype,
-                                                       comm);
+    ct_alltoallv_args a = ct_shim_describe_alltoallv(
+        sendbuf, ct_vec_count(sendcounts), ct_vec_aint(sdispls), sendtype, recvbuf,
+        ct_vec_count(recvcounts), ct_vec_aint(rdispls), recvtype, comm, ct_shim_fwd_alltoallv_c);
     return api_alltoall_any("coltune_alltoallv_c", spec_text, &a);
 }
 
@@ -162,33 +163,24 @@ int ct_api_parse_spec(const char *fn, const char *spec_text, ct_coll coll, MPI_C
 
 /* Every spec-string intercommunicator Allgather(v) entry point: MPI_IN_PLACE
  * is the library's own answer (as in the shim), the rest the same driver. */
-static int api_allgather_any(const char *fn, const char *spec_text, ct_allgather_args *a)
-{
-    ct_spec spec;
-    int rc = ct_api_begin(a->comm, CT_API_INTER);
-    if (rc != MPI_SUCCESS)
-        return ct_shim_return(a->comm, rc);
-    if (a->sendbuf == MPI_IN_PLACE)
-        return a->forward(a);
-    rc = ct_api_parse_spec(fn, spec_text, CT_COLL_ALLGATHER_INTER, a->comm, &spec);
-    if (rc < 0)
-        return ct_shim_return(a->comm, MPI_ERR_ARG);
-    return ct_shim_return(a->comm, ct_allgather_inter_dispatch(a, rc ? &spec : NULL));
-}
-
-static int api_allgatherv_any(const char *fn, const char *spec_text, ct_allgatherv_args *a)
-{
-    ct_spec spec;
-    int rc = ct_api_begin(a->comm, CT_API_INTER);
-    if (rc != MPI_SUCCESS)
-        return ct_shim_return(a->comm, rc);
-    if (a->sendbuf == MPI_IN_PLACE)
-        return a->forward(a);
-    rc = ct_api_parse_spec(fn, spec_text, CT_COLL_ALLGATHERV_INTER, a->comm, &spec);
-    if (rc < 0)
-        return ct_shim_return(a->comm, MPI_ERR_ARG);
-    return ct_shim_return(a->comm, ct_allgatherv_inter_dispatch(a, rc ? &spec : NULL));
-}
+#define API_ALLGATHER_ANY(name, args_type, coll, dispatch)                                    \
+    static int name(const char *fn, const char *spec_text, args_type *a)                      \
+    {                                                                                         \
+        ct_spec spec;                                                                         \
+        int rc = ct_api_begin(a->comm, CT_API_INTER);                                         \
+        if (rc != MPI_SUCCESS)                                                                \
+            return ct_shim_return(a->comm, rc);                                               \
+        if (a->sendbuf == MPI_IN_PLACE)                                                       \
+            return a->forward(a);                                                             \
+        rc = ct_api_parse_spec(fn, spec_text, coll, a->comm, &spec);                          \
+        if (rc < 0)                                                                           \
+            return ct_shim_return(a->comm, MPI_ERR_ARG);                                      \
+        return ct_shim_return(a->comm, dispatch(a, rc ? &spec : NULL));                       \
+    }
+API_ALLGATHER_ANY(api_allgather_any, ct_allgather_args, CT_COLL_ALLGATHER_INTER,
+                  ct_allgather_inter_dispatch)
+API_ALLGATHER_ANY(api_allgatherv_any, ct_allgatherv_args, CT_COLL_ALLGATHERV_INTER,
+                  ct_allgatherv_inter_dispatch)
 
 CT_EXPORT int coltune_allgather_inter(const char *spec_text, const void *sendbuf, int sendcount,
                                       MPI_Datatype sendtype, void *recvbuf, int recvcount,

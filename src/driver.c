@@ -34,6 +34,16 @@ static int drive_turn(const ct_driver *d, ct_ctx *ctx, const ct_choice *ch,
     return rc != MPI_SUCCESS ? rc : rc_record;
 }
 
+int ct_drive_empty(const ct_driver *d, ct_coll coll, const void *args)
+{
+    if (!ct_settings_get()->stats)
+        return d->forward(args);
+    const double t0 = PMPI_Wtime();
+    const int rc = d->forward(args);
+    ct_stats_record(ct_algorithm_index(ct_algorithm_fallback(coll)), 0, PMPI_Wtime() - t0, 0);
+    return rc;
+}
+
 int ct_drive(const ct_driver *d, MPI_Comm comm, ct_decide_input *in, const ct_spec *forced)
 {
     ct_ctx *ctx;

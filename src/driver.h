@@ -32,6 +32,10 @@ typedef struct ct_driver {
  * forwards or runs it (ct_drive_run). */
 int ct_drive(const ct_driver *d, MPI_Comm comm, ct_decide_input *in, const ct_spec *forced);
 
+/* A call that moves no byte (select/decide.h: nothing to do): forwarded at
+ * once, and counted as a call of the collective's pmpi (COLTUNE_STATS). */
+int ct_drive_empty(const ct_driver *d, ct_coll coll, const void *args);
+
 /* Runs the chosen algorithm on ctx with d->run, timed, and counts a call
  * that succeeded in the statistics (COLTUNE_STATS). */
 int ct_drive_run(const ct_driver *d, ct_ctx *ctx, const ct_choice *ch, const ct_decide_input *in);

@@ -79,6 +79,23 @@ static inline ct_ag_view ct_ag_view_allgatherv(const ct_allgatherv_args *a)
                         .recvtype = a->recvtype};
 }
 
+/* The Allgather and Allgatherv entry points of an algorithm that runs on
+ * either call's view (direct, shm): both hand exchange(ctx, &view) the call. */
+#define CT_AG_VIEW_ALGORITHM(name, exchange)                                                  \
+    int ct_allgather_inter_##name(const ct_allgather_args *a, ct_ctx *ctx, const long *params) \
+    {                                                                                         \
+        (void)params;                                                                         \
+        const ct_ag_view d = ct_ag_view_allgather(a);                                         \
+        return exchange(ctx, &d);                                                             \
+    }                                                                                         \
+    int ct_allgatherv_inter_##name(const ct_allgatherv_args *a, ct_ctx *ctx,                  \
+                                   const long *params)                                        \
+    {                                                                                         \
+        (void)params;                                                                         \
+        const ct_ag_view d = ct_ag_view_allgatherv(a);                                        \
+        return exchange(ctx, &d);                                                             \
+    }
+
 /* Remote block j's count and displacement (in elements of recvtype). */
 static inline void ct_ag_remote_block(const ct_ag_view *d, int j, MPI_Count *count,
                                       MPI_Aint *displ)

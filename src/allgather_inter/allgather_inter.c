@@ -8,7 +8,6 @@
 #include "allgather_inter/allgather_inter.h"
 #include "core/datatype.h"
 #include "core/device.h"
-#include "core/state.h"
 #include "driver.h"
 #include "select/decide.h"
 
@@ -257,23 +256,13 @@ static int agv_forward(const void *args)
 static const ct_driver ag_driver = {ag_forward, ag_args_usable, run_allgather, ag_bytes};
 static const ct_driver agv_driver = {agv_forward, agv_args_usable, run_allgatherv, agv_bytes};
 
-/* An intercommunicator MPI_Allgather that moves no byte (decide.h: nothing
- * to do): this rank sends and receives empty blocks, so every rank of its
- * group does, and the remote group's blocks are as empty. */
-static int forward_empty(const ct_allgather_args *a)
-{
-    if (!ct_settings_get()->stats)
-        return a->forward(a);
-    double t0 = PMPI_Wtime();
-    int rc = a->forward(a);
-    ct_decide_count_empty(CT_COLL_ALLGATHER_INTER, PMPI_Wtime() - t0);
-    return rc;
-}
-
 int ct_allgather_inter_dispatch(const ct_allgather_args *a, const ct_spec *forced)
 {
+    /* Moves no byte (decide.h: nothing to do): this rank sends and receives
+     * empty blocks, so every rank of its group does, and the remote group's
+     * blocks are as empty. */
     if (a->sendcount == 0 && a->recvcount == 0)
-        return forward_empty(a);
+        return ct_drive_empty(&ag_driver, CT_COLL_ALLGATHER_INTER, a);
     /* max(p k_A, q k_B) follows from every rank's own arguments (all ranks of
      * a group send the same signature): msg_size rules cost no communication. */
     ct_decide_input call = {.coll = CT_COLL_ALLGATHER_INTER,

@@ -60,16 +60,4 @@ out:
     return rc;
 }
 
-int ct_allgather_inter_direct(const ct_allgather_args *a, ct_ctx *ctx, const long *params)
-{
-    (void)params;
-    const ct_ag_view d = ct_ag_view_allgather(a);
-    return ct_ag_direct_exchange(ctx, &d);
-}
-
-int ct_allgatherv_inter_direct(const ct_allgatherv_args *a, ct_ctx *ctx, const long *params)
-{
-    (void)params;
-    const ct_ag_view d = ct_ag_view_allgatherv(a);
-    return ct_ag_direct_exchange(ctx, &d);
-}
+CT_AG_VIEW_ALGORITHM(direct, ct_ag_direct_exchange)

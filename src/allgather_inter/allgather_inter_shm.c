@@ -152,16 +152,4 @@ out:
     return rc;
 }
 
-int ct_allgather_inter_shm(const ct_allgather_args *a, ct_ctx *ctx, const long *params)
-{
-    (void)params;
-    const ct_ag_view d = ct_ag_view_allgather(a);
-    return shm_exchange(ctx, &d);
-}
-
-int ct_allgatherv_inter_shm(const ct_allgatherv_args *a, ct_ctx *ctx, const long *params)
-{
-    (void)params;
-    const ct_ag_view d = ct_ag_view_allgatherv(a);
-    return shm_exchange(ctx, &d);
-}
+CT_AG_VIEW_ALGORITHM(shm, shm_exchange)

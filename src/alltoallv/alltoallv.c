@@ -18,7 +18,10 @@
 /* Per-call facts for the decision                                     */
 /* ------------------------------------------------------------------ */
 
-int ct_alltoallv_local_facts(const void *args, const ct_ctx *ctx, ct_call_facts *f)
+/* This rank's facts of a call for the decision (ct_local_facts_fn, no
+ * communication): its largest block and the local restrictions it violates
+ * (non-contiguous types, byte offsets beyond an int). */
+static int local_facts(const void *args, const ct_ctx *ctx, ct_call_facts *f)
 {
     return ct_a2av_local_facts(args, ctx->size, &f->msg_size, &f->violations);
 }
@@ -259,12 +262,7 @@ int ct_alltoall_forward_empty(const ct_alltoallv_args *a)
     if (ct_alltoall_empty_at_once(a->sendbuf, a->sendcounts.base, a->sendtype,
                                   a->recvcounts.base, a->recvtype, a->comm))
         return MPI_SUCCESS;
-    if (!ct_settings_get()->stats)
-        return a->forward(a);
-    double t0 = PMPI_Wtime();
-    int rc = a->forward(a);
-    ct_decide_count_empty(a->coll, PMPI_Wtime() - t0);
-    return rc;
+    return ct_drive_empty(&driver, a->coll, a);
 }
 
 int ct_alltoallv_dispatch(const ct_alltoallv_args *a, const ct_spec *forced)
@@ -273,7 +271,7 @@ int ct_alltoallv_dispatch(const ct_alltoallv_args *a, const ct_spec *forced)
         return ct_alltoall_forward_empty(a);
     /* MPI_Alltoall: the block size is the same on every rank by the standard
      * (matching type signatures), so msg_size costs no communication. */
-    ct_decide_input call = {.coll = a->coll, .args = a, .local_facts = ct_alltoallv_local_facts,
+    ct_decide_input call = {.coll = a->coll, .args = a, .local_facts = local_facts,
                             .msg_size_is_global = ct_coll_msg_size_known(a->coll),
                             .device_memory = device_memory};
     return ct_drive(&driver, a->comm, &call, forced);

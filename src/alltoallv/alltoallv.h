@@ -14,11 +14,6 @@
 #include "select/decide.h"
 #include "select/spec.h"
 
-/* This rank's facts of a call for the decision (ct_local_facts_fn, no
- * communication): its largest block and the local restrictions it violates
- * (non-contiguous types, byte offsets beyond an int). */
-int ct_alltoallv_local_facts(const void *args, const ct_ctx *ctx, ct_call_facts *f);
-
 /*
  * The driver of MPI_Alltoallv and MPI_Alltoall (a->coll): decides (forced
  * spec, environment, rules) and runs the chosen algorithm on comm, the user's

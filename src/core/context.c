@@ -27,7 +27,7 @@ void ct_topo_free(ct_topo *topo)
  * node_key[r] in [0, P) names the node of rank r (ranks with equal keys share
  * a node). Nodes are numbered in order of their lowest rank.
  */
-int ct_topo_from_map(int P, int rank, const int *node_key, ct_topo *topo)
+static int topo_from_map(int P, int rank, const int *node_key, ct_topo *topo)
 {
     int rc = MPI_SUCCESS;
     int *index_of_key = NULL;
@@ -85,14 +85,15 @@ int ct_topo_emulate(int P, int ppn, int cyclic, ct_topo *topo)
     memset(topo, 0, sizeof *topo);
     CT_ALLOC(key, (size_t)P * sizeof(int));
     emulated_keys(P, ppn, cyclic, key);
-    CT_CALL(ct_topo_from_map(P, 0, key, topo));
+    CT_CALL(topo_from_map(P, 0, key, topo));
     topo->emulated = 1;
 out:
     free(key);
     return rc;
 }
 
-int ct_topo_compute(MPI_Comm comm, int ppn, int cyclic, ct_topo *topo)
+/* Computes the topology of comm (size P, rank) into topo; collective. */
+static int topo_compute(MPI_Comm comm, int ppn, int cyclic, ct_topo *topo)
 {
     int rc = MPI_SUCCESS, P, rank, shm_size;
     int *key = NULL;
@@ -113,7 +114,7 @@ int ct_topo_compute(MPI_Comm comm, int ppn, int cyclic, ct_topo *topo)
         CT_CALL(PMPI_Allreduce(&rank, &leader, 1, MPI_INT, MPI_MIN, shm));
         CT_CALL(PMPI_Allgather(&leader, 1, MPI_INT, key, 1, MPI_INT, comm));
     }
-    CT_CALL(ct_topo_from_map(P, rank, key, topo));
+    CT_CALL(topo_from_map(P, rank, key, topo));
     topo->emulated = ppn > 0;
     topo->shared = shm_size == P;
 out:
@@ -237,7 +238,7 @@ static int ctx_create(MPI_Comm user, ct_ctx **out)
     }
     CT_CALL(PMPI_Comm_rank(ctx->decide_comm, &ctx->decide_rank));
     const ct_settings *set = ct_settings_get();
-    CT_CALL(ct_topo_compute(ctx->decide_comm, set->ppn, set->ppn_cyclic, &ctx->topo));
+    CT_CALL(topo_compute(ctx->decide_comm, set->ppn, set->ppn_cyclic, &ctx->topo));
     ctx->shape.P = ctx->size + ctx->remote_size;
     ctx->shape.Q = ctx->topo.Q;
     ctx->shape.N = ctx->topo.N;

@@ -154,10 +154,6 @@ void ct_ctx_ext_release(ct_ctx *ctx);
 /* An array of at least n requests, owned by ctx. */
 MPI_Request *ct_ctx_requests(ct_ctx *ctx, int n);
 
-/* Computes the topology of comm (size P, rank) into topo; collective. */
-int ct_topo_compute(MPI_Comm comm, int ppn, int cyclic, ct_topo *topo);
-/* Fills topo from a node_of map (exposed for the unit tests). */
-int ct_topo_from_map(int P, int rank, const int *node_key, ct_topo *topo);
 /* The topology COLTUNE_PPN=ppn[:cyclic] gives P ranks, as seen by rank 0, with
  * no communication (coltune-info --check; shared is left 0). */
 int ct_topo_emulate(int P, int ppn, int cyclic, ct_topo *topo);

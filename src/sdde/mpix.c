@@ -60,11 +60,6 @@ CT_EXPORT int MPIX_Info_set_recv_size_known(MPIX_Info *xinfo, int known)
     return MPI_SUCCESS;
 }
 
-static int fail(MPI_Comm comm, int rc)
-{
-    return comm == MPI_COMM_NULL ? rc : ct_shim_return(comm, rc);
-}
-
 CT_EXPORT int MPIX_Comm_init(MPIX_Comm **xcomm, MPI_Comm comm)
 {
     ct_ctx *ctx;
@@ -74,10 +69,10 @@ CT_EXPORT int MPIX_Comm_init(MPIX_Comm **xcomm, MPI_Comm comm)
     if (rc == MPI_SUCCESS)
         rc = ct_ctx_get(comm, &ctx); /* collective on first use of comm */
     if (rc != MPI_SUCCESS)
-        return fail(comm, rc);
+        return ct_shim_return(comm, rc);
     *xcomm = malloc(sizeof **xcomm);
     if (*xcomm == NULL)
-        return fail(comm, MPI_ERR_NO_MEM);
+        return ct_shim_return(comm, MPI_ERR_NO_MEM);
     (*xcomm)->comm = comm;
     return MPI_SUCCESS;
 }
@@ -117,7 +112,7 @@ static int run_call(ct_sdde_args *c, const char *spec_text, const MPIX_Info *xin
     ct_spec spec;
     int rc = ct_api_begin(c->comm, CT_API_INTRA);
     if (rc != MPI_SUCCESS)
-        return fail(c->comm, rc);
+        return ct_shim_return(c->comm, rc);
     c->nnz_known = xinfo != NULL && xinfo->recv_nnz_known;
     c->size_known = xinfo != NULL && xinfo->recv_size_known;
     ct_coll coll = c->variable ? CT_COLL_ALLTOALLV_CRS : CT_COLL_ALLTOALL_CRS;
@@ -132,18 +127,18 @@ static MPI_Comm comm_of(const MPIX_Comm *xcomm)
     return xcomm != NULL ? xcomm->comm : MPI_COMM_NULL;
 }
 
-/* The send side and receive counts, shared by every entry point. */
+/* The send side, receive counts and communicator, shared by every entry point. */
 #define A2A_CALL(name, is_alloc)                                                           \
     ct_sdde_args c = {.fn = (name), .alloc = (is_alloc), .send_nnz = send_nnz,             \
                       .dest = dest, .sendcount = sendcount, .sendtype = sendtype,          \
                       .sendvals = sendvals, .recv_nnz = recv_nnz, .recvcount = recvcount, \
-                      .recvtype = recvtype}
+                      .recvtype = recvtype, .comm = comm}
 #define A2AV_CALL(name, is_alloc)                                                          \
     ct_sdde_args c = {.fn = (name), .variable = 1, .alloc = (is_alloc),                    \
                       .send_nnz = send_nnz, .send_size = send_size, .dest = dest,          \
                       .sendcounts = sendcounts, .sdispls = sdispls, .sendtype = sendtype,  \
                       .sendvals = sendvals, .recv_nnz = recv_nnz, .recv_size = recv_size,  \
-                      .recvtype = recvtype}
+                      .recvtype = recvtype, .comm = comm}
 
 CT_EXPORT int coltune_alltoall_crs(const char *spec, int send_nnz, const int *dest,
                                    int sendcount, MPI_Datatype sendtype, const void *sendvals,
@@ -154,7 +149,6 @@ CT_EXPORT int coltune_alltoall_crs(const char *spec, int send_nnz, const int *de
     A2A_CALL("MPIX_Alltoall_crs", 0);
     c.src = src;
     c.recvvals = recvvals;
-    c.comm = comm;
     return run_call(&c, spec, xinfo);
 }
 
@@ -176,7 +170,6 @@ CT_EXPORT int coltune_alltoall_crs_alloc(const char *spec, int send_nnz, const i
     A2A_CALL("MPIX_Alltoall_crs_alloc", 1);
     c.src_out = src;
     c.recvvals_out = recvvals;
-    c.comm = comm;
     return run_call(&c, spec, xinfo);
 }
 
@@ -203,7 +196,6 @@ CT_EXPORT int coltune_alltoallv_crs(const char *spec, int send_nnz, int send_siz
     c.recvcounts = recvcounts;
     c.rdispls = rdispls;
     c.recvvals = recvvals;
-    c.comm = comm;
     return run_call(&c, spec, xinfo);
 }
 
@@ -232,7 +224,6 @@ CT_EXPORT int coltune_alltoallv_crs_alloc(const char *spec, int send_nnz, int se
     c.recvcounts_out = recvcounts;
     c.rdispls_out = rdispls;
     c.recvvals_out = recvvals;
-    c.comm = comm;
     return run_call(&c, spec, xinfo);
 }
 

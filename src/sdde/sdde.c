@@ -529,13 +529,9 @@ static int run_exchange(ct_ctx *ctx, const ct_choice *ch, const ct_decide_input 
     x->cache->calls++;
     if (!x->any_invalid) /* as after a call the agreement stopped */
         x->cache->internode_msgs = x->internode;
-    if (rc == MPI_SUCCESS && r->p->self >= 0) {
-        char *to = ct_sdde_box_add(&x->got, r->me, (size_t)r->p->self_bytes);
-        if (to == NULL)
-            return MPI_ERR_NO_MEM;
-        if (r->p->self_bytes > 0)
-            memcpy(to, r->p->self_ptr, (size_t)r->p->self_bytes);
-    }
+    if (rc == MPI_SUCCESS && r->p->self >= 0 &&
+        ct_sdde_box_copy(&x->got, r->me, r->p->self_ptr, (size_t)r->p->self_bytes) != MPI_SUCCESS)
+        return MPI_ERR_NO_MEM;
     ctx->call_extra += r->p->send.staged_bytes + x->got.size;
     return rc == MPI_SUCCESS && x->any_invalid ? MPI_ERR_OTHER : rc;
 }

@@ -37,6 +37,16 @@ char *ct_sdde_box_add(ct_sdde_box *b, int src, size_t bytes)
     return b->data + m->off;
 }
 
+int ct_sdde_box_copy(ct_sdde_box *b, int src, const void *data, size_t bytes)
+{
+    char *to = ct_sdde_box_add(b, src, bytes);
+    if (to == NULL)
+        return MPI_ERR_NO_MEM;
+    if (bytes > 0)
+        memcpy(to, data, bytes);
+    return MPI_SUCCESS;
+}
+
 void ct_sdde_box_free(ct_sdde_box *b)
 {
     free(b->msgs);

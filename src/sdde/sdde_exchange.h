@@ -111,6 +111,9 @@ static inline int ct_sdde_tag(const ct_sdde *x, int base) { return base + x->tag
 /* Room for one more message of bytes bytes from src; NULL when out of memory.
  * The pointer is valid until the next call on the box. */
 char *ct_sdde_box_add(ct_sdde_box *b, int src, size_t bytes);
+/* Adds a copy of a message (bytes bytes at data) from src: MPI_SUCCESS, or
+ * MPI_ERR_NO_MEM. */
+int ct_sdde_box_copy(ct_sdde_box *b, int src, const void *data, size_t bytes);
 void ct_sdde_box_free(ct_sdde_box *b);
 
 /* Appends a message to an out list (ptr may be fixed up later). */

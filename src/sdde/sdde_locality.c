@@ -340,13 +340,9 @@ static int gather_records(ct_sdde *x, const ct_sdde_local *L, record **recs, ite
                 goto out;
             }
             if (dest == me) {
-                char *to = ct_sdde_box_add(&x->got, m->src, (size_t)bytes);
-                if (to == NULL) {
-                    rc = MPI_ERR_NO_MEM;
+                rc = ct_sdde_box_copy(&x->got, m->src, data, (size_t)bytes);
+                if (rc != MPI_SUCCESS)
                     goto out;
-                }
-                if (bytes > 0)
-                    memcpy(to, data, (size_t)bytes);
                 continue;
             }
             (*recs)[n] = (record){m->src, bytes, data};
@@ -401,13 +397,9 @@ int ct_sdde_redistribute(ct_sdde *x, ct_sdde_local *L, int lanes)
             pos += HEADER + (size_t)bytes;
             if (is_end(origin))
                 continue;
-            char *to = ct_sdde_box_add(&x->got, origin, (size_t)bytes);
-            if (to == NULL) {
-                rc = MPI_ERR_NO_MEM;
+            rc = ct_sdde_box_copy(&x->got, origin, data, (size_t)bytes);
+            if (rc != MPI_SUCCESS)
                 goto out;
-            }
-            if (bytes > 0)
-                memcpy(to, data, (size_t)bytes);
         }
     }
     x->ctx->call_extra += total + L->in.size + in.size;

@@ -128,14 +128,9 @@ int ct_sdde_rma(ct_sdde *x, ct_ctx *ctx, const long *params)
     for (int i = 0; i < P; i++) {
         if (flags[i] == 0)
             continue;
-        size_t bytes = (size_t)(flags[i] - 1);
-        char *to = ct_sdde_box_add(&x->got, i, bytes);
-        if (to == NULL) {
-            rc = MPI_ERR_NO_MEM;
+        rc = ct_sdde_box_copy(&x->got, i, slots + (size_t)i * slot, (size_t)(flags[i] - 1));
+        if (rc != MPI_SUCCESS)
             goto out;
-        }
-        if (bytes > 0)
-            memcpy(to, slots + (size_t)i * slot, bytes);
         flags[i] = 0;
     }
     ctx->call_extra += x->cache->win_bytes;

@@ -91,34 +91,19 @@ static void read_int(ct_config *cfg, const char *(*get)(const char *), const cha
         add_error(cfg, name, "%s='%s': expected %s; variable ignored", name, v, expected);
 }
 
-static void read_fallback(ct_config *cfg, const char *(*get)(const char *))
+/* name=one of words (NULL-terminated): its index, or -1 when name is unset
+ * or another word (recorded as an error). */
+static int read_word(ct_config *cfg, const char *(*get)(const char *), const char *name,
+                     const char *const *words, const char *expected)
 {
-    const char *v = get("COLTUNE_FALLBACK");
+    const char *v = get(name);
     if (v == NULL)
-        return;
-    if (strcmp(v, "print") == 0)
-        cfg->set.fallback = CT_FALLBACK_PRINT;
-    else if (strcmp(v, "silent") == 0)
-        cfg->set.fallback = CT_FALLBACK_SILENT;
-    else if (strcmp(v, "error") == 0)
-        cfg->set.fallback = CT_FALLBACK_ERROR;
-    else
-        add_error(cfg, "COLTUNE_FALLBACK",
-                  "COLTUNE_FALLBACK='%s': expected print, silent or error; variable ignored", v);
-}
-
-static void read_device(ct_config *cfg, const char *(*get)(const char *))
-{
-    const char *v = get("COLTUNE_DEVICE");
-    if (v == NULL)
-        return;
-    if (strcmp(v, "auto") == 0)
-        cfg->set.device_always = 0;
-    else if (strcmp(v, "always") == 0)
-        cfg->set.device_always = 1;
-    else
-        add_error(cfg, "COLTUNE_DEVICE",
-                  "COLTUNE_DEVICE='%s': expected auto or always; variable ignored", v);
+        return -1;
+    for (int i = 0; words[i] != NULL; i++)
+        if (strcmp(v, words[i]) == 0)
+            return i;
+    add_error(cfg, name, "%s='%s': expected %s; variable ignored", name, v, expected);
+    return -1;
 }
 
 /* COLTUNE_PPN=n or n:cyclic */
@@ -132,15 +117,11 @@ static void read_ppn(ct_config *cfg, const char *(*get)(const char *))
     const char *colon = strchr(v, ':');
     size_t len = colon ? (size_t)(colon - v) : strlen(v);
     int cyclic = colon != NULL && strcmp(colon + 1, "cyclic") == 0;
-    if (len >= sizeof num || (colon != NULL && !cyclic)) {
-        add_error(cfg, "COLTUNE_PPN",
-                  "COLTUNE_PPN='%s': expected a rank count n >= 1, optionally followed by "
-                  ":cyclic; variable ignored", v);
-        return;
+    if (len < sizeof num) {
+        memcpy(num, v, len);
+        num[len] = '\0';
     }
-    memcpy(num, v, len);
-    num[len] = '\0';
-    if (parse_int(num, 1, 1L << 30, &n) != 0) {
+    if (len >= sizeof num || (colon != NULL && !cyclic) || parse_int(num, 1, 1L << 30, &n) != 0) {
         add_error(cfg, "COLTUNE_PPN",
                   "COLTUNE_PPN='%s': expected a rank count n >= 1, optionally followed by "
                   ":cyclic; variable ignored", v);
@@ -254,14 +235,20 @@ static const char *plain_getenv(const char *name) { return getenv(name); }
 
 void ct_config_read(ct_config *cfg, const char *(*getenv_fn)(const char *name))
 {
+    static const char *const fallbacks[] = {"print", "silent", "error", NULL}; /* ct_fallback */
+    static const char *const devices[] = {"auto", "always", NULL}; /* device_always 0, 1 */
     const char *(*get)(const char *) = getenv_fn ? getenv_fn : plain_getenv;
     memset(cfg, 0, sizeof *cfg);
     set_defaults(cfg);
     read_int(cfg, get, "COLTUNE_DISABLE", 0, 1, "0 or 1", &cfg->set.disabled);
     read_int(cfg, get, "COLTUNE_VERBOSE", 0, 2, "0, 1 or 2", &cfg->set.verbose);
     read_int(cfg, get, "COLTUNE_STATS", 0, 1, "0 or 1", &cfg->set.stats);
-    read_fallback(cfg, get);
-    read_device(cfg, get);
+    int w = read_word(cfg, get, "COLTUNE_FALLBACK", fallbacks, "print, silent or error");
+    if (w >= 0)
+        cfg->set.fallback = (ct_fallback)w;
+    w = read_word(cfg, get, "COLTUNE_DEVICE", devices, "auto or always");
+    if (w >= 0)
+        cfg->set.device_always = w;
     read_ppn(cfg, get);
     read_shm_window(cfg, get);
     read_int(cfg, get, "COLTUNE_TEST_SHM_FAIL", 0, INT_MAX, "a rank >= 0",

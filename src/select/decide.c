@@ -616,11 +616,6 @@ int ct_decide_query(ct_ctx *ctx, ct_coll coll, long msg_size, ct_choice *out)
     return ct_decide(ctx, &call, NULL, out);
 }
 
-void ct_decide_count_empty(ct_coll coll, double seconds)
-{
-    ct_stats_record(ct_algorithm_index(ct_algorithm_fallback(coll)), 0, seconds, 0);
-}
-
 int ct_decide_call(MPI_Comm comm, ct_decide_input *call, const ct_spec *forced, ct_ctx **ctx,
                    ct_choice *out)
 {

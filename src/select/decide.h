@@ -146,13 +146,11 @@ int ct_decide_call(MPI_Comm comm, ct_decide_input *call, const ct_spec *forced, 
  * intercommunicator MPI_Allgather with empty blocks: the standard makes the
  * blocks of such a call the same size on every rank of a group), goes to
  * the MPI library at once, with no context and no decision; whatever a
- * variable or the direct API forces. The driver counts it here, as a call
- * of the collective's pmpi that took `seconds` (COLTUNE_STATS).
+ * variable or the direct API forces (ct_drive_empty, driver.h).
+ *
+ * Is a call of coll whose largest block is msg_size such an empty call?
+ * ct_decide_query and ct_decide_offline answer pmpi for it, as a job does.
  */
-void ct_decide_count_empty(ct_coll coll, double seconds);
-
-/* Is a call of coll whose largest block is msg_size such an empty call?
- * ct_decide_query and ct_decide_offline answer pmpi for it, as a job does. */
 int ct_decide_is_empty(ct_coll coll, long msg_size);
 
 #endif

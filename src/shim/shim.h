@@ -26,18 +26,40 @@ int ct_shim_return(MPI_Comm comm, int rc);
 /*
  * The description of a call (algorithms.h) from each entry point's
  * arguments, and the forwarders that run that very call with the MPI
- * library's routine (the description's forward). The direct API
- * (src/api.c) and the Fortran bindings use the same ones.
+ * library's routine (the description's forward: the int or the large-count
+ * form). The direct API (src/api.c) and the Fortran bindings use the same ones.
  */
-ct_alltoallv_args ct_shim_describe_alltoallv(const void *sendbuf, const int sendcounts[],
-                                             const int sdispls[], MPI_Datatype sendtype,
-                                             void *recvbuf, const int recvcounts[],
-                                             const int rdispls[], MPI_Datatype recvtype,
-                                             MPI_Comm comm);
-ct_alltoallv_args ct_shim_describe_alltoall(const void *sendbuf, MPI_Count sendcount,
-                                            MPI_Datatype sendtype, void *recvbuf,
-                                            MPI_Count recvcount, MPI_Datatype recvtype,
-                                            MPI_Comm comm, ct_alltoallv_forward_fn forward);
+static inline ct_alltoallv_args ct_shim_describe_alltoallv(
+    const void *sendbuf, ct_vec sendcounts, ct_vec sdispls, MPI_Datatype sendtype, void *recvbuf,
+    ct_vec recvcounts, ct_vec rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+    ct_alltoallv_forward_fn forward)
+{
+    return (ct_alltoallv_args){.coll = CT_COLL_ALLTOALLV,
+                               .sendbuf = sendbuf,
+                               .sendcounts = sendcounts,
+                               .sdispls = sdispls,
+                               .sendtype = sendtype,
+                               .recvbuf = recvbuf,
+                               .recvcounts = recvcounts,
+                               .rdispls = rdispls,
+                               .recvtype = recvtype,
+                               .comm = comm,
+                               .forward = forward,
+                               .msg_size = -1};
+}
+
+/* MPI_Alltoall: an Alltoallv of uniform blocks (alltoall.c). */
+static inline ct_alltoallv_args ct_shim_describe_alltoall(
+    const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, ct_alltoallv_forward_fn forward)
+{
+    ct_alltoallv_args a = ct_shim_describe_alltoallv(
+        sendbuf, ct_vec_linear(sendcount, 0), ct_vec_linear(0, sendcount), sendtype, recvbuf,
+        ct_vec_linear(recvcount, 0), ct_vec_linear(0, recvcount), recvtype, comm, forward);
+    a.coll = CT_COLL_ALLTOALL;
+    return a;
+}
+
 int ct_shim_fwd_alltoallv(const ct_alltoallv_args *a);
 int ct_shim_fwd_alltoall(const ct_alltoallv_args *a);
 
@@ -65,27 +87,11 @@ int ct_shim_fwd_allgatherv(const ct_allgatherv_args *a);
 int ct_shim_serves_inter(const void *sendbuf, MPI_Comm comm, ct_coll coll);
 
 #ifdef CT_HAVE_LARGE_COUNT
-/* The MPI-4 large-count forms (alltoallv_c.c, alltoall_c.c, allgather_c.c). */
+/* The forwarders of the MPI-4 large-count forms (MPI_Alltoallv_c, ...). */
+int ct_shim_fwd_alltoallv_c(const ct_alltoallv_args *a);
+int ct_shim_fwd_alltoall_c(const ct_alltoallv_args *a);
 int ct_shim_fwd_allgather_c(const ct_allgather_args *a);
 int ct_shim_fwd_allgatherv_c(const ct_allgatherv_args *a);
-ct_alltoallv_args ct_shim_describe_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
-                                               const MPI_Aint sdispls[], MPI_Datatype sendtype,
-                                               void *recvbuf, const MPI_Count recvcounts[],
-                                               const MPI_Aint rdispls[], MPI_Datatype recvtype,
-                                               MPI_Comm comm);
-int ct_shim_fwd_alltoall_c(const ct_alltoallv_args *a);
-int ct_shim_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
-                        const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                        const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                        MPI_Datatype recvtype, MPI_Comm comm);
-int ct_shim_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                       void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm);
-int ct_shim_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                        MPI_Comm comm);
-int ct_shim_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                         void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                         MPI_Datatype recvtype, MPI_Comm comm);
 #endif
 
 /* What MPI_Init, MPI_Init_thread and MPI_Finalize do (init.c): read the
