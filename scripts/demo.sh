@@ -8,7 +8,12 @@
 #      mpicc, no coltune header) and run it natively and under
 #      LD_PRELOAD=libcoltune.so with the tuned rules, showing which algorithm
 #      served its MPI_Alltoallv calls and both times (median of several runs,
-#      side by side) with the speedup;
+#      side by side) with the speedup, and under COLTUNE_ADAPT=1 (coltune
+#      learning online from the application's own calls, no rules file);
+#   3b. the same for examples/pencil_fft.c, the transposes of a
+#      pencil-decomposed 3-D FFT on row and column sub-communicators with
+#      uneven blocks; what one COLTUNE_ADAPT=1 run learned
+#      (COLTUNE_ADAPT_OUT) is then reused as a rules file;
 #   4. the same for a real third-party library: FFTW's MPI 3-D FFT
 #      (examples/fftw_3d.c, Debian libfftw3-dev and libfftw3-mpi-dev), whose
 #      transposes call MPI_Alltoall, planned once natively (FFTW wisdom) so
@@ -125,29 +130,63 @@ what_ran() {
     esac
 }
 
-# compare_runs CMD...: $runs runs of CMD natively and under coltune with the
-# tuned rules, alternating so machine drift hits both alike; sets $native and
-# $coltune to the median times (the "time=... s" the program prints).
+# compare_runs CMD...: $runs runs of CMD natively, under coltune with the
+# tuned rules and under coltune learning online (COLTUNE_ADAPT=1, no rules
+# file), alternating so machine drift hits all alike; sets $native, $coltune
+# and $adapt to the median times (the "time=... s" the program prints).
 median() { printf '%s\n' $1 | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+time_of() { "$@" | sed -n 's/.*time=\([0-9.]*\) s.*/\1/p'; }
 compare_runs() {
     tn=""
     tc=""
+    ta=""
     for i in $(seq "$runs"); do
-        tn="$tn $("$@" | sed -n 's/.*time=\([0-9.]*\) s.*/\1/p')"
-        tc="$tc $(LD_PRELOAD="$lib" COLTUNE_RULES="$rules" "$@" |
-            sed -n 's/.*time=\([0-9.]*\) s.*/\1/p')"
+        tn="$tn $(time_of "$@")"
+        tc="$tc $(LD_PRELOAD="$lib" COLTUNE_RULES="$rules" time_of "$@")"
+        ta="$ta $(LD_PRELOAD="$lib" COLTUNE_ADAPT=1 time_of "$@")"
     done
     native=$(median "$tn")
     coltune=$(median "$tc")
+    adapt=$(median "$ta")
+}
+# print_runs TITLE: the table of the last compare_runs.
+print_runs() {
+    echo
+    echo "== $1, median of $runs runs"
+    printf '%-48s %10s %9s\n' "run" "time [s]" "speedup"
+    printf '%-48s %10s %9s\n' "native MPI" "$native" "1.00"
+    for r in "tuned rules:$coltune" "COLTUNE_ADAPT=1 (learning online, no rules):$adapt"; do
+        printf '%-48s %10s %9s\n' "LD_PRELOAD=libcoltune.so, ${r%:*}" "${r##*:}" \
+            "$(echo "$native ${r##*:}" | awk '{ printf "%.2f", $1 / $2 }')"
+    done
 }
 compare_runs launch "$prefix/bin/fft_transpose" "$iters" "$scale"
-echo
-echo "== fft_transpose, $np ranks, $iters MPI_Alltoallv calls per run, median of $runs runs"
-printf '%-44s %10s %9s\n' "run" "time [s]" "speedup"
-printf '%-44s %10s %9s\n' "native MPI" "$native" "1.00"
-printf '%-44s %10s %9s\n' "LD_PRELOAD=libcoltune.so, tuned rules" "$coltune" \
-    "$(echo "$native $coltune" | awk '{ printf "%.2f", $1 / $2 }')"
+print_runs "fft_transpose, $np ranks, $iters MPI_Alltoallv calls per run"
 what_ran "$(served "$prefix/fft_transpose.log")" MPI_Alltoallv
+echo "-- what COLTUNE_ADAPT=1 learned (COLTUNE_STATS=1):"
+LD_PRELOAD="$lib" COLTUNE_ADAPT=1 COLTUNE_STATS=1 launch "$prefix/bin/fft_transpose" \
+    "$iters" "$scale" | sed -n '/adaptive tuning/,/^coltune statistics/p' | sed '$d'
+
+echo
+echo "== 3b. a pencil-decomposed 3-D FFT exchange: examples/pencil_fft.c (plain mpicc)"
+echo "(row and column sub-communicators, uneven blocks, as heFFTe and FFTW arrange them)"
+mpicc -O2 -o "$prefix/bin/pencil_fft" examples/pencil_fft.c
+piters=${PENCIL_ITERS:-500}
+pn=${PENCIL_N:-30}
+compare_runs launch "$prefix/bin/pencil_fft" "$piters" "$pn"
+print_runs "pencil_fft N=$pn, $np ranks, $((4 * piters)) MPI_Alltoallv calls per run"
+echo "-- COLTUNE_ADAPT_OUT: what one run learned, as a rules file; reused, no exploration:"
+LD_PRELOAD="$lib" COLTUNE_ADAPT=1 COLTUNE_ADAPT_OUT="$prefix/learned.rules" \
+    launch "$prefix/bin/pencil_fft" "$piters" "$pn" > /dev/null
+grep -v '^#' "$prefix/learned.rules" | sed 's/^/   /'
+tl=""
+for i in $(seq "$runs"); do
+    tl="$tl $(LD_PRELOAD="$lib" COLTUNE_RULES="$prefix/learned.rules" \
+        time_of launch "$prefix/bin/pencil_fft" "$piters" "$pn")"
+done
+learned=$(median "$tl")
+printf '%-48s %10s %9s\n' "LD_PRELOAD=libcoltune.so, learned rules" "$learned" \
+    "$(echo "$native $learned" | awk '{ printf "%.2f", $1 / $2 }')"
 
 echo
 echo "== 4. a third-party library: FFTW's MPI 3-D FFT (examples/fftw_3d.c, plain mpicc)"
@@ -175,12 +214,7 @@ else
         echo "to measure. For a new plan, remove $wisdom and run again."
     else
         compare_runs flaunch "$prefix/bin/fftw_3d" "$fn" "$fiters" "$wisdom"
-        echo
-        echo "== FFTW 3-D FFT N=$fn, $fnp ranks, $fiters transforms per run, median of $runs runs"
-        printf '%-44s %10s %9s\n' "run" "time [s]" "speedup"
-        printf '%-44s %10s %9s\n' "native MPI" "$native" "1.00"
-        printf '%-44s %10s %9s\n' "LD_PRELOAD=libcoltune.so, tuned rules" "$coltune" \
-            "$(echo "$native $coltune" | awk '{ printf "%.2f", $1 / $2 }')"
+        print_runs "FFTW 3-D FFT N=$fn, $fnp ranks, $fiters transforms per run"
         what_ran "$falgs" "MPI_Alltoall(v)"
     fi
 fi
