@@ -19,8 +19,8 @@ int ct_drive_run(const ct_driver *d, ct_ctx *ctx, const ct_choice *ch, const ct_
 }
 
 /* A learner's timed call (select/adapt.h): run whatever the turn chose, even where
- * it forwards, and report this rank's time; every rank reports every timed
- * call, whatever it returned, so the round ends at the same call on all. */
+ * it forwards, and report it; every rank reports every timed call, whatever it
+ * returned, so the round ends at the same call on all. */
 static int drive_turn(const ct_driver *d, ct_ctx *ctx, const ct_choice *ch,
                       const ct_decide_input *in)
 {
@@ -30,7 +30,7 @@ static int drive_turn(const ct_driver *d, ct_ctx *ctx, const ct_choice *ch,
         rc = d->forward(in->args);
     else
         rc = ct_drive_run(d, ctx, ch, in);
-    const int rc_record = ct_adapt_record(ctx, &ch->turn, PMPI_Wtime() - t0);
+    const int rc_record = ct_adapt_record(ctx, &ch->turn, t0);
     return rc != MPI_SUCCESS ? rc : rc_record;
 }
 

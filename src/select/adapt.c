@@ -15,9 +15,9 @@
 #include <string.h>
 #include <time.h>
 
-typedef enum phase { PHASE_WARM, PHASE_EXPLORE, PHASE_DECIDED } phase;
+typedef enum phase { PHASE_EXPLORE, PHASE_DECIDED } phase;
 
-#define CT_ADAPT_BURST 2 /* calls in a turn of a round (as coltune-tune --burst) */
+#define CT_ADAPT_BURST 3 /* calls in a turn of a round */
 
 /* What a learner has found, kept by the process after its communicator is
  * freed (for COLTUNE_ADAPT_OUT and COLTUNE_STATS): the same on every rank of
@@ -42,12 +42,16 @@ typedef struct ct_learner {
     ct_adapt_cand slot[CT_ADAPT_MAX_SLOTS];
     phase ph;
     int recheck;    /* this exploration re-checks the decision */
+    int refine;     /* this exploration sweeps the parameters of slot refine_of */
+    int refine_of;
+    uint64_t firsts; /* each algorithm's first slot (its defaults): the first field */
     uint64_t alive; /* the slots the rounds run */
     int nrounds;    /* judged rounds in t */
     double *t;      /* [max_rounds][nslots] agreed slowest-rank times */
     /* The round in progress: nturns turns of burst calls each, slot
-     * order[i] in turn i, whose last call is timed; pos counts its calls. */
+     * order[i] in turn i, whose last call is judged; pos counts its calls. */
     int order[CT_ADAPT_MAX_SLOTS], nturns, burst, pos;
+    double first_exit; /* when this rank left the turn's first call */
     double local[CT_ADAPT_MAX_SLOTS]; /* this rank's times in it */
     long exploit_left;     /* calls of best before the next round (the share) */
     double best_time;      /* an exploit call's estimated time */
@@ -56,7 +60,8 @@ typedef struct ct_learner {
     ct_verdict v;          /* the last verdict */
     long calls, explore_calls, next_check, check_gap;
     double explore_time, agree_time, leader;
-    double warm_time; /* of the warm-up round, in explore_time */
+    double first_time; /* of the first round, in explore_time */
+    int warm;          /* the first round (not judged) is over */
     int record;       /* index in the_learned */
 } ct_learner;
 
@@ -204,28 +209,27 @@ struct ct_learner *ct_adapt_find(ct_ctx *ctx, ct_coll coll, int cls)
 
 /* The next round: every live slot's turn, the order rotated by the round's
  * number so that no candidate always follows the same one. A turn is
- * CT_ADAPT_BURST calls, the last timed: the first absorbs what the slot
- * before left (ranks leaving it at different times), so the timed one runs
- * as in a run of its own, warm. The warm-up runs each candidate and pmpi
- * once, untimed by the judge. */
+ * CT_ADAPT_BURST calls of the slot; what is judged is the time per call from
+ * this rank leaving the turn's first call to leaving its last one: whole
+ * iterations of the application's loop with that algorithm, as a run of it
+ * alone takes them (the ranks entering at that algorithm's own skew, the
+ * application's work between the calls included), not a call entered at
+ * whatever skew the slot before left. The first round warms up: each
+ * algorithm and pmpi once, to make and touch their state (windows, node
+ * communicators); it is not judged. */
 static void plan_round(ct_learner *l)
 {
     int n = 0, list[CT_ADAPT_MAX_SLOTS];
     for (int k = 0; k < l->nslots; k++)
-        if ((l->alive >> k & 1u) && !(l->ph == PHASE_WARM && k == CT_ADAPT_AA))
+        if ((l->alive >> k & 1u) && (l->warm || k != CT_ADAPT_AA))
             list[n++] = k;
     for (int i = 0; i < n; i++)
         l->order[i] = list[(i + l->nrounds) % n];
     l->nturns = n;
-    l->burst = l->ph == PHASE_WARM ? 1 : CT_ADAPT_BURST;
+    l->burst = CT_ADAPT_BURST;
     l->pos = 0;
     for (int k = 0; k < CT_ADAPT_MAX_SLOTS; k++)
         l->local[k] = -1.0;
-}
-
-static uint64_t all_slots(int nslots)
-{
-    return nslots >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << nslots) - 1);
 }
 
 /* Starts measuring alive from scratch (the rounds' times are forgotten). */
@@ -233,9 +237,9 @@ static void explore(ct_learner *l, uint64_t alive, int recheck)
 {
     if (recheck) { /* the calls since the decision count as the others' time */
         const double share = settings()->adapt_share / 100.0;
-        l->exploit_time = (l->explore_time - l->warm_time) * (1.0 - share) / share;
+        l->exploit_time = (l->explore_time - l->first_time) * (1.0 - share) / share;
     }
-    l->ph = l->ph == PHASE_WARM ? PHASE_WARM : PHASE_EXPLORE;
+    l->ph = PHASE_EXPLORE;
     l->alive = alive;
     l->recheck = recheck;
     l->nrounds = 0;
@@ -275,15 +279,37 @@ static void log_round(const ct_ctx *ctx, const ct_learner *l, const double *t)
            ct_coll_name(l->coll), ctx->name, ctx->serial, l->nrounds, line);
 }
 
+/* The slots of alg's parameter sweep, pmpi's two included. */
+static uint64_t variants_of(const ct_learner *l, int s)
+{
+    uint64_t v = 3u;
+    for (int k = 2; k < l->nslots; k++)
+        if (l->slot[k].alg == l->slot[s].alg)
+            v |= (uint64_t)1 << k;
+    return v;
+}
+
 static void decide(ct_ctx *ctx, ct_learner *l)
 {
     const int before = l->choice, was_recheck = l->recheck;
-    const int choice = l->v.kind == CT_VERDICT_WIN ? l->v.winner : CT_ADAPT_BASE;
+    int choice = l->v.kind == CT_VERDICT_WIN ? l->v.winner : CT_ADAPT_BASE;
+    if (l->refine) { /* no variant beat pmpi clearly: the algorithm's defaults won before */
+        choice = l->v.kind == CT_VERDICT_WIN ? choice : l->refine_of;
+        l->refine = 0;
+    } else if (!was_recheck && choice > CT_ADAPT_AA &&
+               (variants_of(l, choice) & ~((uint64_t)1 << choice)) != 3u) {
+        /* An algorithm won with its defaults: its parameter sweep against
+         * pmpi decides which values it keeps. */
+        explore(l, variants_of(l, choice), 0);
+        l->refine = 1;
+        l->refine_of = choice;
+        return;
+    }
     if (was_recheck && before > CT_ADAPT_AA && choice != before) {
         /* The decision lost against pmpi: the application's calls changed;
-         * relearn from every candidate. */
+         * relearn from every algorithm. */
         log_decision(ctx, l, "demoted");
-        explore(l, all_slots(l->nslots), 0);
+        explore(l, l->firsts, 0);
         return;
     }
     l->ph = PHASE_DECIDED;
@@ -313,7 +339,7 @@ static void pace(ct_learner *l)
     l->best_time = n > 0 ? sum / n : 0;
     if (share >= 1.0 || l->best_time <= 0)
         return;
-    const double rounds = l->explore_time - l->warm_time;
+    const double rounds = l->explore_time - l->first_time; /* see end_round */
     const double others = rounds * (1.0 - share) / share - l->exploit_time;
     if (others > 0)
         l->exploit_left = (long)ceil(others / l->best_time);
@@ -344,12 +370,13 @@ static int end_round(ct_ctx *ctx, ct_learner *l)
     for (int k = 0; k < n; k++)
         if (buf[k] > 0)
             sum += buf[k];
-    l->explore_time += sum * l->burst; /* a turn's untimed calls took about as long */
-    if (l->ph == PHASE_WARM) {
-        /* Making each candidate's state is paid once, whatever the choice:
-         * it does not count against the share. */
-        l->warm_time = sum;
-        l->ph = PHASE_EXPLORE;
+    l->explore_time += sum * l->burst; /* a turn's other calls took about as long */
+    if (!l->warm) {
+        /* The first round made each algorithm's state and touched it (a
+         * shared window's first calls page it in): it is not judged, and,
+         * being paid once whatever the choice, not counted against the share. */
+        l->warm = 1;
+        l->first_time = sum * l->burst;
         plan_round(l);
         sync_record(l, ctx, 0);
         return MPI_SUCCESS;
@@ -401,8 +428,16 @@ struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls,
     }
     l->record = -1;
     l->check_gap = settings()->adapt_recheck;
-    l->ph = PHASE_WARM;
-    explore(l, all_slots(l->nslots), 0);
+    l->firsts = 3u;
+    for (int k = 2; k < l->nslots; k++) {
+        int first = 1;
+        for (int j = 2; j < k; j++)
+            first = first && l->slot[j].alg != l->slot[k].alg;
+        if (first)
+            l->firsts |= (uint64_t)1 << k;
+    }
+    l->ph = PHASE_EXPLORE;
+    explore(l, l->firsts, 0);
     if (ncands == 0) { /* nothing to learn: pmpi */
         l->ph = PHASE_DECIDED;
         l->next_check = -1;
@@ -421,7 +456,7 @@ void ct_adapt_next(struct ct_learner *l, int advance, ct_adapt_turn *turn, ct_ad
     if (l->ph == PHASE_DECIDED && advance && l->next_check >= 0 && l->calls >= l->next_check)
         explore(l, l->choice > CT_ADAPT_AA
                        ? (1u << CT_ADAPT_BASE) | (1u << CT_ADAPT_AA) | ((uint64_t)1 << l->choice)
-                       : all_slots(l->nslots),
+                       : l->firsts,
                 1);
     if (l->ph == PHASE_DECIDED) {
         s = l->choice;
@@ -433,11 +468,7 @@ void ct_adapt_next(struct ct_learner *l, int advance, ct_adapt_turn *turn, ct_ad
         }
     } else {
         s = l->order[l->pos / l->burst];
-        turn->timed = l->pos % l->burst == l->burst - 1;
-        if (!turn->timed && advance) {
-            l->pos++;
-            l->explore_calls++;
-        }
+        turn->timed = 1;
     }
     turn->slot = s;
     *out = l->slot[s];
@@ -457,18 +488,20 @@ static void test_delay(const ct_ctx *ctx, const ct_learner *l)
     nanosleep(&ts, NULL);
 }
 
-int ct_adapt_record(ct_ctx *ctx, const ct_adapt_turn *turn, double seconds)
+int ct_adapt_record(ct_ctx *ctx, const ct_adapt_turn *turn, double entry)
 {
     ct_learner *l = turn->learner;
     if (l == NULL || !turn->timed)
         return MPI_SUCCESS;
-    if (settings()->test_adapt_delay > 0) {
-        const double t0 = PMPI_Wtime();
-        test_delay(ctx, l);
-        seconds += PMPI_Wtime() - t0;
-    }
-    l->local[turn->slot] = seconds;
+    test_delay(ctx, l);
+    const double exit = PMPI_Wtime();
     l->explore_calls++;
+    const int in_turn = l->pos % l->burst;
+    if (in_turn == 0)
+        l->first_exit = exit;
+    if (in_turn == l->burst - 1) /* the turn's last call: its iterations are judged */
+        l->local[turn->slot] = l->burst > 1 ? (exit - l->first_exit) / (l->burst - 1)
+                                            : exit - entry;
     if (++l->pos < l->nturns * l->burst)
         return MPI_SUCCESS;
     return end_round(ctx, l);
@@ -498,7 +531,7 @@ static int same_cell(const learned *x, const learned *y)
 
 /* One record per learner (the ranks of a communicator hold the same one):
  * sorted, the first of each (cell, leader) kept, with the largest agreement
- * time any rank spent. Records without a leader (a warm-up never finished)
+ * time any rank spent. Records without a leader (a first round never finished)
  * are left out. Returns the new count. */
 static int unique_learners(learned *r, int n)
 {

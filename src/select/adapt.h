@@ -7,11 +7,13 @@
  *
  * Every rank runs the same candidate at the same call: which one is a
  * function of the call's index among the learner's calls and of what all
- * ranks agreed at the end of the previous round. A round runs pmpi, pmpi
- * again (A/A) and each live candidate once, in an order rotated from round
- * to round; at its end one allreduce (MPI_MAX, on the private communicator)
- * gives every call's slowest-rank time, and adapt_judge.h's verdict drops
- * losers or decides. The first round is a warm-up (each candidate makes its
+ * ranks agreed at the end of the previous round. A round gives pmpi, pmpi
+ * again (A/A) and each live candidate a turn of a few calls, in an order
+ * rotated from round to round; at its end one allreduce (MPI_MAX, on the
+ * private communicator) gives every turn's slowest-rank time, and
+ * adapt_judge.h's verdict drops losers or decides. The algorithms are first
+ * compared with their default parameters; the winner's parameter sweep is
+ * compared next. The first round is a warm-up (each candidate makes its
  * state: windows, node communicators) and is not judged. Between rounds the
  * learner runs its best candidate so far until exploring is again within its
  * share of the collective's time. After the decision a call costs a counter;
@@ -34,7 +36,7 @@ typedef struct ct_adapt_cand {
 struct ct_learner;
 
 /* What one call runs for a learner: its slot, and whether the call is one of
- * a round's (timed, then ct_adapt_record) or not. */
+ * a round's (timed: ct_adapt_record after it) or not. */
 typedef struct ct_adapt_turn {
     struct ct_learner *learner; /* NULL: the call is not the learner's */
     int slot;
@@ -59,10 +61,11 @@ struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls,
  * (coltune_decision), 1 counts the call. */
 void ct_adapt_next(struct ct_learner *l, int advance, ct_adapt_turn *turn, ct_adapt_cand *out);
 
-/* Records this rank's time of a timed call; at the end of a round, agrees
- * on the round's times with the other ranks (one allreduce) and judges. Every
- * rank calls it for every timed call, whatever the call returned. */
-int ct_adapt_record(ct_ctx *ctx, const ct_adapt_turn *turn, double seconds);
+/* After a timed call, which this rank entered at time entry (PMPI_Wtime):
+ * keeps what the round needs; at the end of a round, agrees on the round's
+ * times with the other ranks (one allreduce) and judges. Every rank calls it
+ * for every timed call, whatever the call returned. */
+int ct_adapt_record(ct_ctx *ctx, const ct_adapt_turn *turn, double entry);
 
 /*
  * At MPI_Finalize, collective over MPI_COMM_WORLD (comm: a private duplicate

@@ -17,7 +17,7 @@ ct_judge_knobs ct_judge_knobs_default(void)
                             .halve_every = 2,
                             .keep = 2,
                             .min_drop = 3,
-                            .min_win = 6,
+                            .min_win = 4,
                             .max_rounds = 24};
 }
 

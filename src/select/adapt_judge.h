@@ -38,7 +38,7 @@ typedef struct ct_judge_knobs {
     int keep;           /* halving keeps at least this many candidates (2) */
     int min_drop;       /* rounds before a candidate that cannot beat pmpi by
                            the margin is dropped (3) */
-    int min_win;        /* rounds before a candidate may win (6) */
+    int min_win;        /* rounds before a candidate may win (4) */
     int max_rounds;     /* rounds at most: then the evidence decides (24) */
 } ct_judge_knobs;
 
