@@ -271,12 +271,6 @@ static int all_p2p(direct_state *d)
     return d->rc;
 }
 
-/* Whether an MPI_Alltoall's blocks all travel point-to-point. */
-static int alltoall_all_direct(const ct_a2av *x, const ct_typeinfo *st, long large)
-{
-    return is_direct((size_t)ct_a2av_scount(x, 0) * (size_t)st->size, large);
-}
-
 /* A non-contiguous send side: the blocks that go through the window packed
  * into a context buffer, back to back. */
 static int pack_sends(const ct_a2av *x, const ct_typeinfo *t, ct_shm_out *out)
@@ -363,15 +357,16 @@ int ct_alltoallv_shm(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params
         return a->forward(a); /* no window on some rank: every rank comes here */
     large = direct_limit(large, s->W, P);
     const int alltoall = a->coll == CT_COLL_ALLTOALL;
-    if (alltoall ? alltoall_all_direct(&x, &st, large)
+    direct_state d = {.x = &x, .reqs = s->reqs, .tag = direct_tag(s)};
+    /* An MPI_Alltoall whose blocks all travel point-to-point, or a call of a
+     * point-to-point run (see above): no window */
+    if (alltoall ? is_direct((size_t)ct_a2av_scount(&x, 0) * (size_t)st.size, large)
                  : s->p2p_left > 0 && s->p2p_limit == large) {
-        direct_state d = {.x = &x, .reqs = s->reqs, .tag = direct_tag(s)};
         s->calls++; /* as ct_shm_stream_run counts it: the next call's tag differs */
         s->p2p_left -= !alltoall;
         return all_p2p(&d);
     }
     ctx->call_extra += ct_shm_stream_bytes(P);
-    direct_state d = {.x = &x, .reqs = s->reqs, .tag = direct_tag(s)};
     const ct_shm_idle idle = {drive, &d};
     plan(&x, &st, &rt, large, s->out, s->want);
     int local_rc = post_direct(&d, s->out, s->want);
