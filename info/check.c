@@ -240,7 +240,7 @@ static void format_choice(const outcome *out, char *spec, size_t slen, char *whe
         return;
     }
     if (out->choice.adapt && out->choice.adapt_rule != NULL && out->choice.adapt_rule->ncands)
-        snprintf(spec, slen, "adapt (learns online among %d listed candidates and pmpi)",
+        snprintf(spec, slen, "adapt (learns online among the %d candidates it lists, and pmpi)",
                  out->choice.adapt_rule->ncands);
     else if (out->choice.adapt)
         snprintf(spec, slen, "adapt (learns online among every algorithm)");

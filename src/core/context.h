@@ -56,7 +56,7 @@ typedef struct ct_ctx_key {
     void (*release)(void *obj);
 } ct_ctx_key;
 
-#define CT_CTX_NEXT 8 /* objects one context can hold (the library has 5 keys) */
+#define CT_CTX_NEXT 8 /* objects one context can hold (the library has 6 keys) */
 
 /*
  * A growable buffer of a context (ct_ctx_buffer): each user defines one

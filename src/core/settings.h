@@ -45,7 +45,7 @@ typedef struct ct_settings {
                              us microseconds in each timed call (tests only) */
 } ct_settings;
 
-/* Defaults of the online tuning's budget (coltune(7), ADAPTIVE TUNING). */
+/* Defaults of the online tuning's budget (coltune(7), Online tuning). */
 #define CT_ADAPT_CALLS_DEFAULT 1000
 #define CT_ADAPT_SHARE_DEFAULT 20
 #define CT_ADAPT_RECHECK_DEFAULT 20000

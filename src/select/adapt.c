@@ -38,6 +38,8 @@ typedef struct learned {
 typedef struct ct_learner {
     ct_coll coll;
     int cls, rule_line;
+    const ct_rule *rule;     /* the adapt rule it serves, NULL for COLTUNE_ADAPT */
+    struct ct_learner *next; /* of the same collective and class, another rule's */
     int nslots; /* 2 + candidates */
     ct_adapt_cand slot[CT_ADAPT_MAX_SLOTS];
     phase ph;
@@ -59,6 +61,7 @@ typedef struct ct_learner {
     int best, choice;      /* slots: the best so far, the decision */
     ct_verdict v;          /* the last verdict */
     long calls, explore_calls, next_check, check_gap;
+    long explore_start; /* explore_calls when the current exploration began */
     double explore_time, agree_time, leader;
     double first_time; /* of the first round, in explore_time */
     int warm;          /* the first round (not judged) is over */
@@ -172,18 +175,19 @@ static void learners_release(void *obj)
     learners *ls = obj;
     for (int c = 0; c < CT_COLL_COUNT; c++)
         for (int k = 0; k < CT_ADAPT_CLASSES; k++) {
-            ct_learner *l = ls->by[c][k];
-            if (l == NULL)
-                continue;
-            if (l->record >= 0) { /* keep the counts of the calls since its last round */
-                ct_state *st = ct_state_get();
-                ct_state_lock(st);
-                the_learned.r[l->record].calls = l->calls;
-                the_learned.live[l->record] = NULL;
-                ct_state_unlock(st);
+            for (ct_learner *l = ls->by[c][k], *next; l != NULL; l = next) {
+                next = l->next;
+                if (l->record >= 0) { /* keep the counts since its last round */
+                    ct_state *st = ct_state_get();
+                    ct_state_lock(st);
+                    the_learned.r[l->record].calls = l->calls;
+                    the_learned.r[l->record].explore_calls = l->explore_calls;
+                    the_learned.live[l->record] = NULL;
+                    ct_state_unlock(st);
+                }
+                free(l->t);
+                free(l);
             }
-            free(l->t);
-            free(l);
         }
     free(ls);
 }
@@ -197,10 +201,13 @@ static ct_learner **slot_of(ct_ctx *ctx, ct_coll coll, int cls)
     return obj != NULL ? &((learners *)obj)->by[coll][cls + 1] : NULL;
 }
 
-struct ct_learner *ct_adapt_find(ct_ctx *ctx, ct_coll coll, int cls)
+struct ct_learner *ct_adapt_find(ct_ctx *ctx, ct_coll coll, int cls, const ct_rule *rule)
 {
     ct_learner **p = slot_of(ctx, coll, cls);
-    return p != NULL ? *p : NULL;
+    ct_learner *l = p != NULL ? *p : NULL;
+    while (l != NULL && l->rule != rule)
+        l = l->next;
+    return l;
 }
 
 /* ------------------------------------------------------------------ */
@@ -244,6 +251,7 @@ static void explore(ct_learner *l, uint64_t alive, int recheck)
     l->recheck = recheck;
     l->nrounds = 0;
     l->exploit_left = 0;
+    l->explore_start = l->explore_calls;
     plan_round(l);
 }
 
@@ -293,8 +301,11 @@ static void decide(ct_ctx *ctx, ct_learner *l)
 {
     const int before = l->choice, was_recheck = l->recheck;
     int choice = l->v.kind == CT_VERDICT_WIN ? l->v.winner : CT_ADAPT_BASE;
-    if (l->refine) { /* no variant beat pmpi clearly: the algorithm's defaults won before */
-        choice = l->v.kind == CT_VERDICT_WIN ? choice : l->refine_of;
+    if (l->refine) {
+        /* A variant that wins, else the defaults that won before, unless
+         * every variant now lost to pmpi outright. */
+        if (l->v.kind == CT_VERDICT_NO_EVIDENCE)
+            choice = l->refine_of;
         l->refine = 0;
     } else if (!was_recheck && choice > CT_ADAPT_AA &&
                (variants_of(l, choice) & ~((uint64_t)1 << choice)) != 3u) {
@@ -384,7 +395,7 @@ static int end_round(ct_ctx *ctx, ct_learner *l)
     memcpy(&l->t[l->nrounds * n], buf, (size_t)n * sizeof *buf);
     l->nrounds++;
     log_round(ctx, l, buf);
-    const int out_of_budget = l->explore_calls >= settings()->adapt_calls;
+    const int out_of_budget = l->explore_calls - l->explore_start >= settings()->adapt_calls;
     const ct_judge_knobs kn = knobs(l->nrounds, out_of_budget);
     const ct_judge_input in = {l->t, l->nrounds, n, l->alive};
     ct_judge(&in, &kn, &l->v);
@@ -403,8 +414,8 @@ static int end_round(ct_ctx *ctx, ct_learner *l)
 /* The learner's interface                                             */
 /* ------------------------------------------------------------------ */
 
-struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls,
-                                   const ct_adapt_cand *cands, int ncands, int rule_line)
+struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls, const ct_rule *rule,
+                                   const ct_adapt_cand *cands, int ncands)
 {
     ct_learner **p = slot_of(ctx, coll, cls);
     if (p == NULL)
@@ -416,7 +427,8 @@ struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls,
         ncands = CT_ADAPT_MAX_SLOTS - 2;
     l->coll = coll;
     l->cls = cls;
-    l->rule_line = rule_line;
+    l->rule = rule;
+    l->rule_line = rule != NULL ? rule->line : 0;
     l->nslots = 2 + ncands;
     l->slot[CT_ADAPT_BASE].alg = l->slot[CT_ADAPT_AA].alg = ct_algorithm_fallback(coll);
     memcpy(&l->slot[2], cands, (size_t)ncands * sizeof *cands);
@@ -442,6 +454,7 @@ struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls,
         l->ph = PHASE_DECIDED;
         l->next_check = -1;
     }
+    l->next = *p;
     *p = l;
     return l;
 }
@@ -531,15 +544,13 @@ static int same_cell(const learned *x, const learned *y)
 
 /* One record per learner (the ranks of a communicator hold the same one):
  * sorted, the first of each (cell, leader) kept, with the largest agreement
- * time any rank spent. Records without a leader (a first round never finished)
- * are left out. Returns the new count. */
+ * time any rank spent. (A record is made when a learner's first round ends,
+ * with the leader that round agreed.) Returns the new count. */
 static int unique_learners(learned *r, int n)
 {
     int m = 0;
     qsort(r, (size_t)n, sizeof *r, cmp_learned);
     for (int i = 0; i < n; i++) {
-        if (r[i].leader < 0)
-            continue;
         if (m > 0 && same_cell(&r[m - 1], &r[i]) && r[m - 1].leader == r[i].leader) {
             r[m - 1].agree_time = fmax(r[m - 1].agree_time, r[i].agree_time);
             continue;
@@ -673,7 +684,10 @@ int ct_adapt_finish(MPI_Comm comm, const char *path, int stats)
     ct_state_unlock(st);
     CT_CALL(PMPI_Comm_rank(comm, &rank));
     CT_CALL(PMPI_Comm_size(comm, &size));
-    const int mine = the_learned.n * (int)sizeof(learned);
+    long long bytes = (long long)the_learned.n * (long long)sizeof(learned), sum;
+    CT_CALL(PMPI_Allreduce(&bytes, &sum, 1, MPI_LONG_LONG, MPI_SUM, comm));
+    /* Past what one Gatherv carries (some 4 million learners): rank 0's alone. */
+    const int mine = sum <= INT_MAX || rank == 0 ? (int)bytes : 0;
     if (rank == 0) {
         CT_ALLOC(counts, (size_t)size * sizeof *counts);
         CT_ALLOC(displs, (size_t)size * sizeof *displs);
@@ -684,11 +698,6 @@ int ct_adapt_finish(MPI_Comm comm, const char *path, int stats)
         for (int i = 0; i < size; i++) {
             displs[i] = (int)total;
             total += counts[i];
-        }
-        if (total > INT_MAX) { /* past what one Gatherv carries: rank 0's alone */
-            for (int i = 1; i < size; i++)
-                counts[i] = 0;
-            total = counts[0];
         }
         CT_ALLOC(all, total > 0 ? (size_t)total : 1);
     }

@@ -26,6 +26,7 @@
 #include "algorithms.h"
 #include "core/context.h"
 #include "select/adapt_judge.h"
+#include "select/rules.h"
 
 /* A candidate: an algorithm and its parameters resolved for the communicator. */
 typedef struct ct_adapt_cand {
@@ -48,14 +49,15 @@ typedef struct ct_adapt_turn {
 #define CT_ADAPT_CLASSES 50
 int ct_adapt_class(ct_coll coll, long msg_size);
 
-/* The learner of (coll, cls) on ctx, NULL when there is none yet. */
-struct ct_learner *ct_adapt_find(ct_ctx *ctx, ct_coll coll, int cls);
+/* The learner of (coll, cls) on ctx for the adapt rule rule (NULL:
+ * COLTUNE_ADAPT), NULL when there is none yet. Two adapt rules that match
+ * calls of one class have learners of their own, as their candidates differ. */
+struct ct_learner *ct_adapt_find(ct_ctx *ctx, ct_coll coll, int cls, const ct_rule *rule);
 
 /* Makes it, with the candidates that can serve the communicator (pmpi is
- * added: slots 0 and 1); NULL when out of memory (the call then runs pmpi).
- * rule_line: the rule that asked for it, 0 for COLTUNE_ADAPT. */
-struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls,
-                                   const ct_adapt_cand *cands, int ncands, int rule_line);
+ * added: slots 0 and 1); NULL when out of memory. */
+struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls, const ct_rule *rule,
+                                   const ct_adapt_cand *cands, int ncands);
 
 /* The candidate the learner's next call runs; advance 0 only looks
  * (coltune_decision), 1 counts the call. */
@@ -68,8 +70,9 @@ void ct_adapt_next(struct ct_learner *l, int advance, ct_adapt_turn *turn, ct_ad
 int ct_adapt_record(ct_ctx *ctx, const ct_adapt_turn *turn, double entry);
 
 /*
- * At MPI_Finalize, collective over MPI_COMM_WORLD (comm: a private duplicate
- * of it): what every learner of every rank decided is gathered on rank 0,
+ * At MPI_Finalize, collective over comm (MPI_COMM_WORLD, which the
+ * application no longer uses then): what every learner of every rank found
+ * is gathered on rank 0,
  * which writes it to path as a rules file (path NULL: not written) and, with
  * stats, prints per collective the calls and time spent exploring and the
  * choices made.

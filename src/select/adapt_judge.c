@@ -49,10 +49,9 @@ static int cmp_double(const void *a, const void *b)
 ct_estimate ct_judge_estimate(const ct_judge_input *in, int base, int k, double confidence)
 {
     ct_estimate e = {0, 0, 0, 0};
-    double *ratios = malloc((size_t)(in->nrounds > 0 ? in->nrounds : 1) * sizeof *ratios);
-    if (ratios == NULL)
-        return e; /* no estimate: the candidate neither wins nor is dropped */
-    for (int r = 0; r < in->nrounds; r++) {
+    double ratios[CT_JUDGE_MAX_ROUNDS];
+    const int nrounds = in->nrounds < CT_JUDGE_MAX_ROUNDS ? in->nrounds : CT_JUDGE_MAX_ROUNDS;
+    for (int r = 0; r < nrounds; r++) {
         const double tb = in->t[r * in->nslots + base], tk = in->t[r * in->nslots + k];
         if (tb > 0 && tk > 0)
             ratios[e.n++] = tb / tk;
@@ -65,7 +64,6 @@ ct_estimate ct_judge_estimate(const ct_judge_input *in, int base, int k, double 
         e.lo = ratios[lo];
         e.hi = ratios[hi];
     }
-    free(ratios);
     return e;
 }
 

@@ -21,6 +21,7 @@
 #define CT_ADAPT_BASE 0   /* slot of pmpi, the baseline */
 #define CT_ADAPT_AA 1     /* slot of pmpi's second copy (A/A) */
 #define CT_ADAPT_MAX_SLOTS 64 /* slots of a round: pmpi twice and the candidates */
+#define CT_JUDGE_MAX_ROUNDS 64 /* rounds an estimate reads at most (max_rounds) */
 
 /* A speedup over pmpi and its confidence interval from n paired rounds. */
 typedef struct ct_estimate {
@@ -39,7 +40,8 @@ typedef struct ct_judge_knobs {
     int min_drop;       /* rounds before a candidate that cannot beat pmpi by
                            the margin is dropped (3) */
     int min_win;        /* rounds before a candidate may win (4) */
-    int max_rounds;     /* rounds at most: then the evidence decides (24) */
+    int max_rounds;     /* rounds at most: then the evidence decides (24; at most
+                           CT_JUDGE_MAX_ROUNDS) */
 } ct_judge_knobs;
 
 /* The defaults above. */

@@ -509,11 +509,13 @@ static int adapt_turn(ct_ctx *ctx, ct_decide_input *call, ct_choice *out)
         msg_size = local.msg_size;
     }
     const int cls = ct_adapt_class(call->coll, msg_size);
-    struct ct_learner *l = ct_adapt_find(ctx, call->coll, cls);
+    struct ct_learner *l = ct_adapt_find(ctx, call->coll, cls, out->adapt_rule);
+    if (l == NULL && call->query)
+        return MPI_SUCCESS; /* a new learner's first call runs pmpi: out says so */
     if (l == NULL) {
         ct_adapt_cand cands[CT_ADAPT_MAX_SLOTS - 2];
         const int n = adapt_candidates(ctx, call->coll, out->adapt_rule, cands);
-        l = ct_adapt_create(ctx, call->coll, cls, cands, n, out->rule_line);
+        l = ct_adapt_create(ctx, call->coll, cls, out->adapt_rule, cands, n);
         if (l == NULL)
             return MPI_ERR_NO_MEM;
     }

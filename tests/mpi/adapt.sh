@@ -46,9 +46,10 @@ check_run "adapt P=3 MPI_THREAD_MULTIPLE, a communicator per thread" \
 # test_many_comms), coltune-info finds it clean, and a run with it as
 # COLTUNE_RULES decides by its rules and explores nothing.
 learned() {
-    # 100 calls in rounds, unpaced: every learner decides within the run
-    with_env COLTUNE_ADAPT=1 COLTUNE_ADAPT_CALLS=100 COLTUNE_ADAPT_SHARE=100 COLTUNE_ADAPT_OUT="$tmp/learned.rules" \
-        COLTUNE_STATS=1 TEST_CALLS=240 -- run_mpi 4 "$prog" > "$tmp/out" 2>&1 ||
+    # 250 calls in rounds, unpaced: every learner decides within the run
+    with_env COLTUNE_ADAPT=1 COLTUNE_ADAPT_CALLS=250 COLTUNE_ADAPT_SHARE=100 \
+        COLTUNE_ADAPT_OUT="$tmp/learned.rules" COLTUNE_STATS=1 TEST_CALLS=400 -- \
+        run_mpi 4 "$prog" > "$tmp/out" 2>&1 ||
         { cat "$tmp/out"; return 1; }
     grep -q '^coltune adaptive tuning' "$tmp/out" || { echo "no adaptive tuning table"; return 1; }
     grep -v '^#' "$tmp/learned.rules" | grep -q '^alltoallv *comm_size=4 nodes=1 ppn=4 ' ||
