@@ -233,7 +233,7 @@ static void plan_round(ct_learner *l)
     for (int i = 0; i < n; i++)
         l->order[i] = list[(i + l->nrounds) % n];
     l->nturns = n;
-    l->burst = CT_ADAPT_BURST;
+    l->burst = l->warm ? CT_ADAPT_BURST : 2; /* the warm-up: both halves of a window */
     l->pos = 0;
     for (int k = 0; k < CT_ADAPT_MAX_SLOTS; k++)
         l->local[k] = -1.0;
