@@ -175,8 +175,9 @@ piters=${PENCIL_ITERS:-500}
 pn=${PENCIL_N:-30}
 compare_runs launch "$prefix/bin/pencil_fft" "$piters" "$pn"
 print_runs "pencil_fft N=$pn, $np ranks, $((4 * piters)) MPI_Alltoallv calls per run"
-echo "-- COLTUNE_ADAPT_OUT: what one run learned, as a rules file; reused, no exploration:"
-LD_PRELOAD="$lib" COLTUNE_ADAPT=1 COLTUNE_ADAPT_OUT="$prefix/learned.rules" \
+echo "-- COLTUNE_ADAPT_OUT: what a training run learned (COLTUNE_ADAPT_SHARE=100: its rounds"
+echo "   back to back), as a rules file; reused, no exploration:"
+LD_PRELOAD="$lib" COLTUNE_ADAPT=1 COLTUNE_ADAPT_SHARE=100 COLTUNE_ADAPT_OUT="$prefix/learned.rules" \
     launch "$prefix/bin/pencil_fft" "$piters" "$pn" > /dev/null
 grep -v '^#' "$prefix/learned.rules" | sed 's/^/   /'
 tl=""
