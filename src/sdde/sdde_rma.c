@@ -10,7 +10,9 @@
  * slot whose value is non-zero as a message; here each slot has a flag the
  * origin also puts (the message's byte count + 1), so a message of zeros, or
  * of zero elements, is still a message. The reader clears the flags it has
- * read, so the window is ready for the next call without a third fence.
+ * read, so the window is ready for the next call without a third fence: the
+ * next call's opening fence ends the epoch this call's closing fence opened,
+ * and so waits until every rank has read its slots.
  *
  * The window is created once per communicator (MPI_Win_allocate, collective)
  * and cached; a call whose slots do not fit grows it, collectively: the slot
@@ -109,8 +111,13 @@ int ct_sdde_rma(ct_sdde *x, ct_ctx *ctx, const long *params)
     MPI_Win win = x->cache->win;
     int *flags = (int *)x->cache->win_base;
     const char *slots = x->cache->win_base + flags_bytes;
-    /* Synchronize on window */
-    CT_CALL(PMPI_Win_fence(MPI_MODE_NOPRECEDE, win));
+    /* Synchronize on window. Neither this fence nor the closing one asserts
+     * MPI_MODE_NOPRECEDE / MPI_MODE_NOSUCCEED: a fence that ends no epoch
+     * need not be a barrier (MPI-4.0 12.5.1), and this one must be, so that
+     * no origin's put reaches a slot or flag before its reader has read and
+     * cleared it after the previous call (MPICH at P = 2 lost and garbled
+     * messages so). */
+    CT_CALL(PMPI_Win_fence(0, win));
     /* for i in 0..send_nnz: put message i into slot "rank" of dest[i], and its flag */
     ct_sdde_count_internode(x, o);
     for (int i = 0; i < o->n; i++) {
@@ -123,7 +130,7 @@ int ct_sdde_rma(ct_sdde *x, ct_ctx *ctx, const long *params)
                          (MPI_Aint)((size_t)me * sizeof(int)), 1, MPI_INT, win));
     }
     /* Synchronize on window */
-    CT_CALL(PMPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+    CT_CALL(PMPI_Win_fence(0, win));
     /* for i in 0..num_procs: a set flag is a message from i */
     for (int i = 0; i < P; i++) {
         if (flags[i] == 0)
