@@ -38,6 +38,14 @@
 
 static size_t round8(size_t n) { return (n + 7) & ~(size_t)7; }
 
+/* Window sizes are whole multiples of WIN_ALIGN bytes. MPICH 4.0.2 (ch4,
+ * one node) misplaces puts into a window of MPI_Win_allocate whose size is
+ * 8 modulo 16: at P = 2 a put to rank 1 at displacement d lands 8 bytes
+ * before it (rank 1 of a 40-byte window saw disp 8 at 0, disp 0 in rank 0's
+ * window), which lost and garbled messages. */
+enum { WIN_ALIGN = 64 };
+static size_t round_win(size_t n) { return (n + WIN_ALIGN - 1) / WIN_ALIGN * WIN_ALIGN; }
+
 /* Makes the cached window bytes long; *made tells whether this rank has
  * it (a failed MPI_Win_allocate is not an error here: see above). */
 static int window_make(ct_sdde_cache *c, MPI_Comm comm, size_t bytes, int *made)
@@ -75,7 +83,8 @@ static int window_ensure(ct_sdde_cache *c, MPI_Comm comm, size_t need, int *usab
     *usable = !c->rma_unusable;
     if (c->rma_unusable || (c->win != MPI_WIN_NULL && c->win_bytes >= need))
         return MPI_SUCCESS;
-    CT_CALL(window_make(c, comm, need > 2 * c->win_bytes ? need : 2 * c->win_bytes, &made));
+    CT_CALL(window_make(c, comm, round_win(need > 2 * c->win_bytes ? need : 2 * c->win_bytes),
+                        &made));
     CT_CALL(PMPI_Allreduce(&made, usable, 1, MPI_INT, MPI_MIN, comm));
     if (!*usable) {
         /* A rank that has the window cannot free it alone (collective). */
