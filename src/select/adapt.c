@@ -17,7 +17,7 @@
 
 typedef enum phase { PHASE_EXPLORE, PHASE_DECIDED } phase;
 
-#define CT_ADAPT_BURST 3 /* calls in a turn of a round */
+#define CT_ADAPT_BURST 4 /* calls in a turn of a round (the first is not judged) */
 
 /* What a learner has found, kept by the process after its communicator is
  * freed (for COLTUNE_ADAPT_OUT and COLTUNE_STATS): the same on every rank of
@@ -51,9 +51,9 @@ typedef struct ct_learner {
     int nrounds;    /* judged rounds in t */
     double *t;      /* [max_rounds][nslots] agreed slowest-rank times */
     /* The round in progress: nturns turns of burst calls each, slot
-     * order[i] in turn i, whose last call is judged; pos counts its calls. */
+     * order[i] in turn i, whose later calls are judged; pos counts its calls. */
     int order[CT_ADAPT_MAX_SLOTS], nturns, burst, pos;
-    double first_exit; /* when this rank left the turn's first call */
+    double in_call[CT_ADAPT_BURST]; /* this rank's time in each of the turn's calls */
     double local[CT_ADAPT_MAX_SLOTS]; /* this rank's times in it */
     long exploit_left;     /* calls of best before the next round (the share) */
     double best_time;      /* an exploit call's estimated time */
@@ -214,14 +214,32 @@ struct ct_learner *ct_adapt_find(ct_ctx *ctx, ct_coll coll, int cls, const ct_ru
 /* Rounds                                                              */
 /* ------------------------------------------------------------------ */
 
+/* The median of the turn's judged calls (all but the first; burst is 2 or
+ * CT_ADAPT_BURST). */
+static double turn_time(const ct_learner *l)
+{
+    double t[CT_ADAPT_BURST];
+    const int n = l->burst - 1;
+    for (int i = 0; i < n; i++) { /* insertion sort: at most 3 */
+        int j = i;
+        for (; j > 0 && t[j - 1] > l->in_call[i + 1]; j--)
+            t[j] = t[j - 1];
+        t[j] = l->in_call[i + 1];
+    }
+    return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2.0;
+}
+
 /* The next round: every live slot's turn, the order rotated by the round's
  * number so that no candidate always follows the same one. A turn is
- * CT_ADAPT_BURST calls of the slot; what is judged is the time per call from
- * this rank leaving the turn's first call to leaving its last one: whole
- * iterations of the application's loop with that algorithm, as a run of it
- * alone takes them (the ranks entering at that algorithm's own skew, the
- * application's work between the calls included), not a call entered at
- * whatever skew the slot before left. The first round warms up: each
+ * CT_ADAPT_BURST calls of the slot; what is judged is the median of this
+ * rank's time inside the turn's later calls (then the slowest rank's, agreed
+ * at the end of the round). The first call is left out: its ranks enter at
+ * whatever skew the slot before left, the later ones at the algorithm's own
+ * (a rank the algorithm lets leave early waits in its next call). Time
+ * inside the calls, not between them: the application's work and its calls
+ * on other communicators, whose own learners run other candidates meanwhile,
+ * are not the algorithm's. The median: one call that the operating system
+ * descheduled does not make a turn slow. The first round warms up: each
  * algorithm and pmpi once, to make and touch their state (windows, node
  * communicators); it is not judged. */
 static void plan_round(ct_learner *l)
@@ -510,11 +528,9 @@ int ct_adapt_record(ct_ctx *ctx, const ct_adapt_turn *turn, double entry)
     const double exit = PMPI_Wtime();
     l->explore_calls++;
     const int in_turn = l->pos % l->burst;
-    if (in_turn == 0)
-        l->first_exit = exit;
-    if (in_turn == l->burst - 1) /* the turn's last call: its iterations are judged */
-        l->local[turn->slot] = l->burst > 1 ? (exit - l->first_exit) / (l->burst - 1)
-                                            : exit - entry;
+    l->in_call[in_turn] = exit - entry;
+    if (in_turn == l->burst - 1) /* the turn's last call */
+        l->local[turn->slot] = turn_time(l);
     if (++l->pos < l->nturns * l->burst)
         return MPI_SUCCESS;
     return end_round(ctx, l);
