@@ -24,13 +24,12 @@ int ct_drive_run(const ct_driver *d, ct_ctx *ctx, const ct_choice *ch, const ct_
 static int drive_turn(const ct_driver *d, ct_ctx *ctx, const ct_choice *ch,
                       const ct_decide_input *in)
 {
-    const double t0 = PMPI_Wtime();
     int rc;
     if (!ch->fallback && !d->usable(in->args, ctx))
         rc = d->forward(in->args);
     else
         rc = ct_drive_run(d, ctx, ch, in);
-    const int rc_record = ct_adapt_record(ctx, &ch->turn, t0);
+    const int rc_record = ct_adapt_record(ctx, &ch->turn);
     return rc != MPI_SUCCESS ? rc : rc_record;
 }
 

@@ -34,6 +34,10 @@ typedef struct ct_state {
         void *ctx;
     } last;
     int ctx_serial; /* numbers contexts for log messages */
+    /* Calls the online learners served, on every communicator
+     * (select/adapt.c; atomic): a learner's turn leaves out the time between
+     * two of its calls that holds another learner's call. */
+    unsigned long learner_calls;
     /* The configuration's settings (select/config.h), set once it is read;
      * all zero before. */
     const ct_settings *settings;

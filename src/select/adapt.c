@@ -17,7 +17,8 @@
 
 typedef enum phase { PHASE_EXPLORE, PHASE_DECIDED } phase;
 
-#define CT_ADAPT_BURST 4 /* calls in a turn of a round (the first is not judged) */
+#define CT_ADAPT_BURST 6 /* calls in a turn of a round: 5 iterations judged */
+_Static_assert(CT_ADAPT_BURST - 1 <= CT_JUDGE_MAX_TURN, "a turn's iterations fit the judge");
 
 /* What a learner has found, kept by the process after its communicator is
  * freed (for COLTUNE_ADAPT_OUT and COLTUNE_STATS): the same on every rank of
@@ -53,7 +54,10 @@ typedef struct ct_learner {
     /* The round in progress: nturns turns of burst calls each, slot
      * order[i] in turn i, whose later calls are judged; pos counts its calls. */
     int order[CT_ADAPT_MAX_SLOTS], nturns, burst, pos;
-    double in_call[CT_ADAPT_BURST]; /* this rank's time in each of the turn's calls */
+    double last_exit;            /* when this rank left the turn's previous call */
+    unsigned long last_count;    /* the learners' calls then (ct_state) */
+    double gap[CT_ADAPT_BURST];  /* [i]: from leaving call i - 1 to leaving call i */
+    unsigned char alone[CT_ADAPT_BURST]; /* [i]: no other learner's call in gap[i] */
     double local[CT_ADAPT_MAX_SLOTS]; /* this rank's times in it */
     long exploit_left;     /* calls of best before the next round (the share) */
     double best_time;      /* an exploit call's estimated time */
@@ -214,34 +218,23 @@ struct ct_learner *ct_adapt_find(ct_ctx *ctx, ct_coll coll, int cls, const ct_ru
 /* Rounds                                                              */
 /* ------------------------------------------------------------------ */
 
-/* The median of the turn's judged calls (all but the first; burst is 2 or
- * CT_ADAPT_BURST). */
-static double turn_time(const ct_learner *l)
-{
-    double t[CT_ADAPT_BURST];
-    const int n = l->burst - 1;
-    for (int i = 0; i < n; i++) { /* insertion sort: at most 3 */
-        int j = i;
-        for (; j > 0 && t[j - 1] > l->in_call[i + 1]; j--)
-            t[j] = t[j - 1];
-        t[j] = l->in_call[i + 1];
-    }
-    return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2.0;
-}
-
 /* The next round: every live slot's turn, the order rotated by the round's
  * number so that no candidate always follows the same one. A turn is
- * CT_ADAPT_BURST calls of the slot; what is judged is the median of this
- * rank's time inside the turn's later calls (then the slowest rank's, agreed
- * at the end of the round). The first call is left out: its ranks enter at
- * whatever skew the slot before left, the later ones at the algorithm's own
- * (a rank the algorithm lets leave early waits in its next call). Time
- * inside the calls, not between them: the application's work and its calls
- * on other communicators, whose own learners run other candidates meanwhile,
- * are not the algorithm's. The median: one call that the operating system
- * descheduled does not make a turn slow. The first round warms up: each
- * algorithm and pmpi once, to make and touch their state (windows, node
- * communicators); it is not judged. */
+ * CT_ADAPT_BURST calls of the slot; what is judged is, on each rank, the
+ * median of the times from leaving one of its calls to leaving the next
+ * (then the slowest rank's, agreed at the end of the round): whole
+ * iterations of the application's loop with that algorithm, the ranks
+ * entering at its own skew, not at whatever skew the slot before left. The
+ * application's work between the calls is included on purpose: an algorithm
+ * that leaves a rank early but keeps the processors busy (progress, polling)
+ * slows that work down, and time inside the calls alone would favour it
+ * (measured: point-to-point exchanges won rounds that shm won in whole
+ * runs). An iteration that holds another learner's call (a row and a
+ * column communicator of one application, each learning) is left out where
+ * the turn has others: that call runs whatever its own learner tries. The
+ * median: one iteration the operating system descheduled does not make a
+ * turn slow. The first round warms up: each algorithm and pmpi once, to make
+ * and touch their state (windows, node communicators); it is not judged. */
 static void plan_round(ct_learner *l)
 {
     int n = 0, list[CT_ADAPT_MAX_SLOTS];
@@ -482,8 +475,10 @@ void ct_adapt_next(struct ct_learner *l, int advance, ct_adapt_turn *turn, ct_ad
     int s;
     turn->learner = l;
     turn->timed = 0;
-    if (advance)
+    if (advance) {
         l->calls++;
+        __atomic_fetch_add(&ct_state_get()->learner_calls, 1, __ATOMIC_RELAXED);
+    }
     if (l->ph == PHASE_DECIDED && advance && l->next_check >= 0 && l->calls >= l->next_check)
         explore(l, l->choice > CT_ADAPT_AA
                        ? (1u << CT_ADAPT_BASE) | (1u << CT_ADAPT_AA) | ((uint64_t)1 << l->choice)
@@ -519,7 +514,7 @@ static void test_delay(const ct_ctx *ctx, const ct_learner *l)
     nanosleep(&ts, NULL);
 }
 
-int ct_adapt_record(ct_ctx *ctx, const ct_adapt_turn *turn, double entry)
+int ct_adapt_record(ct_ctx *ctx, const ct_adapt_turn *turn)
 {
     ct_learner *l = turn->learner;
     if (l == NULL || !turn->timed)
@@ -527,10 +522,14 @@ int ct_adapt_record(ct_ctx *ctx, const ct_adapt_turn *turn, double entry)
     test_delay(ctx, l);
     const double exit = PMPI_Wtime();
     l->explore_calls++;
+    const unsigned long count = __atomic_load_n(&ct_state_get()->learner_calls, __ATOMIC_RELAXED);
     const int in_turn = l->pos % l->burst;
-    l->in_call[in_turn] = exit - entry;
+    l->gap[in_turn] = exit - l->last_exit; /* [0] is not judged */
+    l->alone[in_turn] = count - l->last_count == 1; /* this call alone */
+    l->last_exit = exit;
+    l->last_count = count;
     if (in_turn == l->burst - 1) /* the turn's last call */
-        l->local[turn->slot] = turn_time(l);
+        l->local[turn->slot] = ct_judge_turn(l->gap + 1, l->alone + 1, l->burst - 1);
     if (++l->pos < l->nturns * l->burst)
         return MPI_SUCCESS;
     return end_round(ctx, l);

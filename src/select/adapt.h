@@ -63,11 +63,11 @@ struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls, const ct_
  * (coltune_decision), 1 counts the call. */
 void ct_adapt_next(struct ct_learner *l, int advance, ct_adapt_turn *turn, ct_adapt_cand *out);
 
-/* After a timed call, which this rank entered at time entry (PMPI_Wtime):
- * keeps what the round needs; at the end of a round, agrees on the round's
- * times with the other ranks (one allreduce) and judges. Every rank calls it
- * for every timed call, whatever the call returned. */
-int ct_adapt_record(ct_ctx *ctx, const ct_adapt_turn *turn, double entry);
+/* When a timed call returns: keeps what the round needs; at the end of a
+ * round, agrees on the round's times with the other ranks (one allreduce)
+ * and judges. Every rank calls it for every timed call, whatever the call
+ * returned. */
+int ct_adapt_record(ct_ctx *ctx, const ct_adapt_turn *turn);
 
 /*
  * At MPI_Finalize, collective over comm (MPI_COMM_WORLD, which the

@@ -46,6 +46,29 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static double median_sorted(const double *x, int n)
+{
+    return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2.0;
+}
+
+double ct_judge_turn(const double *t, const unsigned char *alone, int n)
+{
+    double x[CT_JUDGE_MAX_TURN];
+    int m = 0;
+    if (n > CT_JUDGE_MAX_TURN)
+        n = CT_JUDGE_MAX_TURN;
+    for (int i = 0; i < n; i++)
+        if (alone[i])
+            x[m++] = t[i];
+    if (m == 0)
+        for (int i = 0; i < n; i++)
+            x[m++] = t[i];
+    if (m == 0)
+        return -1.0;
+    qsort(x, (size_t)m, sizeof *x, cmp_double);
+    return median_sorted(x, m);
+}
+
 ct_estimate ct_judge_estimate(const ct_judge_input *in, int base, int k, double confidence)
 {
     ct_estimate e = {0, 0, 0, 0};
@@ -60,7 +83,7 @@ ct_estimate ct_judge_estimate(const ct_judge_input *in, int base, int k, double 
         int lo, hi;
         qsort(ratios, (size_t)e.n, sizeof *ratios, cmp_double);
         ct_median_interval_ranks(e.n, confidence, &lo, &hi);
-        e.point = e.n % 2 ? ratios[e.n / 2] : (ratios[e.n / 2 - 1] + ratios[e.n / 2]) / 2.0;
+        e.point = median_sorted(ratios, e.n);
         e.lo = ratios[lo];
         e.hi = ratios[hi];
     }

@@ -72,6 +72,12 @@ typedef struct ct_verdict {
     ct_estimate est[CT_ADAPT_MAX_SLOTS]; /* each candidate slot's estimate (n 0: none) */
 } ct_verdict;
 
+/* What a turn of a round measures on one rank (adapt.c): the median of its
+ * n iterations' times t[i] (n <= CT_JUDGE_MAX_TURN), of those whose alone[i]
+ * is set (no other learner's call in them), or of all when none is. */
+#define CT_JUDGE_MAX_TURN 16
+double ct_judge_turn(const double *t, const unsigned char *alone, int n);
+
 /* 0-based ranks (lo, hi) of the order statistics of n samples that bound
  * their median with probability >= confidence; (0, n - 1) when n is too small
  * (fewer than 6 at 95%). */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_adapt.c - the online learner's judgement (select/adapt_judge.h) on
- * recorded timings, and the adapt rules: deterministic verdicts, ties, a
+ * recorded timings, and the adapt rules: a turn's measure, deterministic verdicts, ties, a
  * noisy A/A pair, successive halving, losers dropped, a candidate that wins
  * in one batch of rounds and loses in the next (a re-check), the sign-test
  * ranks; "adapt" and "adapt:a|b" in a rules file, and what the decision
@@ -73,6 +73,22 @@ static void test_interval_ranks(void **state)
     assert_int_equal(hi, 8);
     ct_median_interval_ranks(2000, 0.95, &lo, &hi); /* no underflow */
     assert_true(lo > 900 && lo < 1000 && hi == 1999 - lo);
+}
+
+/* A turn's measure: the median of the iterations no other learner's call
+ * ran in, or of all when every one had such a call. */
+static void test_turn_measure(void **state)
+{
+    (void)state;
+    const double t[] = {40, 300, 42, 41, 250};
+    const unsigned char all[] = {1, 1, 1, 1, 1}, some[] = {1, 0, 1, 1, 0},
+                        none[] = {0, 0, 0, 0, 0}, two[] = {1, 0, 1, 0, 0};
+    assert_true(ct_judge_turn(t, all, 5) == 42);   /* one descheduled call does not count */
+    assert_true(ct_judge_turn(t, some, 5) == 41);  /* the iterations alone */
+    assert_true(ct_judge_turn(t, none, 5) == 42);  /* none alone: all of them */
+    assert_true(ct_judge_turn(t, two, 5) == 41);   /* an even count: the middle pair's mean */
+    assert_true(ct_judge_turn(t, all, 1) == 40);
+    assert_true(ct_judge_turn(t, all, 0) < 0);
 }
 
 /* pmpi 100, a candidate at 50 (2x) and one at 150: the 2x one wins at
@@ -265,6 +281,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_interval_ranks),
+        cmocka_unit_test(test_turn_measure),
         cmocka_unit_test(test_clear_winner_deterministic),
         cmocka_unit_test(test_tie_first_slot),
         cmocka_unit_test(test_noisy_aa_keeps_pmpi),
