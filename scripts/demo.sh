@@ -163,7 +163,9 @@ print_runs() {
 compare_runs launch "$prefix/bin/fft_transpose" "$iters" "$scale"
 print_runs "fft_transpose, $np ranks, $iters MPI_Alltoallv calls per run"
 what_ran "$(served "$prefix/fft_transpose.log")" MPI_Alltoallv
-echo "-- what COLTUNE_ADAPT=1 learned (COLTUNE_STATS=1):"
+echo "-- what COLTUNE_ADAPT=1 learned (COLTUNE_STATS=1; at the default COLTUNE_ADAPT_SHARE=5 a"
+echo "   run this short may end still learning, having run its best candidate so far between"
+echo "   its rounds; exploring took the calls and time below):"
 LD_PRELOAD="$lib" COLTUNE_ADAPT=1 COLTUNE_STATS=1 launch "$prefix/bin/fft_transpose" \
     "$iters" "$scale" | sed -n '/adaptive tuning/,/^coltune statistics/p' | sed '$d'
 

@@ -47,7 +47,7 @@ typedef struct ct_settings {
 
 /* Defaults of the online tuning's budget (coltune(7), Online tuning). */
 #define CT_ADAPT_CALLS_DEFAULT 1000
-#define CT_ADAPT_SHARE_DEFAULT 20
+#define CT_ADAPT_SHARE_DEFAULT 5
 #define CT_ADAPT_RECHECK_DEFAULT 20000
 
 /* Default of COLTUNE_SHM_WINDOW, and its bounds. */
