@@ -192,3 +192,8 @@ const ct_algorithm *ct_algorithm_fallback(ct_coll coll)
     const char *name = fallback_names[coll];
     return ct_algorithm_find(coll, name, strlen(name));
 }
+
+int ct_coll_has_pmpi(ct_coll coll)
+{
+    return strcmp(ct_algorithm_fallback(coll)->name, "pmpi") == 0;
+}

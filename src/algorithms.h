@@ -214,6 +214,8 @@ int ct_algorithm_index(const ct_algorithm *alg);
  * collectives; for coltune's own MPIX calls, which have no PMPI routine,
  * their reference algorithm. It has no parameters and no restrictions. */
 const ct_algorithm *ct_algorithm_fallback(ct_coll coll);
+/* Does the MPI library serve coll (its fallback is pmpi)? Not the MPIX calls. */
+int ct_coll_has_pmpi(ct_coll coll);
 
 /* ------------------------------------------------------------------ */
 /* Algorithm entry points (one file each under src/<collective>/)      */

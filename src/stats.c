@@ -69,7 +69,7 @@ static void print_device(const double *maxv)
     for (int c = 0; c < CT_COLL_COUNT; c++) {
         if (maxv[c] == 0)
             continue;
-        const int refused = strcmp(ct_algorithm_fallback((ct_coll)c)->name, "pmpi") != 0;
+        const int refused = !ct_coll_has_pmpi((ct_coll)c);
         /* the calls column of the rows above, under a wider label */
         printf("%-18s %-24s %8.0f\n", ct_coll_name((ct_coll)c),
                refused ? "refused: device memory" : "forwarded: device memory", maxv[c]);

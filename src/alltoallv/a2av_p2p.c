@@ -117,15 +117,26 @@ out:
 }
 
 /* Does any block's end offset, or the total, exceed INT_MAX bytes? */
+static int outside_int(MPI_Count x) { return x > INT_MAX || x < INT_MIN; }
+
 static int offsets_overflow_int(int P, const ct_vec *counts, const ct_vec *displs, MPI_Aint ext,
                                 MPI_Aint size)
 {
     MPI_Count total = 0;
+    if (P > 0 && counts->kind == CT_VEC_LINEAR && counts->step == 0 &&
+        displs->kind == CT_VEC_LINEAR) {
+        /* MPI_Alltoall: every block alike, the displacements linear in j, so
+         * the ends' extremes are at j = 0 and P - 1: no loop over P. */
+        const MPI_Count block = counts->base * size;
+        return block > INT_MAX || block * P > INT_MAX ||
+               outside_int((displs->base + counts->base) * ext) ||
+               outside_int((ct_vec_at(displs, P - 1) + counts->base) * ext);
+    }
     for (int j = 0; j < P; j++) {
         const MPI_Count count = ct_vec_at(counts, j);
         const MPI_Count end = (ct_vec_at(displs, j) + count) * ext;
         total += count * size;
-        if (end > INT_MAX || end < INT_MIN || total > INT_MAX)
+        if (outside_int(end) || total > INT_MAX)
             return 1;
     }
     return 0;

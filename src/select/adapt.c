@@ -181,14 +181,8 @@ static void learners_release(void *obj)
         for (int k = 0; k < CT_ADAPT_CLASSES; k++) {
             for (ct_learner *l = ls->by[c][k], *next; l != NULL; l = next) {
                 next = l->next;
-                if (l->record >= 0) { /* keep the counts since its last round */
-                    ct_state *st = ct_state_get();
-                    ct_state_lock(st);
-                    the_learned.r[l->record].calls = l->calls;
-                    the_learned.r[l->record].explore_calls = l->explore_calls;
-                    the_learned.live[l->record] = NULL;
-                    ct_state_unlock(st);
-                }
+                if (l->record >= 0) /* keep the counts since its last round */
+                    sync_record(l, NULL, 1);
                 free(l->t);
                 free(l);
             }

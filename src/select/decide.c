@@ -398,12 +398,6 @@ static void log_decision(ct_ctx *ctx, const ct_decide_input *call, const ct_choi
 /* Online tuning (adapt.h)                                             */
 /* ------------------------------------------------------------------ */
 
-/* The collectives that learn: those the MPI library also serves (pmpi). */
-static int adaptable(ct_coll coll)
-{
-    return strcmp(ct_algorithm_fallback(coll)->name, "pmpi") == 0;
-}
-
 /* Can alg be a candidate on ctx? Not pmpi (always there), not an algorithm
  * with a per-call restriction (checking it would cost every call an
  * allreduce), nor one the communicator rules out. */
@@ -534,7 +528,8 @@ static int decide(decision *d, const ct_spec *forced, ct_choice *out)
     const ct_coll coll = d->call->coll;
     if (forced == NULL && cfg->forced_set[coll])
         forced = &cfg->forced[coll];
-    if (forced == NULL && cfg->set.adapt && adaptable(coll)) {
+    /* The collectives that learn: those the MPI library also serves. */
+    if (forced == NULL && cfg->set.adapt && ct_coll_has_pmpi(coll)) {
         set_choice(out, ct_algorithm_fallback(coll), NULL, 0, 0);
         out->adapt = 1; /* COLTUNE_ADAPT: every call of coll learns */
         return MPI_SUCCESS;

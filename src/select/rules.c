@@ -241,7 +241,7 @@ static int is_adapt(const token *t)
 /* "adapt" or "adapt:spec|spec|...": the candidates are parsed as specs. */
 static int parse_adapt(reporter *rp, const line *ln, const token *t, ct_rule *rule)
 {
-    if (strcmp(ct_algorithm_fallback(rule->coll)->name, "pmpi") != 0)
+    if (!ct_coll_has_pmpi(rule->coll))
         return report(rp, ln, t->col, t->text, t->len,
                       "adapt serves the collectives that have a pmpi algorithm");
     rule->adapt = 1;
