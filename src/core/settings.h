@@ -43,6 +43,9 @@ typedef struct ct_settings {
                           re-checked (doubling while it holds); 0 never */
     int test_adapt_delay; /* COLTUNE_TEST_ADAPT_DELAY=us: the last rank sleeps up to
                              us microseconds in each timed call (tests only) */
+    int test_adapt_phase; /* COLTUNE_TEST_ADAPT_PHASE=n: timed calls of pmpi are slow
+                             before a learner's call n, those of the others from it
+                             on (tests only); 0 none */
 } ct_settings;
 
 /* Defaults of the online tuning's budget (coltune(7), Online tuning). */

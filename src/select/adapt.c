@@ -494,18 +494,29 @@ void ct_adapt_next(struct ct_learner *l, int advance, ct_adapt_turn *turn, ct_ad
     *out = l->slot[s];
 }
 
-/* COLTUNE_TEST_ADAPT_DELAY: the last rank of every communicator sleeps a
- * random time up to that many microseconds in each timed call (tests). */
-static void test_delay(const ct_ctx *ctx, const ct_learner *l)
+/* The tests' hooks, in a timed call of slot s (tests/mpi/adapt.sh):
+ *  - COLTUNE_TEST_ADAPT_DELAY: the last rank of every communicator sleeps a
+ *    random time up to that many microseconds;
+ *  - COLTUNE_TEST_ADAPT_PHASE=n: the application changes phase at the
+ *    learner's call n: before it every rank sleeps 1 ms in pmpi's calls (a
+ *    candidate wins), from it on in every other algorithm's (the choice loses
+ *    its re-check, is demoted, and relearning keeps pmpi). */
+static void test_delay(const ct_ctx *ctx, const ct_learner *l, int s)
 {
-    const int us = settings()->test_adapt_delay;
-    if (us <= 0 || ctx->decide_rank != ctx->shape.P - 1)
-        return;
-    /* a hash of the call's place in the learner: no state, varies per call */
-    unsigned x = (unsigned)l->explore_calls * 2654435761u ^ (unsigned)l->nrounds * 40503u;
-    x ^= x >> 13;
-    struct timespec ts = {0, (long)(x % (unsigned)us) * 1000L};
-    nanosleep(&ts, NULL);
+    const int us = settings()->test_adapt_delay, phase = settings()->test_adapt_phase;
+    long ns = 0;
+    if (us > 0 && ctx->decide_rank == ctx->shape.P - 1) {
+        /* a hash of the call's place in the learner: no state, varies per call */
+        unsigned x = (unsigned)l->explore_calls * 2654435761u ^ (unsigned)l->nrounds * 40503u;
+        x ^= x >> 13;
+        ns += (long)(x % (unsigned)us) * 1000L;
+    }
+    if (phase > 0 && (s <= CT_ADAPT_AA) == (l->calls < phase))
+        ns += 1000000L;
+    if (ns > 0) {
+        const struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
+        nanosleep(&ts, NULL);
+    }
 }
 
 int ct_adapt_record(ct_ctx *ctx, const ct_adapt_turn *turn)
@@ -513,7 +524,7 @@ int ct_adapt_record(ct_ctx *ctx, const ct_adapt_turn *turn)
     ct_learner *l = turn->learner;
     if (l == NULL || !turn->timed)
         return MPI_SUCCESS;
-    test_delay(ctx, l);
+    test_delay(ctx, l, turn->slot);
     const double exit = PMPI_Wtime();
     l->explore_calls++;
     const unsigned long count = __atomic_load_n(&ct_state_get()->learner_calls, __ATOMIC_RELAXED);

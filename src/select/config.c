@@ -38,7 +38,7 @@ static const char *const plain_vars[] = {
     "COLTUNE_FALLBACK", "COLTUNE_PPN",     "COLTUNE_SHM_WINDOW", "COLTUNE_TEST_SHM_FAIL",
     "COLTUNE_TEST_SDDE_PIECE", "COLTUNE_DEVICE", "COLTUNE_ADAPT", "COLTUNE_ADAPT_OUT",
     "COLTUNE_ADAPT_CALLS", "COLTUNE_ADAPT_SHARE", "COLTUNE_ADAPT_RECHECK",
-    "COLTUNE_TEST_ADAPT_DELAY",
+    "COLTUNE_TEST_ADAPT_DELAY", "COLTUNE_TEST_ADAPT_PHASE",
 };
 
 int ct_config_known_variable(const char *name)
@@ -226,6 +226,8 @@ static void read_adapt(ct_config *cfg, const char *(*get)(const char *))
              &cfg->set.adapt_recheck);
     read_int(cfg, get, "COLTUNE_TEST_ADAPT_DELAY", 1, 1000000, "microseconds from 1 to 1000000",
              &cfg->set.test_adapt_delay);
+    read_int(cfg, get, "COLTUNE_TEST_ADAPT_PHASE", 1, INT_MAX, "a call count >= 1",
+             &cfg->set.test_adapt_phase);
     const char *out = get("COLTUNE_ADAPT_OUT");
     if (out != NULL && *out != '\0')
         cfg->adapt_out = out;

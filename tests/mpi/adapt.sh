@@ -3,9 +3,10 @@
 # Online tuning (tests/mpi/test_adapt.c): under COLTUNE_ADAPT=1 and under an
 # adapt rule, every call's result equals PMPI_'s and every rank runs the same
 # candidate at the same call, at many P, with re-checks every 50 calls; one
-# rank delayed at random; several communicators; MPI_THREAD_MULTIPLE; the
-# learned rules file (COLTUNE_ADAPT_OUT) checked by coltune-info and read back
-# with no exploration.
+# rank delayed at random; a phase change that demotes the choice; several
+# communicators; MPI_THREAD_MULTIPLE; the learned rules file
+# (COLTUNE_ADAPT_OUT) checked by coltune-info and read back with no
+# exploration.
 #   CT_TEST_NP      the P values (default below)
 #   CT_TEST_QUICK=1 the P sweep only (the MPICH smoke run, the ASan build)
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/mpi/common.sh"
@@ -30,6 +31,26 @@ quick_finish "delays, adapt rules, threads and the learned rules file"
 check_run "adapt P=4 one rank delayed at random" \
     with_env COLTUNE_ADAPT=1 COLTUNE_TEST_ADAPT_DELAY=400 COLTUNE_ADAPT_SHARE=100 -- \
     run_mpi 4 "$prog"
+
+# A phase change (COLTUNE_TEST_ADAPT_PHASE): before the learner's call 1000
+# every rank sleeps 1 ms in pmpi's timed calls, from it on in every other
+# algorithm's. A candidate must win, lose a re-check after the change, be
+# demoted, and relearning must keep pmpi.
+phase_change() {
+    with_env COLTUNE_ADAPT=1 COLTUNE_ADAPT_SHARE=100 COLTUNE_ADAPT_RECHECK=50 \
+        COLTUNE_TEST_ADAPT_PHASE=1000 COLTUNE_VERBOSE=1 TEST_FILTER=test_alltoallv \
+        TEST_CALLS=3000 -- run_mpi 3 "$prog" > "$tmp/phase" 2>&1 ||
+        { cat "$tmp/phase"; return 1; }
+    awk '/: adapt: chose / && !/: adapt: chose pmpi/ { won = 1 }
+         /: adapt: demoted / && won { demoted = 1 }
+         /: adapt: chose pmpi/ && demoted { kept = 1 }
+         END { exit !kept }' "$tmp/phase" || {
+        echo "no win, demotion and pmpi, in that order:"
+        grep ': adapt: ' "$tmp/phase"
+        return 1
+    }
+}
+check_run "adapt P=3 a phase change: the choice demoted, pmpi kept" phase_change
 
 # An adapt rule with candidates, and one without: the other calls follow the
 # rules as usual.

@@ -222,7 +222,8 @@ static void test_known_variables(void **state)
         "COLTUNE_TEST_SDDE_PIECE", "COLTUNE_ALLTOALLV", "COLTUNE_ALLTOALL", "COLTUNE_ALLGATHER_INTER",
         "COLTUNE_ALLGATHERV_INTER", "COLTUNE_ALLTOALL_CRS", "COLTUNE_ALLTOALLV_CRS",
         "COLTUNE_DEVICE", "COLTUNE_ADAPT", "COLTUNE_ADAPT_OUT", "COLTUNE_ADAPT_CALLS",
-        "COLTUNE_ADAPT_SHARE", "COLTUNE_ADAPT_RECHECK", "COLTUNE_TEST_ADAPT_DELAY"};
+        "COLTUNE_ADAPT_SHARE", "COLTUNE_ADAPT_RECHECK", "COLTUNE_TEST_ADAPT_DELAY",
+        "COLTUNE_TEST_ADAPT_PHASE"};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         assert_true(ct_config_known_variable(known[i]));
     assert_false(ct_config_known_variable("COLTUNE_VERBSE"));
