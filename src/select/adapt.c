@@ -19,6 +19,9 @@ typedef enum phase { PHASE_EXPLORE, PHASE_DECIDED } phase;
 
 #define CT_ADAPT_BURST 6 /* calls in a turn of a round: 5 iterations judged */
 _Static_assert(CT_ADAPT_BURST - 1 <= CT_JUDGE_MAX_TURN, "a turn's iterations fit the judge");
+#define DUEL_CALLS 18 /* calls of each side of a duel: 2 to switch, 16 judged */
+#define DUEL_SKIP 2
+_Static_assert(DUEL_CALLS - DUEL_SKIP <= CT_JUDGE_MAX_TURN, "a duel's iterations fit the judge");
 
 /* What a learner has found, kept by the process after its communicator is
  * freed (for COLTUNE_ADAPT_OUT and COLTUNE_STATS): the same on every rank of
@@ -61,6 +64,15 @@ typedef struct ct_learner {
     double local[CT_ADAPT_MAX_SLOTS]; /* this rank's times in it */
     long exploit_left;     /* calls of best before the next round (the share) */
     double best_time;      /* an exploit call's estimated time */
+    /* The calls between rounds open with a duel: the best candidate so far
+     * and the runner-up (duel[1] < 0: none) run DUEL_CALLS calls each,
+     * measured as a turn is; one allreduce agrees the two, and the faster
+     * runs the rest of the calls and opens the next duel (favour). */
+    int duel[2];
+    int duel_seen[2]; /* calls of each side so far */
+    double duel_gap[2][CT_JUDGE_MAX_TURN];
+    unsigned char duel_alone[2][CT_JUDGE_MAX_TURN];
+    int favour; /* the faster slot of the last duel, -1 none */
     double exploit_time;   /* estimated time of the calls between rounds */
     int best, choice;      /* slots: the best so far, the decision */
     ct_verdict v;          /* the last verdict */
@@ -256,6 +268,8 @@ static void explore(ct_learner *l, uint64_t alive, int recheck)
     l->recheck = recheck;
     l->nrounds = 0;
     l->exploit_left = 0;
+    l->duel[0] = l->duel[1] = -1;
+    l->favour = -1;
     l->explore_start = l->explore_calls;
     plan_round(l);
 }
@@ -290,6 +304,35 @@ static void log_round(const ct_ctx *ctx, const ct_learner *l, const double *t)
                                  1e6 * t[k]);
     ct_log("%s on %s#%d: adapt: round %d (us by slot: pmpi, pmpi, candidates):%s",
            ct_coll_name(l->coll), ctx->name, ctx->serial, l->nrounds, line);
+}
+
+/* The slowest rank's values of buf (one allreduce, MPI_MAX, on the private
+ * communicator; its time counted). Should it fail, the learner learns no
+ * more and keeps pmpi, on every rank alike (the error is the same). */
+static int agree(ct_ctx *ctx, ct_learner *l, double *buf, int n)
+{
+    const double t0 = PMPI_Wtime();
+    const int rc = PMPI_Allreduce(MPI_IN_PLACE, buf, n, MPI_DOUBLE, MPI_MAX, ctx->decide_comm);
+    l->agree_time += PMPI_Wtime() - t0;
+    if (rc != MPI_SUCCESS) {
+        ct_log_mpi_error(rc, "MPI_Allreduce", __FILE__, __LINE__);
+        l->ph = PHASE_DECIDED;
+        l->choice = CT_ADAPT_BASE;
+        l->next_check = -1;
+    }
+    return rc;
+}
+
+/* COLTUNE_VERBOSE=2: a duel's agreed times. */
+static void log_duel(const ct_ctx *ctx, const ct_learner *l, const double *t)
+{
+    if (settings()->verbose < 2 || ctx->decide_rank != 0)
+        return;
+    char a[160], b[160];
+    ct_spec_format_resolved(l->slot[l->duel[0]].alg, l->slot[l->duel[0]].params, a, sizeof a);
+    ct_spec_format_resolved(l->slot[l->duel[1]].alg, l->slot[l->duel[1]].params, b, sizeof b);
+    ct_log("%s on %s#%d: adapt: duel between rounds: %s %.1f us, %s %.1f us per iteration",
+           ct_coll_name(l->coll), ctx->name, ctx->serial, a, 1e6 * t[0], b, 1e6 * t[1]);
 }
 
 /* The slots of alg's parameter sweep, pmpi's two included. */
@@ -337,6 +380,32 @@ static void decide(ct_ctx *ctx, ct_learner *l)
     log_decision(ctx, l, was_recheck ? "re-checked" : "chose");
 }
 
+/* Can live slot k run between rounds: a candidate faster than pmpi so far? */
+static int exploitable(const ct_learner *l, int k)
+{
+    return k > CT_ADAPT_AA && (l->v.alive >> k & 1u) && l->v.est[k].n > 0 &&
+           l->v.est[k].point > 1.0;
+}
+
+/* The duel that opens the calls between rounds: the favoured slot (the
+ * faster in the last duel) if it can still run, else the best by the rounds,
+ * against the best other by the rounds. Rounds of a few calls rank close
+ * candidates by chance at first (16 ranks on 2 cores: node_aware, scattered
+ * or shm first, whose whole runs differ by 10% to 2x); 16 consecutive
+ * iterations each, at the application's own pace, rank them as whole runs
+ * do. Only what runs between rounds follows the duel: the rounds decide. */
+static void plan_duel(ct_learner *l)
+{
+    int a = exploitable(l, l->favour) ? l->favour : l->best, b = -1;
+    for (int k = CT_ADAPT_AA + 1; k < l->nslots; k++)
+        if (k != a && exploitable(l, k) && (b < 0 || l->v.est[k].point > l->v.est[b].point))
+            b = k;
+    l->best = a;
+    l->duel[0] = a;
+    l->duel[1] = a > CT_ADAPT_AA && l->exploit_left >= 4 * DUEL_CALLS ? b : -1;
+    l->duel_seen[0] = l->duel_seen[1] = 0;
+}
+
 /* The calls of the best candidate so far to run before the next round, so
  * that the rounds stay within COLTUNE_ADAPT_SHARE of the collective's time
  * (the time the other calls would take is estimated from their rounds). */
@@ -359,6 +428,7 @@ static void pace(ct_learner *l)
     const double others = rounds * (1.0 - share) / share - l->exploit_time;
     if (others > 0)
         l->exploit_left = (long)ceil(others / l->best_time);
+    plan_duel(l);
 }
 
 /* The round is over: agree on its times, judge, and plan what follows. */
@@ -371,17 +441,11 @@ static int end_round(ct_ctx *ctx, ct_learner *l)
     buf[n] = ctx->decide_rank == 0
                  ? (double)(ct_state_get()->log_rank + 1) * 1048576.0 + (double)ctx->serial
                  : -1.0;
-    const double t0 = PMPI_Wtime();
-    int rc = PMPI_Allreduce(MPI_IN_PLACE, buf, n + 1, MPI_DOUBLE, MPI_MAX, ctx->decide_comm);
-    l->agree_time += PMPI_Wtime() - t0;
-    if (rc != MPI_SUCCESS) {
-        ct_log_mpi_error(rc, "MPI_Allreduce", __FILE__, __LINE__);
-        l->ph = PHASE_DECIDED; /* learn no more: pmpi */
-        l->choice = CT_ADAPT_BASE;
-        l->next_check = -1;
+    const int rc = agree(ctx, l, buf, n + 1);
+    if (rc != MPI_SUCCESS)
         return rc;
-    }
     l->leader = buf[n];
+    l->duel[0] = l->duel[1] = -1;
     double sum = 0;
     for (int k = 0; k < n; k++)
         if (buf[k] > 0)
@@ -469,6 +533,7 @@ void ct_adapt_next(struct ct_learner *l, int advance, ct_adapt_turn *turn, ct_ad
     int s;
     turn->learner = l;
     turn->timed = 0;
+    turn->duel = -1;
     if (advance) {
         l->calls++;
         __atomic_fetch_add(&ct_state_get()->learner_calls, 1, __ATOMIC_RELAXED);
@@ -481,7 +546,11 @@ void ct_adapt_next(struct ct_learner *l, int advance, ct_adapt_turn *turn, ct_ad
     if (l->ph == PHASE_DECIDED) {
         s = l->choice;
     } else if (l->exploit_left > 0) {
-        s = l->best;
+        if (l->duel[1] >= 0) { /* the duel: its first side, then its second */
+            turn->duel = l->duel_seen[0] < DUEL_CALLS ? 0 : 1;
+            turn->timed = 1;
+        }
+        s = turn->duel >= 0 ? l->duel[turn->duel] : l->best;
         if (advance) {
             l->exploit_left--;
             l->exploit_time += l->best_time;
@@ -519,20 +588,49 @@ static void test_delay(const ct_ctx *ctx, const ct_learner *l, int s)
     }
 }
 
+/* A duel call's iteration, on side h (the first DUEL_SKIP calls of a side
+ * are the switch); after the second side's last, one allreduce agrees the
+ * two sides' slowest-rank times, and the faster runs until the next round. */
+static int duel_record(ct_ctx *ctx, ct_learner *l, int h, double gap, int alone)
+{
+    const int i = l->duel_seen[h]++ - DUEL_SKIP;
+    if (i >= 0) {
+        l->duel_gap[h][i] = gap;
+        l->duel_alone[h][i] = (unsigned char)alone;
+    }
+    if (h == 0 || l->duel_seen[1] < DUEL_CALLS)
+        return MPI_SUCCESS;
+    double t[2];
+    for (int k = 0; k < 2; k++)
+        t[k] = ct_judge_turn(l->duel_gap[k], l->duel_alone[k], DUEL_CALLS - DUEL_SKIP);
+    const int rc = agree(ctx, l, t, 2);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    log_duel(ctx, l, t);
+    l->favour = l->best = t[1] < t[0] ? l->duel[1] : l->duel[0];
+    l->duel[0] = l->duel[1] = -1;
+    return MPI_SUCCESS;
+}
+
 int ct_adapt_record(ct_ctx *ctx, const ct_adapt_turn *turn)
 {
     ct_learner *l = turn->learner;
     if (l == NULL || !turn->timed)
         return MPI_SUCCESS;
-    test_delay(ctx, l, turn->slot);
+    if (turn->duel < 0)
+        test_delay(ctx, l, turn->slot);
     const double exit = PMPI_Wtime();
-    l->explore_calls++;
     const unsigned long count = __atomic_load_n(&ct_state_get()->learner_calls, __ATOMIC_RELAXED);
-    const int in_turn = l->pos % l->burst;
-    l->gap[in_turn] = exit - l->last_exit; /* [0] is not judged */
-    l->alone[in_turn] = count - l->last_count == 1; /* this call alone */
+    const double gap = exit - l->last_exit;
+    const int alone = count - l->last_count == 1; /* this call alone */
     l->last_exit = exit;
     l->last_count = count;
+    if (turn->duel >= 0)
+        return duel_record(ctx, l, turn->duel, gap, alone);
+    l->explore_calls++;
+    const int in_turn = l->pos % l->burst;
+    l->gap[in_turn] = gap; /* [0] is not judged */
+    l->alone[in_turn] = (unsigned char)alone;
     if (in_turn == l->burst - 1) /* the turn's last call */
         l->local[turn->slot] = ct_judge_turn(l->gap + 1, l->alone + 1, l->burst - 1);
     if (++l->pos < l->nturns * l->burst)

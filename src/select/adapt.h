@@ -16,7 +16,10 @@
  * compared next. The first round is a warm-up (each candidate makes its
  * state: windows, node communicators) and is not judged. Between rounds the
  * learner runs its best candidate so far until exploring is again within its
- * share of the collective's time. After the decision a call costs a counter;
+ * share of the collective's time; those calls open with a duel of the two
+ * best so far (a few dozen calls each, one allreduce), and the faster runs
+ * the rest: what runs between rounds, not the decision, follows it. After
+ * the decision a call costs a counter;
  * a re-check after COLTUNE_ADAPT_RECHECK calls (doubling each time it
  * confirms) measures the winner against pmpi again and relearns if it lost.
  */
@@ -36,12 +39,14 @@ typedef struct ct_adapt_cand {
 
 struct ct_learner;
 
-/* What one call runs for a learner: its slot, and whether the call is one of
- * a round's (timed: ct_adapt_record after it) or not. */
+/* What one call runs for a learner: its slot, and whether the call is timed
+ * (ct_adapt_record after it): one of a round's, or one of a duel's between
+ * rounds (half 0 or 1; -1 for a round's). */
 typedef struct ct_adapt_turn {
     struct ct_learner *learner; /* NULL: the call is not the learner's */
     int slot;
     int timed;
+    int duel;
 } ct_adapt_turn;
 
 /* Message-size classes: 0 for 0 bytes, c >= 1 for [2^(c-1), 2^c - 1]; a

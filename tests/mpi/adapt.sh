@@ -3,9 +3,9 @@
 # Online tuning (tests/mpi/test_adapt.c): under COLTUNE_ADAPT=1 and under an
 # adapt rule, every call's result equals PMPI_'s and every rank runs the same
 # candidate at the same call, at many P, with re-checks every 50 calls; one
-# rank delayed at random; a phase change that demotes the choice; several
-# communicators; MPI_THREAD_MULTIPLE; the learned rules file
-# (COLTUNE_ADAPT_OUT) checked by coltune-info and read back with no
+# rank delayed at random; a duel between rounds; a phase change that demotes
+# the choice; several communicators; MPI_THREAD_MULTIPLE; the learned rules
+# file (COLTUNE_ADAPT_OUT) checked by coltune-info and read back with no
 # exploration.
 #   CT_TEST_NP      the P values (default below)
 #   CT_TEST_QUICK=1 the P sweep only (the MPICH smoke run, the ASan build)
@@ -51,6 +51,19 @@ phase_change() {
     }
 }
 check_run "adapt P=3 a phase change: the choice demoted, pmpi kept" phase_change
+
+# At the default share, the calls between rounds open with a duel of the two
+# best so far, agreed like a round (every call's choice checked on all ranks).
+duel() {
+    with_env COLTUNE_ADAPT=1 COLTUNE_VERBOSE=2 TEST_FILTER=test_alltoallv TEST_CALLS=600 -- \
+        run_mpi 4 "$prog" > "$tmp/duel" 2>&1 || { cat "$tmp/duel"; return 1; }
+    grep -q ': adapt: duel between rounds: .* us, .* us per iteration' "$tmp/duel" || {
+        echo "no duel:"
+        grep ': adapt: ' "$tmp/duel"
+        return 1
+    }
+}
+check_run "adapt P=4 a duel between rounds" duel
 
 # An adapt rule with candidates, and one without: the other calls follow the
 # rules as usual.
