@@ -116,9 +116,9 @@ out:
     return rc;
 }
 
-/* Does any block's end offset, or the total, exceed INT_MAX bytes? */
 static int outside_int(MPI_Count x) { return x > INT_MAX || x < INT_MIN; }
 
+/* Does any block's end offset, or the total, exceed INT_MAX bytes? */
 static int offsets_overflow_int(int P, const ct_vec *counts, const ct_vec *displs, MPI_Aint ext,
                                 MPI_Aint size)
 {
@@ -126,7 +126,9 @@ static int offsets_overflow_int(int P, const ct_vec *counts, const ct_vec *displ
     if (P > 0 && counts->kind == CT_VEC_LINEAR && counts->step == 0 &&
         displs->kind == CT_VEC_LINEAR) {
         /* MPI_Alltoall: every block alike, the displacements linear in j, so
-         * the ends' extremes are at j = 0 and P - 1: no loop over P. */
+         * the ends' extremes are at j = 0 and P - 1: no loop over P. (Its
+         * displacements step by the block, so the last end is P times the
+         * first and cannot overflow once the first is in range.) */
         const MPI_Count block = counts->base * size;
         return block > INT_MAX || block * P > INT_MAX ||
                outside_int((displs->base + counts->base) * ext) ||

@@ -34,10 +34,12 @@ typedef struct ct_state {
         void *ctx;
     } last;
     int ctx_serial; /* numbers contexts for log messages */
-    /* Calls the online learners served, on every communicator
+    /* Calls the online learners made while exploring, on every communicator
      * (select/adapt.c; atomic): a learner's turn leaves out the time between
-     * two of its calls that holds another learner's call. */
-    unsigned long learner_calls;
+     * two of its calls that holds another learner's call. A cache line of its
+     * own, away from what every call reads. */
+    _Alignas(64) unsigned long learner_calls;
+    char learner_calls_line[64 - sizeof(unsigned long)];
     /* The configuration's settings (select/config.h), set once it is read;
      * all zero before. */
     const ct_settings *settings;

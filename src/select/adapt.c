@@ -57,7 +57,7 @@ typedef struct ct_learner {
     /* The round in progress: nturns turns of burst calls each, slot
      * order[i] in turn i, whose later calls are judged; pos counts its calls. */
     int order[CT_ADAPT_MAX_SLOTS], nturns, burst, pos;
-    double last_exit;            /* when this rank left the turn's previous call */
+    double last_exit;            /* when this rank left its previous timed call */
     unsigned long last_count;    /* the learners' calls then (ct_state) */
     double gap[CT_ADAPT_BURST];  /* [i]: from leaving call i - 1 to leaving call i */
     unsigned char alone[CT_ADAPT_BURST]; /* [i]: no other learner's call in gap[i] */
@@ -235,12 +235,14 @@ struct ct_learner *ct_adapt_find(ct_ctx *ctx, ct_coll coll, int cls, const ct_ru
  * that leaves a rank early but keeps the processors busy (progress, polling)
  * slows that work down, and time inside the calls alone would favour it
  * (measured: point-to-point exchanges won rounds that shm won in whole
- * runs). An iteration that holds another learner's call (a row and a
- * column communicator of one application, each learning) is left out where
- * the turn has others: that call runs whatever its own learner tries. The
- * median: one iteration the operating system descheduled does not make a
- * turn slow. The first round warms up: each algorithm and pmpi once, to make
- * and touch their state (windows, node communicators); it is not judged. */
+ * runs). An iteration that holds a call of another learner still exploring
+ * (of a row or a column communicator of one application, say) is left out
+ * where the turn has others: that call runs whatever its own learner tries.
+ * (In a loop of row, column, column, row calls, every other iteration of
+ * each is alone; where none is, all count.) The median: one iteration the
+ * operating system descheduled does not make a turn slow. The first round
+ * warms up: each algorithm and pmpi once, to make and touch their state
+ * (windows, node communicators); it is not judged. */
 static void plan_round(ct_learner *l)
 {
     int n = 0, list[CT_ADAPT_MAX_SLOTS];
@@ -307,8 +309,8 @@ static void log_round(const ct_ctx *ctx, const ct_learner *l, const double *t)
 }
 
 /* The slowest rank's values of buf (one allreduce, MPI_MAX, on the private
- * communicator; its time counted). Should it fail, the learner learns no
- * more and keeps pmpi, on every rank alike (the error is the same). */
+ * communicator; its time counted). Should it fail, this rank's learner
+ * learns no more and keeps pmpi. */
 static int agree(ct_ctx *ctx, ct_learner *l, double *buf, int n)
 {
     const double t0 = PMPI_Wtime();
@@ -396,13 +398,15 @@ static int exploitable(const ct_learner *l, int k)
  * do. Only what runs between rounds follows the duel: the rounds decide. */
 static void plan_duel(ct_learner *l)
 {
-    int a = exploitable(l, l->favour) ? l->favour : l->best, b = -1;
+    const int v = l->v.best;
+    int a = exploitable(l, l->favour) ? l->favour : exploitable(l, v) ? v : CT_ADAPT_BASE;
+    int b = -1;
     for (int k = CT_ADAPT_AA + 1; k < l->nslots; k++)
         if (k != a && exploitable(l, k) && (b < 0 || l->v.est[k].point > l->v.est[b].point))
             b = k;
     l->best = a;
     l->duel[0] = a;
-    l->duel[1] = a > CT_ADAPT_AA && l->exploit_left >= 4 * DUEL_CALLS ? b : -1;
+    l->duel[1] = a > CT_ADAPT_AA ? b : -1;
     l->duel_seen[0] = l->duel_seen[1] = 0;
 }
 
@@ -412,8 +416,7 @@ static void plan_duel(ct_learner *l)
 static void pace(ct_learner *l)
 {
     const double share = settings()->adapt_share / 100.0;
-    const int b = l->v.best;
-    l->best = b > CT_ADAPT_AA && l->v.est[b].point > 1.0 ? b : CT_ADAPT_BASE;
+    plan_duel(l); /* l->best: what runs, and what the calls are estimated at */
     double sum = 0;
     int n = 0;
     for (int r = 0; r < l->nrounds; r++)
@@ -422,13 +425,14 @@ static void pace(ct_learner *l)
             n++;
         }
     l->best_time = n > 0 ? sum / n : 0;
-    if (share >= 1.0 || l->best_time <= 0)
-        return;
-    const double rounds = l->explore_time - l->first_time; /* see end_round */
-    const double others = rounds * (1.0 - share) / share - l->exploit_time;
-    if (others > 0)
-        l->exploit_left = (long)ceil(others / l->best_time);
-    plan_duel(l);
+    if (share < 1.0 && l->best_time > 0) {
+        const double rounds = l->explore_time - l->first_time; /* see end_round */
+        const double others = rounds * (1.0 - share) / share - l->exploit_time;
+        if (others > 0)
+            l->exploit_left = (long)ceil(others / l->best_time);
+    }
+    if (l->exploit_left < 4 * DUEL_CALLS) /* too few calls for a duel */
+        l->duel[1] = -1;
 }
 
 /* The round is over: agree on its times, judge, and plan what follows. */
@@ -536,7 +540,8 @@ void ct_adapt_next(struct ct_learner *l, int advance, ct_adapt_turn *turn, ct_ad
     turn->duel = -1;
     if (advance) {
         l->calls++;
-        __atomic_fetch_add(&ct_state_get()->learner_calls, 1, __ATOMIC_RELAXED);
+        if (l->ph == PHASE_EXPLORE) /* a decided learner's calls do not vary */
+            __atomic_fetch_add(&ct_state_get()->learner_calls, 1, __ATOMIC_RELAXED);
     }
     if (l->ph == PHASE_DECIDED && advance && l->next_check >= 0 && l->calls >= l->next_check)
         explore(l, l->choice > CT_ADAPT_AA
@@ -563,7 +568,7 @@ void ct_adapt_next(struct ct_learner *l, int advance, ct_adapt_turn *turn, ct_ad
     *out = l->slot[s];
 }
 
-/* The tests' hooks, in a timed call of slot s (tests/mpi/adapt.sh):
+/* The tests' hooks, in a round's timed call of slot s (tests/mpi/adapt.sh):
  *  - COLTUNE_TEST_ADAPT_DELAY: the last rank of every communicator sleeps a
  *    random time up to that many microseconds;
  *  - COLTUNE_TEST_ADAPT_PHASE=n: the application changes phase at the

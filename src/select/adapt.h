@@ -7,7 +7,7 @@
  *
  * Every rank runs the same candidate at the same call: which one is a
  * function of the call's index among the learner's calls and of what all
- * ranks agreed at the end of the previous round. A round gives pmpi, pmpi
+ * ranks agreed at the end of the previous round or duel. A round gives pmpi, pmpi
  * again (A/A) and each live candidate a turn of a few calls, in an order
  * rotated from round to round; at its end one allreduce (MPI_MAX, on the
  * private communicator) gives every turn's slowest-rank time, and
@@ -17,11 +17,11 @@
  * state: windows, node communicators) and is not judged. Between rounds the
  * learner runs its best candidate so far until exploring is again within its
  * share of the collective's time; those calls open with a duel of the two
- * best so far (a few dozen calls each, one allreduce), and the faster runs
- * the rest: what runs between rounds, not the decision, follows it. After
- * the decision a call costs a counter;
- * a re-check after COLTUNE_ADAPT_RECHECK calls (doubling each time it
- * confirms) measures the winner against pmpi again and relearns if it lost.
+ * best so far (18 calls each, one allreduce), and the faster runs the rest:
+ * what runs between rounds, not the decision, follows it. After the decision
+ * a call costs a counter; a re-check after COLTUNE_ADAPT_RECHECK calls
+ * (doubling each time it confirms) measures the winner against pmpi again
+ * and relearns if it lost.
  */
 #ifndef CT_ADAPT_H
 #define CT_ADAPT_H

@@ -54,8 +54,11 @@ check_run "adapt P=3 a phase change: the choice demoted, pmpi kept" phase_change
 
 # At the default share, the calls between rounds open with a duel of the two
 # best so far, agreed like a round (every call's choice checked on all ranks).
+# pmpi is made slow in the rounds (a phase that never ends), so that every
+# candidate beats it and a duel is certain.
 duel() {
-    with_env COLTUNE_ADAPT=1 COLTUNE_VERBOSE=2 TEST_FILTER=test_alltoallv TEST_CALLS=600 -- \
+    with_env COLTUNE_ADAPT=1 COLTUNE_VERBOSE=2 COLTUNE_TEST_ADAPT_PHASE=1000000 \
+        TEST_FILTER=test_alltoallv TEST_CALLS=600 -- \
         run_mpi 4 "$prog" > "$tmp/duel" 2>&1 || { cat "$tmp/duel"; return 1; }
     grep -q ': adapt: duel between rounds: .* us, .* us per iteration' "$tmp/duel" || {
         echo "no duel:"
