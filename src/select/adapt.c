@@ -449,7 +449,6 @@ static int end_round(ct_ctx *ctx, ct_learner *l)
     if (rc != MPI_SUCCESS)
         return rc;
     l->leader = buf[n];
-    l->duel[0] = l->duel[1] = -1;
     double sum = 0;
     for (int k = 0; k < n; k++)
         if (buf[k] > 0)
