@@ -261,14 +261,16 @@ static int report_entry_points(const info_out *o, const char *path)
 /* Algorithms                                                          */
 /* ------------------------------------------------------------------ */
 
-/* The restriction names of bits (adapters such as "bytes" are not
- * restrictions: with_adapters adds them, for --parsable). */
+/* The restriction names of bits (the adapter "bytes" and the learner's hint
+ * "across_nodes" are not restrictions: with_adapters adds them, for
+ * --parsable). */
 static void restrictions_text(unsigned bits, int with_adapters, char *buf, size_t len)
 {
     buf[0] = '\0';
     const ct_restriction_desc *r;
     for (int i = 0; (r = ct_restriction_at(i)) != NULL; i++) {
-        if (!(bits & r->bit) || (!with_adapters && r->bit == CT_A_BYTES))
+        if (!(bits & r->bit) ||
+            (!with_adapters && (r->bit == CT_A_BYTES || r->bit == CT_L_ACROSS_NODES)))
             continue;
         size_t used = strlen(buf);
         snprintf(buf + used, len - used, "%s%s", used ? "," : "", r->name);

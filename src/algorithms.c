@@ -109,6 +109,8 @@ static const ct_restriction_desc restriction_descs[] = {
     {CT_A_BYTES, "bytes", "runs on bytes: non-contiguous datatypes are packed (no restriction)"},
     {CT_A_AGREES, "agrees", "its exchange carries the validity agreement: no allreduce when "
                             "the decision needs no facts"},
+    {CT_L_ACROSS_NODES, "across_nodes",
+     "COLTUNE_ADAPT tries it only on communicators spanning several nodes (no restriction)"},
 };
 
 const ct_restriction_desc *ct_restriction_at(int i)

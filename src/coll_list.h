@@ -27,7 +27,8 @@
  *
  * The algorithms, each declared once, with the same fields whatever its
  * collectives: its name (in rules files and COLTUNE_* variables; the function
- * is named after it), restrictions (CT_R_* and adapters CT_A_*, algorithms.h),
+ * is named after it), restrictions (CT_R_*, adapters CT_A_* and the learner's
+ * hints CT_L_*, algorithms.h),
  * a one-line summary with its paper reference, then its parameters, if any:
  * {name, min, max, default, help} with K(constant) and EXPR(P|Q|N|SQRT_P|
  * SQRT_Q|NM1_Q, offset) bounds. Defaults are clamped into their range at
@@ -132,7 +133,7 @@ CT_ALLTOALLV_ALG(shm, CT_R_SHARED_MEMORY,
     {"large", K(0), K(1L << 30), K(49152),
      "blocks of at least this many bytes go point-to-point, copied once by "
      "the MPI library instead of twice through the window (0: none)"})
-CT_ALLTOALLV_ALG(node_aware, CT_A_BYTES | CT_R_NODE_SHARED_MEMORY,
+CT_ALLTOALLV_ALG(node_aware, CT_A_BYTES | CT_R_NODE_SHARED_MEMORY | CT_L_ACROSS_NODES,
     "each node gathers its blocks per destination through its shared-memory "
     "window, then coalesced messages between ranks of equal local index "
     "(every rank, or a few leaders that deliver through the window): TuNA "

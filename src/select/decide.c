@@ -400,10 +400,13 @@ static void log_decision(ct_ctx *ctx, const ct_decide_input *call, const ct_choi
 
 /* Can alg be a candidate on ctx? Not pmpi (always there), not an algorithm
  * with a per-call restriction (checking it would cost every call an
- * allreduce), nor one the communicator rules out. */
+ * allreduce), nor one the communicator rules out, nor, on one node, one
+ * that only adds a setup of its own to what another candidate does there
+ * (CT_L_ACROSS_NODES). */
 static int candidate_ok(const ct_ctx *ctx, const ct_algorithm *alg)
 {
     return alg != ct_algorithm_fallback(alg->coll) && !(alg->restrictions & CT_R_LOCAL_MASK) &&
+           !((alg->restrictions & CT_L_ACROSS_NODES) && ctx->topo.N < 2) &&
            comm_restriction(alg, &ctx->topo) == NULL;
 }
 

@@ -17,14 +17,21 @@ trap 'rm -rf "$tmp"' EXIT
 
 for P in ${CT_TEST_NP:-1 2 3 5 8}; do
     # from P = 2 the warm-up runs pmpi, pairwise, nonblocking, linear,
-    # scattered, tuna and shm at least
+    # scattered, tuna and shm at least; on one node not node_aware
     min=1
     [ "$P" -ge 2 ] && min=7
     check_run "adapt P=$P COLTUNE_ADAPT=1" \
-        with_env COLTUNE_ADAPT=1 COLTUNE_ADAPT_RECHECK=50 TEST_MIN_ALGS=$min -- \
+        with_env COLTUNE_ADAPT=1 COLTUNE_ADAPT_RECHECK=50 TEST_MIN_ALGS=$min \
+        TEST_NOT_RAN=node_aware -- run_mpi "$P" "$prog"
+done
+quick_finish "emulated nodes, delays, adapt rules, threads and the learned rules file"
+
+# Across (emulated) nodes node_aware is a candidate too, its results checked.
+for P in 4 5; do
+    check_run "adapt P=$P COLTUNE_PPN=2: node_aware among the candidates" \
+        with_env COLTUNE_ADAPT=1 COLTUNE_PPN=2 TEST_MIN_ALGS=8 TEST_RAN=node_aware -- \
         run_mpi "$P" "$prog"
 done
-quick_finish "delays, adapt rules, threads and the learned rules file"
 
 # The last rank of every communicator sleeps up to 400 us in each timed call:
 # the times differ from rank to rank, the choices must not.

@@ -60,6 +60,14 @@ typedef struct seen {
     int n;
 } seen;
 
+static int seen_has(const seen *s, const char *name)
+{
+    for (int i = 0; i < s->n; i++)
+        if (strcmp(s->names[i], name) == 0)
+            return 1;
+    return 0;
+}
+
 static void see(seen *s, const char *spec)
 {
     char name[64];
@@ -149,9 +157,16 @@ static void test_alltoallv(void **state)
         printf("\n");
     }
     /* The warm-up runs every candidate: COLTUNE_ADAPT offers at least pmpi,
-     * pairwise, nonblocking, linear, scattered, tuna and shm at every P. */
-    const char *min = getenv("TEST_MIN_ALGS");
+     * pairwise, nonblocking, linear, scattered, tuna and shm at every P;
+     * node_aware only across nodes (TEST_RAN, TEST_NOT_RAN: an algorithm
+     * that must have run, or not). */
+    const char *min = getenv("TEST_MIN_ALGS"), *ran = getenv("TEST_RAN"),
+               *not_ran = getenv("TEST_NOT_RAN");
     assert_true(s.n >= (min ? atoi(min) : 1));
+    if (ran != NULL)
+        assert_true(seen_has(&s, ran));
+    if (not_ran != NULL)
+        assert_false(seen_has(&s, not_ran));
 }
 
 /* Alltoall with blocks of three size classes, interleaved: each class has a
