@@ -16,12 +16,15 @@
  * compared next. The first round is a warm-up (each candidate makes its
  * state: windows, node communicators) and is not judged. Between rounds the
  * learner runs its best candidate so far until exploring is again within its
- * share of the collective's time; those calls open with a duel of the two
+ * share of the collective's time, the next round starting on a grid of calls
+ * common to learners whose rounds have as many turns (so that communicators
+ * called together explore together); those calls open with a duel of the two
  * best so far (18 calls each, one allreduce), and the faster runs the rest:
  * what runs between rounds, not the decision, follows it. After the decision
  * a call costs a counter; a re-check after COLTUNE_ADAPT_RECHECK calls
  * (doubling each time it confirms) measures the winner against pmpi again
- * and relearns if it lost.
+ * and relearns if it can no longer beat pmpi (kept if the noise leaves the
+ * re-check open).
  */
 #ifndef CT_ADAPT_H
 #define CT_ADAPT_H

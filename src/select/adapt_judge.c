@@ -183,3 +183,12 @@ void ct_judge(const ct_judge_input *in, const ct_judge_knobs *kn, ct_verdict *v)
         v->kind = CT_VERDICT_NO_EVIDENCE;
     }
 }
+
+int ct_judge_settle(const ct_verdict *v, int kept)
+{
+    if (v->kind == CT_VERDICT_WIN)
+        return v->winner;
+    if (v->kind == CT_VERDICT_NO_EVIDENCE && kept > CT_ADAPT_AA)
+        return kept;
+    return CT_ADAPT_BASE;
+}

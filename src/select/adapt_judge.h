@@ -93,4 +93,12 @@ ct_estimate ct_judge_estimate(const ct_judge_input *in, int base, int k, double 
  * candidate wins, pmpi does, or another round is needed. */
 void ct_judge(const ct_judge_input *in, const ct_judge_knobs *kn, ct_verdict *v);
 
+/* The slot a finished exploration settles on (v->kind is not OPEN): the
+ * winner of a WIN, else pmpi (CT_ADAPT_BASE), except where it re-checks the
+ * choice `kept` (> CT_ADAPT_AA; -1 for a first decision) and ran out of
+ * rounds without showing it slower (NO_EVIDENCE: it neither cleared the
+ * noise nor was dropped as unable to beat pmpi by the margin): a re-check
+ * demotes a choice that has become slower, not one the noise now hides. */
+int ct_judge_settle(const ct_verdict *v, int kept);
+
 #endif

@@ -3,7 +3,8 @@
  * test_adapt.c - the online learner's judgement (select/adapt_judge.h) on
  * recorded timings, and the adapt rules: a turn's measure, deterministic verdicts, ties, a
  * noisy A/A pair, successive halving, losers dropped, a candidate that wins
- * in one batch of rounds and loses in the next (a re-check), the sign-test
+ * in one batch of rounds and loses in the next (a re-check), a re-check the
+ * noise leaves open (the choice kept), the sign-test
  * ranks; "adapt" and "adapt:a|b" in a rules file, and what the decision
  * without MPI says of them.
  */
@@ -192,9 +193,33 @@ static void test_win_then_lose(void **state)
     ct_verdict v = run(&first, fast, jitter, &kn);
     assert_int_equal(v.kind, CT_VERDICT_WIN);
     assert_int_equal(v.winner, 2);
+    assert_int_equal(ct_judge_settle(&v, -1), 2);
     v = run(&second, slow, jitter, &kn);
     assert_int_equal(v.kind, CT_VERDICT_BASELINE);
     assert_int_equal(v.winner, CT_ADAPT_BASE);
+    assert_int_equal(ct_judge_settle(&v, 2), CT_ADAPT_BASE); /* the re-check demotes it */
+}
+
+/* A re-check that runs out of rounds with the choice still faster but
+ * hidden by the noise (pmpi against itself varies by 40%) keeps the choice;
+ * a first decision on the same rounds keeps pmpi; a re-check that confirms
+ * keeps it too. */
+static void test_recheck_noise_keeps_choice(void **state)
+{
+    (void)state;
+    const double noisy[] = {100, 100, 83}, clear[] = {100, 100, 50};
+    const double jitter[] = {0.4, 0.4, 0.02}, calm[] = {0.02, 0.02, 0.02};
+    const ct_judge_knobs kn = ct_judge_knobs_default();
+    rounds a = {.nslots = 3}, b = {.nslots = 3};
+    ct_verdict v = run(&a, noisy, jitter, &kn);
+    assert_int_equal(v.kind, CT_VERDICT_NO_EVIDENCE);
+    assert_true(v.est[2].point > 1.1); /* faster, but not past the noise */
+    assert_int_equal(ct_judge_settle(&v, 2), 2);
+    assert_int_equal(ct_judge_settle(&v, -1), CT_ADAPT_BASE);
+    assert_int_equal(ct_judge_settle(&v, CT_ADAPT_BASE), CT_ADAPT_BASE); /* pmpi re-checked */
+    v = run(&b, clear, calm, &kn);
+    assert_int_equal(v.kind, CT_VERDICT_WIN);
+    assert_int_equal(ct_judge_settle(&v, 2), 2);
 }
 
 /* Of two candidates that both clear the threshold, the faster wins. */
@@ -288,6 +313,7 @@ int main(void)
         cmocka_unit_test(test_losers_dropped),
         cmocka_unit_test(test_successive_halving),
         cmocka_unit_test(test_win_then_lose),
+        cmocka_unit_test(test_recheck_noise_keeps_choice),
         cmocka_unit_test(test_fastest_winner),
         cmocka_unit_test(test_size_classes),
         cmocka_unit_test(test_adapt_rules),
