@@ -49,7 +49,7 @@ typedef struct ct_settings {
 } ct_settings;
 
 /* Defaults of the online tuning's budget (coltune(7), Online tuning). */
-#define CT_ADAPT_CALLS_DEFAULT 1000
+#define CT_ADAPT_CALLS_DEFAULT 2000
 #define CT_ADAPT_SHARE_DEFAULT 5
 #define CT_ADAPT_RECHECK_DEFAULT 20000
 

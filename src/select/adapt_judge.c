@@ -18,7 +18,7 @@ ct_judge_knobs ct_judge_knobs_default(void)
                             .keep = 2,
                             .min_drop = 3,
                             .min_win = 4,
-                            .max_rounds = 24};
+                            .max_rounds = 64};
 }
 
 /* The number of samples below the median is Binomial(n, 1/2): [x(l),

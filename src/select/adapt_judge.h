@@ -40,7 +40,7 @@ typedef struct ct_judge_knobs {
     int min_drop;       /* rounds before a candidate that cannot beat pmpi by
                            the margin is dropped (3) */
     int min_win;        /* rounds before a candidate may win (4) */
-    int max_rounds;     /* rounds at most: then the evidence decides (24; at most
+    int max_rounds;     /* rounds at most: then the evidence decides (64; at most
                            CT_JUDGE_MAX_ROUNDS) */
 } ct_judge_knobs;
 
