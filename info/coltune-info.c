@@ -291,6 +291,8 @@ static void report_algorithm(const info_out *o, const ct_algorithm *a)
             fprintf(o->f, "    %-22s   restrictions: %s\n", "", rs);
         if (a->restrictions & CT_A_BYTES)
             fprintf(o->f, "    %-22s   runs on bytes: non-contiguous datatypes are packed\n", "");
+        if (a->restrictions & CT_L_ACROSS_NODES)
+            fprintf(o->f, "    %-22s   COLTUNE_ADAPT tries it only across nodes\n", "");
     }
     for (int k = 0; k < a->nparams; k++) {
         const ct_param_desc *p = &a->params[k];

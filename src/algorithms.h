@@ -179,12 +179,13 @@ typedef int (*ct_sdde_fn)(struct ct_sdde *x, struct ct_ctx *ctx, const long *par
                               no per-call facts (sdde.h) */
 
 /* Hints to the online learner (select/adapt.c), not restrictions: */
-#define CT_L_ACROSS_NODES 0x400u /* a learner offers it only where the communicator
-                                    spans several nodes: on one node it does what
-                                    another candidate does, at a setup cost of its
-                                    own (node_aware: shm's exchange through one
-                                    window, plus a node communicator and a second
-                                    window) */
+#define CT_L_ACROSS_NODES 0x400u /* COLTUNE_ADAPT (and an adapt rule without a list)
+                                    offers it only where the communicator spans
+                                    several nodes: on one node it does what another
+                                    candidate does, at a setup cost of its own
+                                    (node_aware: shm's exchange through one window,
+                                    plus a node communicator and a second window).
+                                    An adapt rule that lists it offers it anywhere */
 
 /* The restriction and adapter bits, one at a time, for listings (coltune-info):
  * the i-th bit's short name ("shared_memory") and what it means; NULL past

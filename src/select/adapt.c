@@ -294,7 +294,8 @@ static void log_decision(const ct_ctx *ctx, const ct_learner *l, const char *wha
            l->explore_calls, l->explore_time);
 }
 
-/* COLTUNE_VERBOSE=2: each round's agreed times, in microseconds by slot. */
+/* COLTUNE_VERBOSE=2: each round's agreed times, in microseconds by slot,
+ * and the learner's calls before it. */
 static void log_round(const ct_ctx *ctx, const ct_learner *l, const double *t)
 {
     char line[CT_ADAPT_MAX_SLOTS * 12] = "";
@@ -304,8 +305,10 @@ static void log_round(const ct_ctx *ctx, const ct_learner *l, const double *t)
     for (int k = 0; k < l->nslots && used < sizeof line; k++)
         used += (size_t)snprintf(line + used, sizeof line - used, t[k] > 0 ? " %.1f" : " -",
                                  1e6 * t[k]);
-    ct_log("%s on %s#%d: adapt: round %d (us by slot: pmpi, pmpi, candidates):%s",
-           ct_coll_name(l->coll), ctx->name, ctx->serial, l->nrounds, line);
+    ct_log("%s on %s#%d: adapt: round %d after call %ld (us by slot: pmpi, pmpi, "
+           "candidates):%s",
+           ct_coll_name(l->coll), ctx->name, ctx->serial, l->nrounds,
+           l->calls - (long)l->nturns * l->burst, line);
 }
 
 /* The slowest rank's values of buf (one allreduce, MPI_MAX, on the private
@@ -376,12 +379,16 @@ static void decide(ct_ctx *ctx, ct_learner *l)
     l->ph = PHASE_DECIDED;
     l->recheck = 0;
     l->choice = choice;
-    if (was_recheck && l->v.kind == CT_VERDICT_WIN && choice == before)
-        l->check_gap *= 2; /* confirmed: look again later */
+    /* Confirmed (a win again, or pmpi again): look again later. A choice
+     * kept by an inconclusive re-check is looked at as soon as this one. */
+    const int confirmed =
+        was_recheck && choice == before && (l->v.kind == CT_VERDICT_WIN || before <= CT_ADAPT_AA);
+    if (confirmed)
+        l->check_gap *= 2;
     l->next_check = l->check_gap > 0 ? l->calls + l->check_gap : -1;
-    log_decision(ctx, l, !was_recheck                     ? "chose"
-                         : l->v.kind == CT_VERDICT_WIN ? "re-checked"
-                                                       : "kept, the re-check inconclusive:");
+    log_decision(ctx, l, !was_recheck ? "chose"
+                         : confirmed  ? "re-checked"
+                                      : "kept, the re-check inconclusive:");
 }
 
 /* Can live slot k run between rounds: a candidate faster than pmpi so far? */
@@ -402,6 +409,8 @@ static void plan_duel(ct_learner *l)
 {
     const int v = l->v.best;
     int a = exploitable(l, l->favour) ? l->favour : exploitable(l, v) ? v : CT_ADAPT_BASE;
+    if (l->recheck && l->choice > CT_ADAPT_AA && (l->v.alive >> l->choice & 1u))
+        a = l->choice; /* a re-check: the choice stands until the rounds demote it */
     int b = -1;
     for (int k = CT_ADAPT_AA + 1; k < l->nslots; k++)
         if (k != a && exploitable(l, k) && (b < 0 || l->v.est[k].point > l->v.est[b].point))
@@ -412,33 +421,18 @@ static void plan_duel(ct_learner *l)
     l->duel_seen[0] = l->duel_seen[1] = 0;
 }
 
-/* The calls from call `calls` (the end of a round) to the next round: up to
- * the multiple of G nearest to calls + want, and at least to the next one.
- * want is the calls that keep the rounds within COLTUNE_ADAPT_SHARE of the
- * time (pace); G, the smallest power of two not below round_calls (1 -
- * share) / share, is the same for learners whose rounds have as many turns.
- * Learners of communicators that call together (an FFT's row and column
- * communicators, as many calls on each) thus start their rounds at the same
- * calls, though their agreed times, and so their wants, differ a little.
- * Each round then measures what a choice does when all of them make it, as
- * a whole run does: on 16 ranks and 2 cores, 8 learners of 4 ranks out of
- * step rated shm 1.1-1.3x over pmpi, whole runs 1.75x. A round started half
- * a G early or late is made up for by the next want, which counts every call
- * since the first round: the share holds over the run. */
-static long on_grid(long calls, long want, long round_calls, double share)
-{
-    const double even = ceil((double)round_calls * (1.0 - share) / share);
-    long g = 1;
-    while ((double)g < even)
-        g <<= 1;
-    const long nearest = (calls + want + g / 2) / g, next = calls / g + 1;
-    return (nearest > next ? nearest : next) * g - calls;
-}
-
 /* The calls of the best candidate so far to run before the next round, so
  * that the rounds stay within COLTUNE_ADAPT_SHARE of the collective's time
- * (the time the other calls would take is estimated from their rounds), on
- * the grid of on_grid. */
+ * (the time the other calls would take is estimated from their rounds),
+ * rounded to a grid of calls (ct_judge_next_round): learners of
+ * communicators that call together (an FFT's row and column communicators,
+ * as many calls on each) and whose rounds have as many turns then start
+ * their rounds at the same calls, though their agreed times, and so their
+ * wants, differ a little. Each round then measures what a choice does when
+ * all of them make it, as a whole run does: on 16 ranks and 2 cores, 8
+ * learners of 4 ranks out of step rated shm 1.1-1.3x over pmpi, whole runs
+ * 1.75x. A round started up to half a grid step early or late is made up
+ * for by the next want, which counts every call since the first round. */
 static void pace(ct_learner *l)
 {
     const double share = settings()->adapt_share / 100.0;
@@ -455,7 +449,8 @@ static void pace(ct_learner *l)
         const double rounds = l->explore_time - l->first_time; /* see end_round */
         const double others = rounds * (1.0 - share) / share - l->exploit_time;
         const long want = others > 0 ? (long)ceil(others / l->best_time) : 0;
-        l->exploit_left = on_grid(l->calls, want, (long)l->nturns * l->burst, share);
+        l->exploit_left = ct_judge_next_round(l->calls, want, (long)l->nturns * l->burst,
+                                              settings()->adapt_share);
     }
     if (l->exploit_left < 4 * DUEL_CALLS) /* too few calls for a duel */
         l->duel[1] = -1;

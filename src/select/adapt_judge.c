@@ -6,6 +6,7 @@
  */
 #include "select/adapt_judge.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -18,7 +19,7 @@ ct_judge_knobs ct_judge_knobs_default(void)
                             .keep = 2,
                             .min_drop = 3,
                             .min_win = 4,
-                            .max_rounds = 64};
+                            .max_rounds = CT_JUDGE_MAX_ROUNDS};
 }
 
 /* The number of samples below the median is Binomial(n, 1/2): [x(l),
@@ -188,7 +189,31 @@ int ct_judge_settle(const ct_verdict *v, int kept)
 {
     if (v->kind == CT_VERDICT_WIN)
         return v->winner;
-    if (v->kind == CT_VERDICT_NO_EVIDENCE && kept > CT_ADAPT_AA)
+    if (v->kind == CT_VERDICT_NO_EVIDENCE && kept > CT_ADAPT_AA && kept < CT_ADAPT_MAX_SLOTS &&
+        v->est[kept].n > 0 && v->est[kept].point > 1.0)
         return kept;
     return CT_ADAPT_BASE;
+}
+
+/* want is clamped so that no sum below overflows (beyond any run). */
+#define NEXT_ROUND_MAX_WANT (LONG_MAX / 4)
+
+long ct_judge_next_round(long calls, long want, long round_calls, int share_pct)
+{
+    if (share_pct < 1)
+        share_pct = 1;
+    if (share_pct > 99)
+        share_pct = 99;
+    if (want < 0)
+        want = 0;
+    if (want > NEXT_ROUND_MAX_WANT)
+        want = NEXT_ROUND_MAX_WANT;
+    if (round_calls < 1)
+        round_calls = 1;
+    const long even = (round_calls * (100 - share_pct) + share_pct - 1) / share_pct;
+    long g = 1;
+    while (g < even)
+        g <<= 1;
+    const long nearest = (calls + want + g / 2) / g, next = calls / g + 1;
+    return (nearest > next ? nearest : next) * g - calls;
 }

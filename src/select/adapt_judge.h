@@ -95,10 +95,20 @@ void ct_judge(const ct_judge_input *in, const ct_judge_knobs *kn, ct_verdict *v)
 
 /* The slot a finished exploration settles on (v->kind is not OPEN): the
  * winner of a WIN, else pmpi (CT_ADAPT_BASE), except where it re-checks the
- * choice `kept` (> CT_ADAPT_AA; -1 for a first decision) and ran out of
- * rounds without showing it slower (NO_EVIDENCE: it neither cleared the
- * noise nor was dropped as unable to beat pmpi by the margin): a re-check
+ * choice `kept` (> CT_ADAPT_AA; -1 for a first decision), ran out of rounds
+ * without a verdict (NO_EVIDENCE: the choice neither cleared the noise nor
+ * was dropped as unable to beat pmpi by the margin) and still measured
+ * faster than pmpi (median above 1): then it keeps the choice. A re-check
  * demotes a choice that has become slower, not one the noise now hides. */
 int ct_judge_settle(const ct_verdict *v, int kept);
+
+/* The calls from call `calls`, at the end of a judged round, to the start of
+ * the next: the multiple of G nearest to calls + want, and at least the first
+ * multiple after calls. want is the calls that keep the rounds within the
+ * share (share_pct percent, below 100) of the time so far; G is the smallest
+ * power of two not below round_calls (100 - share_pct) / share_pct (the
+ * calls that keep the round's own calls within the share), the same for
+ * every learner whose rounds have as many turns (adapt.c, pace). */
+long ct_judge_next_round(long calls, long want, long round_calls, int share_pct);
 
 #endif

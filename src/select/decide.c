@@ -400,13 +400,13 @@ static void log_decision(ct_ctx *ctx, const ct_decide_input *call, const ct_choi
 
 /* Can alg be a candidate on ctx? Not pmpi (always there), not an algorithm
  * with a per-call restriction (checking it would cost every call an
- * allreduce), nor one the communicator rules out, nor, on one node, one
- * that only adds a setup of its own to what another candidate does there
- * (CT_L_ACROSS_NODES). */
-static int candidate_ok(const ct_ctx *ctx, const ct_algorithm *alg)
+ * allreduce), nor one the communicator rules out, nor, unless an adapt rule
+ * lists it, on one node, one that only adds a setup of its own to what
+ * another candidate does there (CT_L_ACROSS_NODES). */
+static int candidate_ok(const ct_ctx *ctx, const ct_algorithm *alg, int listed)
 {
     return alg != ct_algorithm_fallback(alg->coll) && !(alg->restrictions & CT_R_LOCAL_MASK) &&
-           !((alg->restrictions & CT_L_ACROSS_NODES) && ctx->topo.N < 2) &&
+           (listed || !(alg->restrictions & CT_L_ACROSS_NODES) || ctx->topo.N >= 2) &&
            comm_restriction(alg, &ctx->topo) == NULL;
 }
 
@@ -476,7 +476,7 @@ static int adapt_candidates(const ct_ctx *ctx, ct_coll coll, const ct_rule *r, c
     if (r != NULL && r->ncands > 0) {
         for (int i = 0; i < r->ncands; i++) {
             long params[CT_MAX_PARAMS] = {0};
-            if (candidate_ok(ctx, r->cands[i].alg) &&
+            if (candidate_ok(ctx, r->cands[i].alg, 1) &&
                 ct_spec_resolve(&r->cands[i], &ctx->shape, params, NULL, 0) == NULL)
                 n = add_candidate(c, n, r->cands[i].alg, params);
         }
@@ -484,7 +484,7 @@ static int adapt_candidates(const ct_ctx *ctx, ct_coll coll, const ct_rule *r, c
     }
     for (int i = 0; i < ct_algorithm_count(); i++) {
         const ct_algorithm *alg = ct_algorithm_at(i);
-        if (alg->coll == coll && candidate_ok(ctx, alg))
+        if (alg->coll == coll && candidate_ok(ctx, alg, 0))
             n = sweep(ctx, alg, c, n);
     }
     return n;

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Online tuning (tests/mpi/test_adapt.c): under COLTUNE_ADAPT=1 and under an
 # adapt rule, every call's result equals PMPI_'s and every rank runs the same
-# candidate at the same call, at many P, with re-checks every 50 calls; one
+# candidate at the same call, at many P, with re-checks every 50 calls;
+# node_aware only across emulated nodes; rounds on the grid of calls; one
 # rank delayed at random; a duel between rounds; a phase change that demotes
 # the choice; several communicators; MPI_THREAD_MULTIPLE; the learned rules
 # file (COLTUNE_ADAPT_OUT) checked by coltune-info and read back with no
@@ -24,14 +25,37 @@ for P in ${CT_TEST_NP:-1 2 3 5 8}; do
         with_env COLTUNE_ADAPT=1 COLTUNE_ADAPT_RECHECK=50 TEST_MIN_ALGS=$min \
         TEST_NOT_RAN=node_aware -- run_mpi "$P" "$prog"
 done
-quick_finish "emulated nodes, delays, adapt rules, threads and the learned rules file"
-
 # Across (emulated) nodes node_aware is a candidate too, its results checked.
-for P in 4 5; do
-    check_run "adapt P=$P COLTUNE_PPN=2: node_aware among the candidates" \
-        with_env COLTUNE_ADAPT=1 COLTUNE_PPN=2 TEST_MIN_ALGS=8 TEST_RAN=node_aware -- \
-        run_mpi "$P" "$prog"
-done
+check_run "adapt P=4 COLTUNE_PPN=2: node_aware among the candidates" \
+    with_env COLTUNE_ADAPT=1 COLTUNE_PPN=2 TEST_MIN_ALGS=8 TEST_RAN=node_aware -- \
+    run_mpi 4 "$prog"
+quick_finish "uneven emulated nodes, the grid, delays, adapt rules, threads and the learned rules file"
+
+check_run "adapt P=5 COLTUNE_PPN=2 (nodes of 2, 2, 1): node_aware among the candidates" \
+    with_env COLTUNE_ADAPT=1 COLTUNE_PPN=2 TEST_MIN_ALGS=8 TEST_RAN=node_aware -- \
+    run_mpi 5 "$prog"
+
+# Rounds after the first start on the grid of calls: at share 50%, after a
+# multiple of the smallest power of two not below the round's calls (32 for
+# 3 turns of 6 calls, 128 for 11). Until the first decision, at least 4
+# rounds, all on it; every call's choice checked on all ranks.
+grid() {
+    with_env COLTUNE_ADAPT=1 COLTUNE_ADAPT_SHARE=50 COLTUNE_VERBOSE=2 \
+        TEST_FILTER=test_alltoallv TEST_CALLS=1500 -- \
+        run_mpi 4 "$prog" > "$tmp/grid" 2>&1 || { cat "$tmp/grid"; return 1; }
+    awk '/: adapt: (chose|re-checked|demoted|kept)/ { done = 1 }
+         /: adapt: round [0-9]+ after call / && !done {
+             n++
+             for (i = 1; i < NF; i++) if ($i == "call") c = $(i + 1)
+             if ($0 !~ /round 1 / && c % 32 != 0) bad = 1
+         }
+         END { exit !(n >= 4 && !bad) }' "$tmp/grid" || {
+        echo "fewer than 4 rounds, or one off the grid:"
+        grep ': adapt: ' "$tmp/grid"
+        return 1
+    }
+}
+check_run "adapt P=4 rounds on the grid of calls" grid
 
 # The last rank of every communicator sleeps up to 400 us in each timed call:
 # the times differ from rank to rank, the choices must not.

@@ -4,7 +4,8 @@
  * recorded timings, and the adapt rules: a turn's measure, deterministic verdicts, ties, a
  * noisy A/A pair, successive halving, losers dropped, a candidate that wins
  * in one batch of rounds and loses in the next (a re-check), a re-check the
- * noise leaves open (the choice kept), the sign-test
+ * noise leaves open (the choice kept, unless it measured slower), the grid
+ * the rounds start on, the sign-test
  * ranks; "adapt" and "adapt:a|b" in a rules file, and what the decision
  * without MPI says of them.
  */
@@ -14,6 +15,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -222,6 +224,43 @@ static void test_recheck_noise_keeps_choice(void **state)
     assert_int_equal(ct_judge_settle(&v, 2), 2);
 }
 
+/* A re-check where the choice has become 10% slower than pmpi, behind the
+ * same noise: whether the rounds run out or drop it, it is demoted. */
+static void test_recheck_slower_demoted(void **state)
+{
+    (void)state;
+    const double slower[] = {100, 100, 110}, jitter[] = {0.4, 0.4, 0.02};
+    const ct_judge_knobs kn = ct_judge_knobs_default();
+    rounds rs = {.nslots = 3};
+    ct_verdict v = run(&rs, slower, jitter, &kn);
+    assert_true(v.kind == CT_VERDICT_NO_EVIDENCE || v.kind == CT_VERDICT_BASELINE);
+    assert_int_equal(ct_judge_settle(&v, 2), CT_ADAPT_BASE);
+}
+
+/* The start of the next round: on the grid of G (the smallest power of two
+ * not below the round's calls times (100 - share) / share), nearest to where
+ * the share puts it and after the round; two learners whose wants differ a
+ * little start together; extreme shares and wants stay in range. */
+static void test_next_round(void **state)
+{
+    (void)state;
+    /* share 5%, 11 turns of 6 calls: 66 * 95 / 5 = 1254, G = 2048 */
+    long r = ct_judge_next_round(94, 1500, 66, 5);
+    assert_int_equal(94 + r, 2048);
+    assert_int_equal(ct_judge_next_round(94, 1900, 66, 5), ct_judge_next_round(94, 2300, 66, 5));
+    assert_int_equal(94 + ct_judge_next_round(94, 3500, 66, 5), 4096); /* nearest */
+    assert_int_equal(2100 + ct_judge_next_round(2100, 0, 66, 5), 4096); /* after the round */
+    /* share 1%, 64 turns of 6 calls: 384 * 99 = 38016, G = 65536 */
+    assert_int_equal(ct_judge_next_round(0, 0, 384, 1), 65536);
+    /* share 96%: 384 * 4 / 96 = 16 exactly, G = 16 (integer arithmetic) */
+    assert_int_equal(100 + ct_judge_next_round(100, 0, 384, 96), 112);
+    /* share 50%, one call per round: G = 1, the next call */
+    assert_int_equal(ct_judge_next_round(7, 0, 1, 50), 1);
+    /* a want past any run does not overflow */
+    r = ct_judge_next_round(1000, LONG_MAX, 66, 5);
+    assert_true(r > 0 && (1000 + r) % 2048 == 0);
+}
+
 /* Of two candidates that both clear the threshold, the faster wins. */
 static void test_fastest_winner(void **state)
 {
@@ -314,6 +353,8 @@ int main(void)
         cmocka_unit_test(test_successive_halving),
         cmocka_unit_test(test_win_then_lose),
         cmocka_unit_test(test_recheck_noise_keeps_choice),
+        cmocka_unit_test(test_recheck_slower_demoted),
+        cmocka_unit_test(test_next_round),
         cmocka_unit_test(test_fastest_winner),
         cmocka_unit_test(test_size_classes),
         cmocka_unit_test(test_adapt_rules),
