@@ -113,8 +113,9 @@ static int ranks_above(const ct_verdict *v, int j, int k)
 /* Drops the candidates that have had min_drop rounds and cannot beat pmpi by
  * the margin (their interval's upper end stays below it); every halve_every
  * rounds, the live candidates ranked in the lower half go too (at least keep
- * stay). */
-static void drop_losers(ct_verdict *v, int nrounds, int nslots, const ct_judge_knobs *kn)
+ * stay), except the favoured ones, which only the first rule drops. */
+static void drop_losers(ct_verdict *v, int nrounds, int nslots, uint64_t favoured,
+                        const ct_judge_knobs *kn)
 {
     for (int k = CT_ADAPT_AA + 1; k < nslots; k++) {
         const ct_estimate *e = &v->est[k];
@@ -127,7 +128,7 @@ static void drop_losers(ct_verdict *v, int nrounds, int nslots, const ct_judge_k
     for (int k = CT_ADAPT_AA + 1; k < nslots; k++)
         live += (int)(v->alive >> k & 1u);
     int keep = (live + 1) / 2 > kn->keep ? (live + 1) / 2 : kn->keep;
-    uint64_t kept = v->alive & 3u;
+    uint64_t kept = v->alive & (3u | favoured);
     for (int k = CT_ADAPT_AA + 1; k < nslots; k++) {
         if (!(v->alive >> k & 1u))
             continue;
@@ -155,7 +156,7 @@ void ct_judge(const ct_judge_input *in, const ct_judge_knobs *kn, ct_verdict *v)
     for (int k = CT_ADAPT_AA + 1; k < nslots; k++)
         if (v->alive >> k & 1u)
             v->est[k] = ct_judge_estimate(in, CT_ADAPT_BASE, k, kn->confidence);
-    drop_losers(v, in->nrounds, nslots, kn);
+    drop_losers(v, in->nrounds, nslots, in->favoured, kn);
     v->best = best_of(v, nslots);
 
     /* The winner: of the candidates whose interval clears the threshold, the

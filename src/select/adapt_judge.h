@@ -53,6 +53,8 @@ typedef struct ct_judge_input {
     const double *t;
     int nrounds, nslots;
     uint64_t alive; /* bit k: slot k still runs (bits 0 and 1 always set) */
+    uint64_t favoured; /* live candidates halving keeps (the learner's last duel's
+                          winner, adapt.c): the cut by medians spares them */
 } ct_judge_input;
 
 typedef enum ct_verdict_kind {
@@ -89,8 +91,8 @@ ct_estimate ct_judge_estimate(const ct_judge_input *in, int base, int k, double 
 
 /* Judges the rounds so far (see the file comment): drops candidates that
  * cannot beat pmpi by the margin, halves the field every halve_every rounds
- * (successive halving: the slower half by median goes), and says whether a
- * candidate wins, pmpi does, or another round is needed. */
+ * (successive halving: the slower half by median goes, except the favoured),
+ * and says whether a candidate wins, pmpi does, or another round is needed. */
 void ct_judge(const ct_judge_input *in, const ct_judge_knobs *kn, ct_verdict *v);
 
 /* The slot a finished exploration settles on (v->kind is not OPEN): the

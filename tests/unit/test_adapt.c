@@ -2,7 +2,7 @@
 /*
  * test_adapt.c - the online learner's judgement (select/adapt_judge.h) on
  * recorded timings, and the adapt rules: a turn's measure, deterministic verdicts, ties, a
- * noisy A/A pair, successive halving, losers dropped, a candidate that wins
+ * noisy A/A pair, successive halving (sparing the favoured), losers dropped, a candidate that wins
  * in one batch of rounds and loses in the next (a re-check), a re-check the
  * noise leaves open (the choice kept, unless it measured slower), the grid
  * the rounds start on, the sign-test
@@ -52,7 +52,7 @@ static ct_verdict run(rounds *rs, const double *base, const double *jitter,
         for (int k = 0; k < rs->nslots; k++)
             if (!(alive >> k & 1u))
                 rs->t[(rs->n - 1) * rs->nslots + k] = -1.0;
-        ct_judge_input in = {rs->t, rs->n, rs->nslots, alive};
+        ct_judge_input in = {rs->t, rs->n, rs->nslots, alive, 0};
         ct_judge(&in, kn, &v);
         if (v.kind != CT_VERDICT_OPEN)
             return v;
@@ -178,7 +178,7 @@ static void test_successive_halving(void **state)
     ct_verdict v;
     for (int r = 0; r < kn.halve_every; r++) {
         add_round(&rs, base, jitter);
-        ct_judge_input in = {rs.t, rs.n, rs.nslots, alive};
+        ct_judge_input in = {rs.t, rs.n, rs.nslots, alive, 0};
         ct_judge(&in, &kn, &v);
         alive = v.alive;
     }
@@ -188,6 +188,40 @@ static void test_successive_halving(void **state)
     v = run(&rs, base, jitter, &kn);
     assert_int_equal(v.kind, CT_VERDICT_WIN);
     assert_int_equal(v.winner, 2);
+}
+
+/* Halving spares the favoured candidate (the last duel's winner) though its
+ * median ranks it in the slower half; the rule that drops a candidate unable
+ * to beat pmpi by the margin still applies to it. */
+static void test_halving_spares_favoured(void **state)
+{
+    (void)state;
+    double base[10] = {100, 100}, jitter[10] = {0};
+    for (int k = 2; k < 10; k++)
+        base[k] = 20.0 + 5.0 * k; /* slot 9 the slowest candidate (65) */
+    const ct_judge_knobs kn = ct_judge_knobs_default();
+    rounds rs = {.nslots = 10};
+    uint64_t alive = (1u << 10) - 1;
+    ct_verdict v;
+    for (int r = 0; r < kn.halve_every; r++) {
+        add_round(&rs, base, jitter);
+        ct_judge_input in = {rs.t, rs.n, rs.nslots, alive, 1u << 9};
+        ct_judge(&in, &kn, &v);
+        alive = v.alive;
+    }
+    assert_int_equal(v.kind, CT_VERDICT_OPEN);
+    assert_int_equal(alive, 3u | (0xfu << 2) | (1u << 9)); /* slots 2-5 and the favoured */
+
+    base[9] = 130.0; /* slower than pmpi: dropped after min_drop rounds, favoured or not */
+    rs.n = 0;
+    alive = (1u << 10) - 1;
+    for (int r = 0; r < kn.min_drop; r++) {
+        add_round(&rs, base, jitter);
+        ct_judge_input in = {rs.t, rs.n, rs.nslots, alive, 1u << 9};
+        ct_judge(&in, &kn, &v);
+        alive = v.alive;
+    }
+    assert_false(alive >> 9 & 1u);
 }
 
 /* A candidate twice as fast as pmpi in one batch of rounds (it wins), then
@@ -336,6 +370,7 @@ int main(void)
         cmocka_unit_test(test_noisy_aa_keeps_pmpi),
         cmocka_unit_test(test_losers_dropped),
         cmocka_unit_test(test_successive_halving),
+        cmocka_unit_test(test_halving_spares_favoured),
         cmocka_unit_test(test_win_then_lose),
         cmocka_unit_test(test_recheck_slower_demoted),
         cmocka_unit_test(test_next_round),
