@@ -463,8 +463,10 @@ static void pace(ct_learner *l)
         l->exploit_left = ct_judge_next_round(l->calls, want, (long)l->nturns * l->burst,
                                               settings()->adapt_share);
     }
-    if (l->exploit_left < 4 * DUEL_CALLS) /* too few calls for a duel */
+    if (l->exploit_left < 4 * DUEL_CALLS) { /* too few calls for a duel */
+        l->duel[0] = l->best;
         l->duel[1] = -1;
+    }
 }
 
 /* The round is over: agree on its times, judge, and plan what follows. */
@@ -501,14 +503,15 @@ static int end_round(ct_ctx *ctx, ct_learner *l)
     log_round(ctx, l, buf);
     const int out_of_budget = l->explore_calls - l->explore_start >= settings()->adapt_calls;
     const ct_judge_knobs kn = knobs(l->nrounds, out_of_budget);
-    /* Halving spares the last duel's winner: a duel's 16 consecutive
+    /* Halving spares the last duel's winner while it is what runs between
+     * rounds (exploitable by the last verdict): a duel's 16 consecutive
      * iterations a side rank two candidates better than the medians of the
      * first rounds, which, on 16 ranks and 2 cores, put shm in the slower
      * half of some learners of pencil_fft after two rounds (its first-round
      * turn measured 176 us against 122-151 for point-to-point candidates,
      * 109 against 118-132 in the second), and the learner then ran a
      * point-to-point exchange until it decided. */
-    const uint64_t favoured = l->favour > CT_ADAPT_AA ? (uint64_t)1 << l->favour : 0;
+    const uint64_t favoured = exploitable(l, l->favour) ? (uint64_t)1 << l->favour : 0;
     const ct_judge_input in = {l->t, l->nrounds, n, l->alive, favoured};
     ct_judge(&in, &kn, &l->v);
     if (l->v.kind != CT_VERDICT_OPEN) {

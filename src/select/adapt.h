@@ -20,9 +20,9 @@
  * common to learners whose rounds have as many turns (so that communicators
  * called together explore together); those calls open with a duel of the two
  * best so far (18 calls each, in slot order, one allreduce), and the faster
- * runs the rest and is spared by the next halving: what runs between rounds,
- * not the decision, follows it. After the decision
- * a call costs a counter; a re-check after COLTUNE_ADAPT_RECHECK calls
+ * runs the rest and is spared by halving while it does: what runs between
+ * rounds, not the decision, follows it. After the decision a call costs a
+ * counter; a re-check after COLTUNE_ADAPT_RECHECK calls
  * (doubling each time it confirms) measures the winner against pmpi again
  * and relearns if it can no longer beat pmpi (kept if the noise leaves the
  * re-check open).

@@ -220,6 +220,8 @@ static void test_halving_spares_favoured(void **state)
         ct_judge_input in = {rs.t, rs.n, rs.nslots, alive, 1u << 9};
         ct_judge(&in, &kn, &v);
         alive = v.alive;
+        if (rs.n < kn.min_drop) /* halved (halve_every < min_drop), not dropped */
+            assert_true(alive >> 9 & 1u);
     }
     assert_false(alive >> 9 & 1u);
 }
