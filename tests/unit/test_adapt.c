@@ -40,23 +40,32 @@ static void add_round(rounds *rs, const double *base, const double *jitter)
     rs->n++;
 }
 
-/* Runs rounds, as a learner does, until the verdict is not open: the slots
- * dropped stop running (their times are negative). */
+/* One more round, as a learner runs it (the slots not alive do not run:
+ * their times are negative), judged with the favoured slots; returns the
+ * slots alive after it. */
+static uint64_t judge_round(rounds *rs, const double *base, const double *jitter,
+                            uint64_t alive, uint64_t favoured, const ct_judge_knobs *kn,
+                            ct_verdict *v)
+{
+    add_round(rs, base, jitter);
+    for (int k = 0; k < rs->nslots; k++)
+        if (!(alive >> k & 1u))
+            rs->t[(rs->n - 1) * rs->nslots + k] = -1.0;
+    ct_judge_input in = {rs->t, rs->n, rs->nslots, alive, favoured};
+    ct_judge(&in, kn, v);
+    return v->alive;
+}
+
+/* Runs rounds, as a learner does, until the verdict is not open. */
 static ct_verdict run(rounds *rs, const double *base, const double *jitter,
                       const ct_judge_knobs *kn)
 {
     ct_verdict v;
     uint64_t alive = ((uint64_t)1 << rs->nslots) - 1;
     for (;;) {
-        add_round(rs, base, jitter);
-        for (int k = 0; k < rs->nslots; k++)
-            if (!(alive >> k & 1u))
-                rs->t[(rs->n - 1) * rs->nslots + k] = -1.0;
-        ct_judge_input in = {rs->t, rs->n, rs->nslots, alive, 0};
-        ct_judge(&in, kn, &v);
+        alive = judge_round(rs, base, jitter, alive, 0, kn, &v);
         if (v.kind != CT_VERDICT_OPEN)
             return v;
-        alive = v.alive;
         assert_true(rs->n < kn->max_rounds); /* open past max_rounds never happens */
     }
 }
@@ -176,12 +185,8 @@ static void test_successive_halving(void **state)
     rounds rs = {.nslots = 10};
     uint64_t alive = (1u << 10) - 1;
     ct_verdict v;
-    for (int r = 0; r < kn.halve_every; r++) {
-        add_round(&rs, base, jitter);
-        ct_judge_input in = {rs.t, rs.n, rs.nslots, alive, 0};
-        ct_judge(&in, &kn, &v);
-        alive = v.alive;
-    }
+    for (int r = 0; r < kn.halve_every; r++)
+        alive = judge_round(&rs, base, jitter, alive, 0, &kn, &v);
     assert_int_equal(v.kind, CT_VERDICT_OPEN);
     assert_int_equal(alive, 3u | (0xfu << 2)); /* pmpi twice and slots 2-5 */
     rs.n = 0;
@@ -203,12 +208,8 @@ static void test_halving_spares_favoured(void **state)
     rounds rs = {.nslots = 10};
     uint64_t alive = (1u << 10) - 1;
     ct_verdict v;
-    for (int r = 0; r < kn.halve_every; r++) {
-        add_round(&rs, base, jitter);
-        ct_judge_input in = {rs.t, rs.n, rs.nslots, alive, 1u << 9};
-        ct_judge(&in, &kn, &v);
-        alive = v.alive;
-    }
+    for (int r = 0; r < kn.halve_every; r++)
+        alive = judge_round(&rs, base, jitter, alive, 1u << 9, &kn, &v);
     assert_int_equal(v.kind, CT_VERDICT_OPEN);
     assert_int_equal(alive, 3u | (0xfu << 2) | (1u << 9)); /* slots 2-5 and the favoured */
 
@@ -216,10 +217,7 @@ static void test_halving_spares_favoured(void **state)
     rs.n = 0;
     alive = (1u << 10) - 1;
     for (int r = 0; r < kn.min_drop; r++) {
-        add_round(&rs, base, jitter);
-        ct_judge_input in = {rs.t, rs.n, rs.nslots, alive, 1u << 9};
-        ct_judge(&in, &kn, &v);
-        alive = v.alive;
+        alive = judge_round(&rs, base, jitter, alive, 1u << 9, &kn, &v);
         if (rs.n < kn.min_drop) /* halved (halve_every < min_drop), not dropped */
             assert_true(alive >> 9 & 1u);
     }
