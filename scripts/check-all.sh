@@ -39,6 +39,7 @@ build tests/mpi/*.sh: test_large_*|Open MPI 4.1 has no MPI-4 large-count routine
 build-mpich tests/mpi/*.sh: *CT_TEST_QUICK*|the MPICH build is a smoke run at 4 ranks (MPICH spins when oversubscribed): the Open MPI build runs these parts
 build-mpich tests/mpi/*.sh: *valgrind*|the valgrind runs use Open MPI's suppression file: the Open MPI build runs them
 build-mpich tests/mpi/shm.sh: 256 KiB /dev/shm|the small /dev/shm is set through Open MPI's osc_sm_backing_directory: the Open MPI build runs it
+build-mpich tests/mpi/shm.sh: topology of two worlds merged|MPICH 4.0 here fails MPI_Comm_spawn (MPID_Comm_spawn_multiple): the Open MPI build spawns
 build-mpich tests/mpi/allgather_inter.sh: test_in_place_forwarded|MPICH 4.0 never completes the erroneous call: the Open MPI build checks it
 build-asan tests/mpi/*.sh: *CT_TEST_QUICK*|the AddressSanitizer build runs the MPI tests at small P only: the Open MPI build runs these parts
 build-asan tests/mpi/*.sh: *valgrind*|the AddressSanitizer build runs with VALGRIND= on purpose (ASan and valgrind do not mix): the Open MPI build runs valgrind

@@ -7,9 +7,12 @@
 #include "core/log.h"
 #include "core/state.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------------ */
 /* Topology                                                            */
@@ -92,34 +95,165 @@ out:
     return rc;
 }
 
-/* Computes the topology of comm (size P, rank) into topo; collective. */
-static int topo_compute(MPI_Comm comm, int ppn, int cyclic, ct_topo *topo)
+/* ------------------------------------------------------------------ */
+/* This process's node, found once                                     */
+/* ------------------------------------------------------------------ */
+
+/* A number that tells this world from another (a process of an
+ * MPI_Comm_spawn'ed job): the clock in nanoseconds, the process id and an
+ * address, mixed (SplitMix64's finaliser), drawn by rank 0. */
+static void draw_world_number(int out[2])
 {
-    int rc = MPI_SUCCESS, P, rank, shm_size;
-    int *key = NULL;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t x = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    x ^= (uint64_t)getpid() << 40 ^ (uint64_t)(uintptr_t)&ts;
+    x = (x ^ x >> 30) * 0xbf58476d1ce4e5b9u;
+    x = (x ^ x >> 27) * 0x94d049bb133111ebu;
+    x ^= x >> 31;
+    out[0] = (int)(x & 0x7fffffff);
+    out[1] = (int)(x >> 32 & 0x7fffffff);
+}
+
+int ct_topo_world_init(void)
+{
+    ct_state *st = ct_state_get();
+    int rc = MPI_SUCCESS, wrank, zero = 0, leader = MPI_UNDEFINED, world[2] = {0, 0};
     MPI_Comm shm = MPI_COMM_NULL;
-    CT_CALL(PMPI_Comm_size(comm, &P));
-    CT_CALL(PMPI_Comm_rank(comm, &rank));
-    CT_ALLOC(key, (size_t)P * sizeof(int));
-    /* The real shared-memory domains, even when COLTUNE_PPN emulates nodes:
-     * algorithms that share memory need them. They partition comm, so a
-     * domain holds all of comm at one rank exactly when it does at all. */
+    MPI_Group shm_group = MPI_GROUP_NULL, world_group = MPI_GROUP_NULL;
+    CT_CALL(PMPI_Comm_rank(MPI_COMM_WORLD, &wrank));
+    CT_CALL(PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, wrank, MPI_INFO_NULL,
+                                 &shm));
+    CT_CALL(PMPI_Comm_group(shm, &shm_group));
+    CT_CALL(PMPI_Comm_group(MPI_COMM_WORLD, &world_group));
+    /* Rank 0 of the domain has its lowest world rank (the split's key). */
+    CT_CALL(PMPI_Group_translate_ranks(shm_group, 1, &zero, world_group, &leader));
+    if (wrank == 0)
+        draw_world_number(world);
+    CT_CALL(PMPI_Bcast(world, 2, MPI_INT, 0, MPI_COMM_WORLD));
+    if (leader != MPI_UNDEFINED) {
+        st->node.leader = leader;
+        st->node.world[0] = world[0];
+        st->node.world[1] = world[1];
+    }
+out:
+    if (world_group != MPI_GROUP_NULL)
+        PMPI_Group_free(&world_group);
+    if (shm_group != MPI_GROUP_NULL)
+        PMPI_Group_free(&shm_group);
+    if (shm != MPI_COMM_NULL)
+        PMPI_Comm_free(&shm);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* A communicator's topology                                           */
+/* ------------------------------------------------------------------ */
+
+/* What each rank tells the others when a context is made, in one allgather
+ * (topo_compute): its node (ct_state.node) and whether it has a GPU runtime. */
+enum { ID_WORLD0, ID_WORLD1, ID_LEADER, ID_GPU, ID_INTS };
+
+/* Whether every rank's node is known and named in one world's numbers. */
+static int nodes_known(int P, const int *ids)
+{
+    for (int r = 0; r < P; r++) {
+        const int *id = ids + (size_t)r * ID_INTS;
+        if (id[ID_LEADER] < 0 || id[ID_WORLD0] != ids[ID_WORLD0] ||
+            id[ID_WORLD1] != ids[ID_WORLD1])
+            return 0;
+    }
+    return 1;
+}
+
+static int by_leader_then_rank(const void *a, const void *b)
+{
+    const int *x = a, *y = b;
+    if (x[0] != y[0])
+        return x[0] < y[0] ? -1 : 1;
+    return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* key[r]: the lowest rank of the communicator on r's node, from the nodes'
+ * leaders (world ranks, in any range): sorted by (leader, rank), each run of
+ * one leader starts with that lowest rank. */
+static int keys_from_leaders(int P, const int *ids, int *key)
+{
+    int (*pair)[2] = malloc((size_t)P * sizeof *pair);
+    if (pair == NULL)
+        return MPI_ERR_NO_MEM;
+    for (int r = 0; r < P; r++) {
+        pair[r][0] = ids[(size_t)r * ID_INTS + ID_LEADER];
+        pair[r][1] = r;
+    }
+    qsort(pair, (size_t)P, sizeof *pair, by_leader_then_rank);
+    int first = 0;
+    for (int i = 0; i < P; i++) {
+        if (pair[i][0] != pair[first][0])
+            first = i;
+        key[pair[i][1]] = pair[first][1];
+    }
+    free(pair);
+    return MPI_SUCCESS;
+}
+
+/* The nodes asked of the MPI library on comm itself: for processes whose
+ * node was not found at MPI_Init, or of several worlds (collective). */
+static int keys_from_split(MPI_Comm comm, int P, int rank, int *key, int *shared)
+{
+    int rc = MPI_SUCCESS, shm_size, leader;
+    MPI_Comm shm = MPI_COMM_NULL;
     CT_CALL(PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shm));
     CT_CALL(PMPI_Comm_size(shm, &shm_size));
-    if (ppn > 0) {
-        emulated_keys(P, ppn, cyclic, key);
-    } else {
-        /* A node's key is its lowest rank in comm. */
-        int leader;
-        CT_CALL(PMPI_Allreduce(&rank, &leader, 1, MPI_INT, MPI_MIN, shm));
-        CT_CALL(PMPI_Allgather(&leader, 1, MPI_INT, key, 1, MPI_INT, comm));
-    }
-    CT_CALL(topo_from_map(P, rank, key, topo));
-    topo->emulated = ppn > 0;
-    topo->shared = shm_size == P;
+    /* Shared-memory domains partition comm: one holds all of comm at one
+     * rank exactly when it does at all. A node's key is its lowest rank. */
+    *shared = shm_size == P;
+    CT_CALL(PMPI_Allreduce(&rank, &leader, 1, MPI_INT, MPI_MIN, shm));
+    CT_CALL(PMPI_Allgather(&leader, 1, MPI_INT, key, 1, MPI_INT, comm));
 out:
     if (shm != MPI_COMM_NULL)
         PMPI_Comm_free(&shm);
+    return rc;
+}
+
+/*
+ * Computes the topology of comm (size P, rank) into topo, and whether some
+ * rank has a GPU runtime (gpu: this rank's answer); collective. One allgather
+ * of each rank's node, found at MPI_Init, serves when every rank's is known;
+ * the MPI library is asked on comm otherwise (keys_from_split). The real
+ * shared-memory domains are found even when COLTUNE_PPN emulates nodes:
+ * algorithms that share memory need them.
+ */
+static int topo_compute(MPI_Comm comm, int ppn, int cyclic, int gpu, ct_topo *topo,
+                        int *device_agree)
+{
+    const ct_state *st = ct_state_get();
+    int rc = MPI_SUCCESS, P, rank, shared = 1;
+    int *key = NULL, *ids = NULL;
+    int mine[ID_INTS] = {[ID_WORLD0] = st->node.world[0], [ID_WORLD1] = st->node.world[1],
+                         [ID_LEADER] = st->node.leader, [ID_GPU] = gpu != 0};
+    CT_CALL(PMPI_Comm_size(comm, &P));
+    CT_CALL(PMPI_Comm_rank(comm, &rank));
+    CT_ALLOC(key, (size_t)P * sizeof(int));
+    CT_ALLOC(ids, (size_t)P * ID_INTS * sizeof(int));
+    CT_CALL(PMPI_Allgather(mine, ID_INTS, MPI_INT, ids, ID_INTS, MPI_INT, comm));
+    *device_agree = 0;
+    for (int r = 0; r < P; r++)
+        *device_agree |= ids[(size_t)r * ID_INTS + ID_GPU];
+    if (nodes_known(P, ids)) {
+        CT_CALL(keys_from_leaders(P, ids, key));
+        for (int r = 1; r < P; r++)
+            shared &= key[r] == key[0];
+    } else {
+        CT_CALL(keys_from_split(comm, P, rank, key, &shared));
+    }
+    if (ppn > 0)
+        emulated_keys(P, ppn, cyclic, key);
+    CT_CALL(topo_from_map(P, rank, key, topo));
+    topo->emulated = ppn > 0;
+    topo->shared = shared;
+out:
+    free(ids);
     free(key);
     return rc;
 }
@@ -238,12 +372,12 @@ static int ctx_create(MPI_Comm user, ct_ctx **out)
     }
     CT_CALL(PMPI_Comm_rank(ctx->decide_comm, &ctx->decide_rank));
     const ct_settings *set = ct_settings_get();
-    CT_CALL(topo_compute(ctx->decide_comm, set->ppn, set->ppn_cyclic, &ctx->topo));
+    int gpu = set->device_always || ct_device_runtimes() != 0;
+    CT_CALL(topo_compute(ctx->decide_comm, set->ppn, set->ppn_cyclic, gpu, &ctx->topo,
+                         &ctx->device_agree));
     ctx->shape.P = ctx->size + ctx->remote_size;
     ctx->shape.Q = ctx->topo.Q;
     ctx->shape.N = ctx->topo.N;
-    int gpu = set->device_always || ct_device_runtimes() != 0;
-    CT_CALL(PMPI_Allreduce(&gpu, &ctx->device_agree, 1, MPI_INT, MPI_MAX, ctx->decide_comm));
     ct_state *st = ct_state_get();
     ct_state_lock(st);
     ctx->serial = st->ctx_serial++;

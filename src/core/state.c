@@ -11,6 +11,7 @@ static const ct_settings no_settings; /* before the configuration is read */
 static ct_state the_state = {
     .log_rank = -1,
     .keyval = MPI_KEYVAL_INVALID,
+    .node = {.leader = -1},
     .settings = &no_settings,
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .fortran = {.once = PTHREAD_ONCE_INIT},

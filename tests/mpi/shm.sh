@@ -101,6 +101,44 @@ else
         TEST_FILTER='*intercepted' -- tiny_shm 8 "$top_builddir/tests/mpi/test_allgather_inter"
 fi
 
+# The topology on this host (test_topology.c): one node, for MPI_COMM_WORLD
+# and its splits, found from what coltune learnt of each process at MPI_Init;
+# with Open MPI also for two worlds merged (MPI_Comm_spawn: its TCP carries
+# the traffic between them), whose processes coltune cannot compare and
+# must ask the MPI library about. shm, forced, must serve each.
+topology_here() {
+    P=$1 spawn=$2
+    merged="MPI_COMM_WORLD#[0-9]* (P=$P nodes=1 ppn=$P)"
+    [ -n "$spawn" ] && merged="comm#[0-9]* (P=$(($P + 2)) nodes=1 ppn=$(($P + 2)))"
+    if [ -n "$spawn" ]; then
+        with_env LD_LIBRARY_PATH="$top_builddir/src/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+            COLTUNE_VERBOSE=1 COLTUNE_ALLTOALLV=shm COLTUNE_FALLBACK=error -- \
+            timeout "$CT_TEST_TIMEOUT" "$MPIEXEC" --oversubscribe --mca mpi_yield_when_idle 1 \
+            --mca btl self,vader,tcp -np "$P" "$top_builddir/tests/mpi/test_topology" spawn \
+            > "$tmp/out" 2>&1
+    else
+        with_env COLTUNE_VERBOSE=1 COLTUNE_ALLTOALLV=shm COLTUNE_FALLBACK=error -- \
+            run_mpi "$P" "$top_builddir/tests/mpi/test_topology" > "$tmp/out" 2>&1
+    fi || { cat "$tmp/out" >&2; return 1; }
+    grep "^# topology" "$tmp/out"
+    for want in "MPI_COMM_WORLD#[0-9]* (P=$P nodes=1 ppn=$P)" "$merged"; do
+        grep -q "coltune\[0\]: alltoallv on $want: shm" "$tmp/out" || {
+            echo "the log does not show $want served by shm:" >&2
+            cat "$tmp/out" >&2
+            return 1
+        }
+    done
+}
+tmp=$(mktemp -d)
+P=$(capped 5)
+check_run "topology P=$P on one host: MPI_COMM_WORLD and splits" topology_here "$P"
+if [ "$MPI_IMPL" = openmpi ]; then
+    check_run "topology P=3 on one host: two worlds merged (MPI_Comm_spawn)" \
+        topology_here 3 spawn
+else
+    skip_part "topology of two worlds merged" "MPICH 4.0 here fails MPI_Comm_spawn"
+fi
+
 # Churn: the windows live and die with their communicators. MPICH creates
 # communicators slowly when its ranks outnumber the cores (about 0.1 s each
 # here, with or without coltune): fewer of them there.
@@ -110,7 +148,7 @@ churn="$top_builddir/tests/mpi/test_shm_churn"
 n=${CT_TEST_CHURN:-2000}
 [ "$MPI_IMPL" = openmpi ] || n=${CT_TEST_CHURN:-100}
 shmdir=$(mktemp -d /dev/shm/coltune-churn.XXXXXX) || shmdir=$(mktemp -d)
-trap 'rm -rf "$shmdir"' EXIT
+trap 'rm -rf "$shmdir" "$tmp"' EXIT
 dir=
 [ "$MPI_IMPL" = openmpi ] && dir=$shmdir
 check_run "churn P=4: $n communicators with shm" \
