@@ -96,13 +96,22 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
-/* This process's node, found once                                     */
+/* A communicator's topology                                           */
 /* ------------------------------------------------------------------ */
 
-/* A number that tells this world from another (a process of an
+/*
+ * What each rank tells the others when a context is made, in one allgather
+ * (topo_compute): its world's number and its node's leader (ct_state.node,
+ * -1 until known), whether it has a GPU runtime, its MPI_COMM_WORLD rank, and
+ * a number it drew, which names its world once some context of a
+ * communicator congruent with MPI_COMM_WORLD has been made (learn_node).
+ */
+enum { ID_WORLD0, ID_WORLD1, ID_LEADER, ID_GPU, ID_WRANK, ID_DRAW0, ID_DRAW1, ID_INTS };
+
+/* A number to tell one world from another (the processes of an
  * MPI_Comm_spawn'ed job): the clock in nanoseconds, the process id and an
- * address, mixed (SplitMix64's finaliser), drawn by rank 0. */
-static void draw_world_number(int out[2])
+ * address, mixed (SplitMix64's finaliser). */
+static void draw_number(int out[2])
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -115,44 +124,25 @@ static void draw_world_number(int out[2])
     out[1] = (int)(x >> 32 & 0x7fffffff);
 }
 
-int ct_topo_world_init(void)
+/* This rank's record for the allgather. */
+static int my_ids(int gpu, int *id)
 {
     ct_state *st = ct_state_get();
-    int rc = MPI_SUCCESS, wrank, zero = 0, leader = MPI_UNDEFINED, world[2] = {0, 0};
-    MPI_Comm shm = MPI_COMM_NULL;
-    MPI_Group shm_group = MPI_GROUP_NULL, world_group = MPI_GROUP_NULL;
-    CT_CALL(PMPI_Comm_rank(MPI_COMM_WORLD, &wrank));
-    CT_CALL(PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, wrank, MPI_INFO_NULL,
-                                 &shm));
-    CT_CALL(PMPI_Comm_group(shm, &shm_group));
-    CT_CALL(PMPI_Comm_group(MPI_COMM_WORLD, &world_group));
-    /* Rank 0 of the domain has its lowest world rank (the split's key). */
-    CT_CALL(PMPI_Group_translate_ranks(shm_group, 1, &zero, world_group, &leader));
-    if (wrank == 0)
-        draw_world_number(world);
-    CT_CALL(PMPI_Bcast(world, 2, MPI_INT, 0, MPI_COMM_WORLD));
-    if (leader != MPI_UNDEFINED) {
-        st->node.leader = leader;
-        st->node.world[0] = world[0];
-        st->node.world[1] = world[1];
+    int rc = PMPI_Comm_rank(MPI_COMM_WORLD, &id[ID_WRANK]);
+    ct_state_lock(st);
+    if (!st->node.drawn) {
+        draw_number(st->node.draw);
+        st->node.drawn = 1;
     }
-out:
-    if (world_group != MPI_GROUP_NULL)
-        PMPI_Group_free(&world_group);
-    if (shm_group != MPI_GROUP_NULL)
-        PMPI_Group_free(&shm_group);
-    if (shm != MPI_COMM_NULL)
-        PMPI_Comm_free(&shm);
+    id[ID_WORLD0] = st->node.world[0];
+    id[ID_WORLD1] = st->node.world[1];
+    id[ID_LEADER] = st->node.leader;
+    id[ID_DRAW0] = st->node.draw[0];
+    id[ID_DRAW1] = st->node.draw[1];
+    ct_state_unlock(st);
+    id[ID_GPU] = gpu != 0;
     return rc;
 }
-
-/* ------------------------------------------------------------------ */
-/* A communicator's topology                                           */
-/* ------------------------------------------------------------------ */
-
-/* What each rank tells the others when a context is made, in one allgather
- * (topo_compute): its node (ct_state.node) and whether it has a GPU runtime. */
-enum { ID_WORLD0, ID_WORLD1, ID_LEADER, ID_GPU, ID_INTS };
 
 /* Whether every rank's node is known and named in one world's numbers. */
 static int nodes_known(int P, const int *ids)
@@ -197,8 +187,8 @@ static int keys_from_leaders(int P, const int *ids, int *key)
     return MPI_SUCCESS;
 }
 
-/* The nodes asked of the MPI library on comm itself: for processes whose
- * node was not found at MPI_Init, or of several worlds (collective). */
+/* The nodes asked of the MPI library on comm itself (collective): a node's
+ * key is its lowest rank. */
 static int keys_from_split(MPI_Comm comm, int P, int rank, int *key, int *shared)
 {
     int rc = MPI_SUCCESS, shm_size, leader;
@@ -206,7 +196,7 @@ static int keys_from_split(MPI_Comm comm, int P, int rank, int *key, int *shared
     CT_CALL(PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shm));
     CT_CALL(PMPI_Comm_size(shm, &shm_size));
     /* Shared-memory domains partition comm: one holds all of comm at one
-     * rank exactly when it does at all. A node's key is its lowest rank. */
+     * rank exactly when it does at all. */
     *shared = shm_size == P;
     CT_CALL(PMPI_Allreduce(&rank, &leader, 1, MPI_INT, MPI_MIN, shm));
     CT_CALL(PMPI_Allgather(&leader, 1, MPI_INT, key, 1, MPI_INT, comm));
@@ -217,35 +207,77 @@ out:
 }
 
 /*
+ * After the MPI library's split of a communicator whose group is
+ * MPI_COMM_WORLD's (MPI_Comm_compare, local: then every rank of it is a
+ * process of this world and finds the same), this process learns its node
+ * for every later context: the lowest world rank on its node, and the
+ * number world rank 0 drew as its world's name. Nothing is collective here:
+ * the allgather's records hold it all.
+ */
+static int learn_node(MPI_Comm comm, int P, int rank, const int *ids, const int *key)
+{
+    ct_state *st = ct_state_get();
+    int rc = MPI_SUCCESS, wsize, same = MPI_UNEQUAL;
+    if (st->node.leader >= 0)
+        return MPI_SUCCESS;
+    CT_CALL(PMPI_Comm_size(MPI_COMM_WORLD, &wsize));
+    if (P != wsize)
+        return MPI_SUCCESS;
+    CT_CALL(PMPI_Comm_compare(comm, MPI_COMM_WORLD, &same));
+    if (same != MPI_IDENT && same != MPI_CONGRUENT)
+        return MPI_SUCCESS;
+    int leader = -1, world[2] = {0, 0};
+    for (int r = 0; r < P; r++) {
+        const int *id = ids + (size_t)r * ID_INTS;
+        if (key[r] == key[rank] && (leader < 0 || id[ID_WRANK] < leader))
+            leader = id[ID_WRANK];
+        if (id[ID_WRANK] == 0) {
+            world[0] = id[ID_DRAW0];
+            world[1] = id[ID_DRAW1];
+        }
+    }
+    ct_state_lock(st);
+    st->node.world[0] = world[0];
+    st->node.world[1] = world[1];
+    st->node.leader = leader;
+    ct_state_unlock(st);
+out:
+    return rc;
+}
+
+/*
  * Computes the topology of comm (size P, rank) into topo, and whether some
  * rank has a GPU runtime (gpu: this rank's answer); collective. One allgather
- * of each rank's node, found at MPI_Init, serves when every rank's is known;
- * the MPI library is asked on comm otherwise (keys_from_split). The real
- * shared-memory domains are found even when COLTUNE_PPN emulates nodes:
- * algorithms that share memory need them.
+ * of each rank's node serves when every rank's is known (learn_node);
+ * otherwise the MPI library is asked on comm (keys_from_split): in the first
+ * contexts of a process, for a communicator holding processes of several
+ * worlds, or where a process did not learn its node. Every rank sees the same
+ * records, so all take the same way. The real shared-memory domains are found
+ * even when COLTUNE_PPN emulates nodes: algorithms that share memory need
+ * them. *gathered: the nodes came from the allgather alone.
  */
 static int topo_compute(MPI_Comm comm, int ppn, int cyclic, int gpu, ct_topo *topo,
-                        int *device_agree)
+                        int *device_agree, int *gathered)
 {
-    const ct_state *st = ct_state_get();
-    int rc = MPI_SUCCESS, P, rank, shared = 1;
+    int rc = MPI_SUCCESS, P, rank, shared = 1, mine[ID_INTS];
     int *key = NULL, *ids = NULL;
-    int mine[ID_INTS] = {[ID_WORLD0] = st->node.world[0], [ID_WORLD1] = st->node.world[1],
-                         [ID_LEADER] = st->node.leader, [ID_GPU] = gpu != 0};
     CT_CALL(PMPI_Comm_size(comm, &P));
     CT_CALL(PMPI_Comm_rank(comm, &rank));
+    CT_CALL(my_ids(gpu, mine));
     CT_ALLOC(key, (size_t)P * sizeof(int));
     CT_ALLOC(ids, (size_t)P * ID_INTS * sizeof(int));
     CT_CALL(PMPI_Allgather(mine, ID_INTS, MPI_INT, ids, ID_INTS, MPI_INT, comm));
     *device_agree = 0;
     for (int r = 0; r < P; r++)
         *device_agree |= ids[(size_t)r * ID_INTS + ID_GPU];
-    if (nodes_known(P, ids)) {
+    *gathered = nodes_known(P, ids);
+    if (*gathered) {
         CT_CALL(keys_from_leaders(P, ids, key));
         for (int r = 1; r < P; r++)
             shared &= key[r] == key[0];
     } else {
         CT_CALL(keys_from_split(comm, P, rank, key, &shared));
+        CT_CALL(learn_node(comm, P, rank, ids, key));
     }
     if (ppn > 0)
         emulated_keys(P, ppn, cyclic, key);
@@ -372,9 +404,9 @@ static int ctx_create(MPI_Comm user, ct_ctx **out)
     }
     CT_CALL(PMPI_Comm_rank(ctx->decide_comm, &ctx->decide_rank));
     const ct_settings *set = ct_settings_get();
-    int gpu = set->device_always || ct_device_runtimes() != 0;
+    int gpu = set->device_always || ct_device_runtimes() != 0, gathered;
     CT_CALL(topo_compute(ctx->decide_comm, set->ppn, set->ppn_cyclic, gpu, &ctx->topo,
-                         &ctx->device_agree));
+                         &ctx->device_agree, &gathered));
     ctx->shape.P = ctx->size + ctx->remote_size;
     ctx->shape.Q = ctx->topo.Q;
     ctx->shape.N = ctx->topo.N;
@@ -382,6 +414,11 @@ static int ctx_create(MPI_Comm user, ct_ctx **out)
     ct_state_lock(st);
     ctx->serial = st->ctx_serial++;
     ct_state_unlock(st);
+    if (set->verbose >= 2 && ctx->decide_rank == 0)
+        ct_log("%s#%d: P=%ld nodes=%ld ppn=%ld, %s", ctx->name, ctx->serial, ctx->shape.P,
+               ctx->shape.N, ctx->shape.Q,
+               gathered ? "each rank's node known: one MPI_Allgather"
+                        : "nodes asked of MPI_Comm_split_type");
     *out = ctx;
     return MPI_SUCCESS;
 out:

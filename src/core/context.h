@@ -157,10 +157,6 @@ MPI_Request *ct_ctx_requests(ct_ctx *ctx, int n);
 /* The topology COLTUNE_PPN=ppn[:cyclic] gives P ranks, as seen by rank 0, with
  * no communication (coltune-info --check; shared is left 0). */
 int ct_topo_emulate(int P, int ppn, int cyclic, ct_topo *topo);
-/* Finds this process's node (ct_state.node), which spares each new context
- * the MPI library's shared-memory split; collective over MPI_COMM_WORLD, at
- * MPI_Init. Without it contexts still work: they ask on their communicator. */
-int ct_topo_world_init(void);
 void ct_topo_free(ct_topo *topo);
 
 /* Frees the attribute keyval (at MPI_Finalize). */

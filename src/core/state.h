@@ -34,15 +34,16 @@ typedef struct ct_state {
         void *ctx;
     } last;
     int ctx_serial; /* numbers contexts for log messages */
-    /* This process's node, found once at MPI_Init (ct_topo_world_init): the
-     * MPI_COMM_WORLD rank of the first process of its shared-memory domain,
-     * -1 when unknown (initialised lazily, or the search failed), and a
-     * number MPI_COMM_WORLD's rank 0 drew then, which tells the processes of
-     * one world from those of another (MPI_Comm_spawn). A context is made
-     * with one allgather of these (core/context.c). */
+    /* This process's node (core/context.c, learn_node), learnt from the
+     * first context of a communicator congruent with MPI_COMM_WORLD: the
+     * lowest MPI_COMM_WORLD rank on its node (-1 until then) and its world's
+     * name, the number world rank 0 drew (draw: this process's, drawn at its
+     * first context). Later contexts find their nodes with one allgather of
+     * these. Written under the lock. */
     struct {
         int leader;
         int world[2];
+        int draw[2], drawn;
     } node;
     /* Calls the online learners made while exploring, on every communicator
      * (select/adapt.c; atomic): a learner's turn leaves out the time between

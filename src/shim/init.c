@@ -69,9 +69,6 @@ static void after_init(void)
     ct_log_set_rank(rank);
     ct_state_get()->mpi_init_seen = 1;
     state_init(rank);
-    if (ct_topo_world_init() != MPI_SUCCESS)
-        ct_log_once("could not find this process's node at MPI_Init; each communicator "
-                    "will ask");
     if (ct_settings_get()->verbose && rank == 0)
         ct_log("%s", ct_shim_fortran_note());
 }

@@ -45,6 +45,33 @@ for alg in $("$top_builddir/tests/mpi/list_algorithms" | awk '$1 == "alltoallv" 
     check_run "preload $alg P=$P" check_preload "$alg"
 done
 
+# An MPMD launch where only the first program runs coltune (LD_PRELOAD for it
+# alone), each program exchanging on its own ranks (MPI_APPNUM): coltune makes
+# no collective call the other program does not make (none in MPI_Init), so
+# the job starts, and it ends with the native results.
+mpmd() { # mpmd ENV-FOR-THE-FIRST-PROGRAM...: the two programs, 2 and 3 ranks
+    if [ "$MPI_IMPL" = openmpi ]; then
+        set -- --oversubscribe --mca mpi_yield_when_idle 1 --mca btl self,vader -np 2 env "$@"
+    else
+        set -- -np 2 env "$@"
+    fi
+    timeout "$CT_TEST_TIMEOUT" "$MPIEXEC" "$@" "$app" app : -np 3 "$app" app
+}
+check_mpmd() {
+    mpmd > "$tmp/native_mpmd" || return 1
+    mpmd LD_PRELOAD="$lib" COLTUNE_ALLTOALLV=shm COLTUNE_ALLTOALL=shm COLTUNE_VERBOSE=1 \
+        COLTUNE_FALLBACK=error > "$tmp/out" 2> "$tmp/err" || { cat "$tmp/err" >&2; return 1; }
+    sort "$tmp/native_mpmd" > "$tmp/want"
+    [ "$(wc -l < "$tmp/want")" = 5 ] || { echo "the native run printed:" >&2; cat "$tmp/want" >&2; return 1; }
+    sort "$tmp/out" | diff "$tmp/want" - || return 1
+    grep -q "coltune\[0\]: alltoallv on comm#[0-9]* (P=2 nodes=1 ppn=2): shm" "$tmp/err" || {
+        echo "no log line shows shm served the first program:" >&2
+        cat "$tmp/err" >&2
+        return 1
+    }
+}
+check_run "preload in one program of an MPMD launch" check_mpmd
+
 # A broken rules file is reported once, with file:line:column, and the job
 # runs on natively with the right results.
 printf 'alltoallv comm_size=2-8 nosuchalg\n' > "$tmp/bad.rules"

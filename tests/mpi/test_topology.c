@@ -6,10 +6,12 @@
  * every other rank, and thirds in reverse order (ranks not in world order).
  * Run by tests/mpi/cluster.sh on emulated hosts (coltune-cluster), without
  * COLTUNE_PPN, with any placement, and by tests/mpi/shm.sh on this host.
- * With the argument "spawn", MPI_COMM_WORLD's rank 0 also starts two more
- * processes (MPI_Comm_spawn), a second world, and the check runs on both
- * worlds merged: coltune found each process's node at MPI_Init, but those
- * of two worlds cannot be compared, and must ask the MPI library.
+ * The first context, MPI_COMM_WORLD's, teaches each process its node; the
+ * splits' contexts gather what the processes learnt. With the argument
+ * "spawn", MPI_COMM_WORLD's rank 0 also starts two more processes
+ * (MPI_Comm_spawn), a second world, and the check runs on both worlds
+ * merged, whose processes' nodes cannot be compared: that context asks the
+ * MPI library.
  * Prints "# topology P=.. Q=.. N=.." for the script; exits 1 on a mismatch.
  */
 #include <mpi.h>
