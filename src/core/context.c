@@ -124,11 +124,16 @@ static void draw_number(int out[2])
     out[1] = (int)(x >> 32 & 0x7fffffff);
 }
 
-/* This rank's record for the allgather. */
+/* This rank's record for the allgather. A process without MPI_COMM_WORLD
+ * (MPI-4 sessions, no MPI_Init) has no world rank (-1) and learns nothing. */
 static int my_ids(int gpu, int *id)
 {
     ct_state *st = ct_state_get();
-    int rc = PMPI_Comm_rank(MPI_COMM_WORLD, &id[ID_WRANK]);
+    int rc = MPI_SUCCESS, world = 0;
+    id[ID_WRANK] = -1;
+    CT_CALL(PMPI_Initialized(&world));
+    if (world)
+        CT_CALL(PMPI_Comm_rank(MPI_COMM_WORLD, &id[ID_WRANK]));
     ct_state_lock(st);
     if (!st->node.drawn) {
         draw_number(st->node.draw);
@@ -141,6 +146,7 @@ static int my_ids(int gpu, int *id)
     id[ID_DRAW1] = st->node.draw[1];
     ct_state_unlock(st);
     id[ID_GPU] = gpu != 0;
+out:
     return rc;
 }
 
@@ -218,7 +224,10 @@ static int learn_node(MPI_Comm comm, int P, int rank, const int *ids, const int 
 {
     ct_state *st = ct_state_get();
     int rc = MPI_SUCCESS, wsize, same = MPI_UNEQUAL;
-    if (st->node.leader >= 0)
+    ct_state_lock(st);
+    const int known = st->node.leader >= 0;
+    ct_state_unlock(st);
+    if (known || ids[(size_t)rank * ID_INTS + ID_WRANK] < 0) /* learnt, or no world */
         return MPI_SUCCESS;
     CT_CALL(PMPI_Comm_size(MPI_COMM_WORLD, &wsize));
     if (P != wsize)
