@@ -104,7 +104,7 @@ out:
  * (topo_compute): its world's number and its node's leader (ct_state.node,
  * -1 until known), whether it has a GPU runtime, its MPI_COMM_WORLD rank, and
  * a number it drew, which names its world once some context of a
- * communicator congruent with MPI_COMM_WORLD has been made (learn_node).
+ * communicator with MPI_COMM_WORLD's group has been made (learn_node).
  */
 enum { ID_WORLD0, ID_WORLD1, ID_LEADER, ID_GPU, ID_WRANK, ID_DRAW0, ID_DRAW1, ID_INTS };
 
@@ -175,9 +175,9 @@ static int by_leader_then_rank(const void *a, const void *b)
  * one leader starts with that lowest rank. */
 static int keys_from_leaders(int P, const int *ids, int *key)
 {
-    int (*pair)[2] = malloc((size_t)P * sizeof *pair);
-    if (pair == NULL)
-        return MPI_ERR_NO_MEM;
+    int rc = MPI_SUCCESS;
+    int(*pair)[2] = NULL;
+    CT_ALLOC(pair, (size_t)P * sizeof *pair);
     for (int r = 0; r < P; r++) {
         pair[r][0] = ids[(size_t)r * ID_INTS + ID_LEADER];
         pair[r][1] = r;
@@ -189,8 +189,9 @@ static int keys_from_leaders(int P, const int *ids, int *key)
             first = i;
         key[pair[i][1]] = pair[first][1];
     }
+out:
     free(pair);
-    return MPI_SUCCESS;
+    return rc;
 }
 
 /* The nodes asked of the MPI library on comm itself (collective): a node's
@@ -218,23 +219,21 @@ out:
  * process of this world and finds the same), this process learns its node
  * for every later context: the lowest world rank on its node, and the
  * number world rank 0 drew as its world's name. Nothing is collective here:
- * the allgather's records hold it all.
+ * the allgather's records hold it all. Learning is only a saving: a failure
+ * leaves the node unknown, and the context is made all the same.
  */
-static int learn_node(MPI_Comm comm, int P, int rank, const int *ids, const int *key)
+static void learn_node(MPI_Comm comm, int P, int rank, const int *ids, const int *key)
 {
     ct_state *st = ct_state_get();
-    int rc = MPI_SUCCESS, wsize, same = MPI_UNEQUAL;
+    int wsize, same = MPI_UNEQUAL;
     ct_state_lock(st);
     const int known = st->node.leader >= 0;
     ct_state_unlock(st);
     if (known || ids[(size_t)rank * ID_INTS + ID_WRANK] < 0) /* learnt, or no world */
-        return MPI_SUCCESS;
-    CT_CALL(PMPI_Comm_size(MPI_COMM_WORLD, &wsize));
-    if (P != wsize)
-        return MPI_SUCCESS;
-    CT_CALL(PMPI_Comm_compare(comm, MPI_COMM_WORLD, &same));
-    if (same != MPI_IDENT && same != MPI_CONGRUENT)
-        return MPI_SUCCESS;
+        return;
+    if (PMPI_Comm_size(MPI_COMM_WORLD, &wsize) != MPI_SUCCESS || P != wsize ||
+        PMPI_Comm_compare(comm, MPI_COMM_WORLD, &same) != MPI_SUCCESS || same == MPI_UNEQUAL)
+        return; /* IDENT, CONGRUENT or SIMILAR: the world's group, in any order */
     int leader = -1, world[2] = {0, 0};
     for (int r = 0; r < P; r++) {
         const int *id = ids + (size_t)r * ID_INTS;
@@ -250,8 +249,6 @@ static int learn_node(MPI_Comm comm, int P, int rank, const int *ids, const int 
     st->node.world[1] = world[1];
     st->node.leader = leader;
     ct_state_unlock(st);
-out:
-    return rc;
 }
 
 /*
@@ -286,7 +283,7 @@ static int topo_compute(MPI_Comm comm, int ppn, int cyclic, int gpu, ct_topo *to
             shared &= key[r] == key[0];
     } else {
         CT_CALL(keys_from_split(comm, P, rank, key, &shared));
-        CT_CALL(learn_node(comm, P, rank, ids, key));
+        learn_node(comm, P, rank, ids, key);
     }
     if (ppn > 0)
         emulated_keys(P, ppn, cyclic, key);

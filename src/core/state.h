@@ -35,7 +35,7 @@ typedef struct ct_state {
     } last;
     int ctx_serial; /* numbers contexts for log messages */
     /* This process's node (core/context.c, learn_node), learnt from the
-     * first context of a communicator congruent with MPI_COMM_WORLD: the
+     * first context of a communicator with MPI_COMM_WORLD's group: the
      * lowest MPI_COMM_WORLD rank on its node (-1 until then) and its world's
      * name, the number world rank 0 drew (draw: this process's, drawn at its
      * first context). Later contexts find their nodes with one allgather of

@@ -9,9 +9,10 @@
  * The first context, MPI_COMM_WORLD's, teaches each process its node; the
  * splits' contexts gather what the processes learnt. With the argument
  * "spawn", MPI_COMM_WORLD's rank 0 also starts two more processes
- * (MPI_Comm_spawn), a second world, and the check runs on both worlds
- * merged, whose processes' nodes cannot be compared: that context asks the
- * MPI library.
+ * (MPI_Comm_spawn), a second world whose processes learn their nodes from
+ * their own MPI_COMM_WORLD, and the check runs on both worlds merged, whose
+ * nodes cannot be compared (the worlds' names differ): that context asks
+ * the MPI library.
  * Prints "# topology P=.. Q=.. N=.." for the script; exits 1 on a mismatch.
  */
 #include <mpi.h>
@@ -89,15 +90,19 @@ static int alltoallv_once(MPI_Comm comm)
 static int spawned_worlds(MPI_Comm parent, const char *self)
 {
     MPI_Comm inter, merged;
-    int ok, all_ok;
+    int ok = 1, all_ok;
     char *argv[] = {"spawn", NULL};
-    if (parent == MPI_COMM_NULL)
+    if (parent == MPI_COMM_NULL) {
         MPI_Comm_spawn(self, argv, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter,
                        MPI_ERRCODES_IGNORE);
-    else
+    } else {
+        /* The spawned world's first context: its processes learn their
+         * nodes too, so that only the worlds' names tell the two apart. */
+        ok = check(MPI_COMM_WORLD, "spawned world");
         inter = parent;
+    }
     MPI_Intercomm_merge(inter, parent != MPI_COMM_NULL, &merged);
-    ok = check(merged, "spawned");
+    ok &= check(merged, "spawned");
     ok &= alltoallv_once(merged);
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, merged);
     MPI_Comm_free(&merged);
