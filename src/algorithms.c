@@ -111,6 +111,9 @@ static const ct_restriction_desc restriction_descs[] = {
                             "the decision needs no facts"},
     {CT_L_ACROSS_NODES, "across_nodes",
      "COLTUNE_ADAPT tries it only on communicators spanning several nodes (no restriction)"},
+    {CT_L_WARM_UP, "warm_up",
+     "COLTUNE_ADAPT runs it twice before judging it: it makes state at its first call "
+     "(no restriction)"},
 };
 
 const ct_restriction_desc *ct_restriction_at(int i)

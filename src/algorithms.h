@@ -186,6 +186,10 @@ typedef int (*ct_sdde_fn)(struct ct_sdde *x, struct ct_ctx *ctx, const long *par
                                     (node_aware: shm's exchange through one window,
                                     plus a node communicator and a second window).
                                     An adapt rule that lists it offers it anywhere */
+#define CT_L_WARM_UP 0x800u /* makes per-communicator state at its first calls (a shared
+                               window): the learner runs it before its rounds judge it.
+                               The others' first call of a turn, not judged, is their
+                               warm-up */
 
 /* The restriction and adapter bits, one at a time, for listings (coltune-info):
  * the i-th bit's short name ("shared_memory") and what it means; NULL past

@@ -126,14 +126,15 @@ CT_ALLTOALLV_ALG(tuna_hier_staggered, CT_A_BYTES | CT_R_INT_OFFSETS,
      "intra-node TuNA radix (values >= Q act as Q; Q+1 lets Q=1 run)"},
     {"block_count", K(1), EXPR(NM1_Q, 1), K(1),
      "blocks per batch (values above (N-1)*Q act as (N-1)*Q)"})
-CT_ALLTOALLV_ALG(shm, CT_R_SHARED_MEMORY,
+CT_ALLTOALLV_ALG(shm, CT_R_SHARED_MEMORY | CT_L_WARM_UP,
     "through a shared-memory window: each rank copies its blocks in, one "
     "synchronisation, each copies its blocks out (bounded window, rounds); "
     "large blocks point-to-point",
     {"large", K(0), K(1L << 30), K(49152),
      "blocks of at least this many bytes go point-to-point, copied once by "
      "the MPI library instead of twice through the window (0: none)"})
-CT_ALLTOALLV_ALG(node_aware, CT_A_BYTES | CT_R_NODE_SHARED_MEMORY | CT_L_ACROSS_NODES,
+CT_ALLTOALLV_ALG(node_aware,
+                 CT_A_BYTES | CT_R_NODE_SHARED_MEMORY | CT_L_ACROSS_NODES | CT_L_WARM_UP,
     "each node gathers its blocks per destination through its shared-memory "
     "window, then coalesced messages between ranks of equal local index "
     "(every rank, or a few leaders that deliver through the window): TuNA "
@@ -175,7 +176,7 @@ CT_ALLGATHER_INTER_ALG(segmented, CT_A_BYTES | CT_R_INT_OFFSETS,
     "([Kang2019] Alg. 2)",
     {"linear", K(0), K(1), K(0), CT_HELP_AG_LINEAR})
 CT_ALLGATHER_INTER_ALG(direct, 0, CT_SUMMARY_AG_DIRECT, CT_SUMMARY_AG_DIRECT)
-CT_ALLGATHER_INTER_ALG(shm, CT_R_SHARED_MEMORY, CT_SUMMARY_AG_SHM, CT_SUMMARY_AG_SHM)
+CT_ALLGATHER_INTER_ALG(shm, CT_R_SHARED_MEMORY | CT_L_WARM_UP, CT_SUMMARY_AG_SHM, CT_SUMMARY_AG_SHM)
 
 /* ------------------------------------------------------------------ */
 /* Sparse dynamic data exchange ([Geyko2023] section IV)               */

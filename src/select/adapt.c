@@ -18,6 +18,7 @@
 typedef enum phase { PHASE_EXPLORE, PHASE_DECIDED } phase;
 
 #define CT_ADAPT_BURST 6 /* calls in a turn of a round: 5 iterations judged */
+#define CT_ADAPT_SCREEN 4 /* in the first judged round of an exploration: 3 judged */
 _Static_assert(CT_ADAPT_BURST - 1 <= CT_JUDGE_MAX_TURN, "a turn's iterations fit the judge");
 #define DUEL_CALLS 18 /* calls of each side of a duel: 2 to switch, 16 judged */
 #define DUEL_SKIP 2
@@ -62,6 +63,7 @@ typedef struct ct_learner {
     double gap[CT_ADAPT_BURST];  /* [i]: from leaving call i - 1 to leaving call i */
     unsigned char alone[CT_ADAPT_BURST]; /* [i]: no other learner's call in gap[i] */
     double local[CT_ADAPT_MAX_SLOTS]; /* this rank's times in it */
+    double elapsed;                   /* this rank's time in it: the sum of its gaps */
     long exploit_left;     /* calls of best before the next round (the share) */
     double best_time;      /* an exploit call's estimated time */
     /* The calls between rounds open with a duel: the best candidate so far
@@ -73,7 +75,8 @@ typedef struct ct_learner {
     int duel_seen[2]; /* calls of each side so far */
     double duel_gap[2][CT_JUDGE_MAX_TURN];
     unsigned char duel_alone[2][CT_JUDGE_MAX_TURN];
-    int favour; /* the faster slot of the last duel, -1 none */
+    int favour; /* the faster slot of the last duel, at first the prior; -1 none */
+    int prior;  /* what the rules would run (ct_adapt_create), -1 none */
     double exploit_time;   /* estimated time of the calls between rounds */
     int best, choice;      /* slots: the best so far, the decision */
     ct_verdict v;          /* the last verdict */
@@ -242,21 +245,35 @@ struct ct_learner *ct_adapt_find(ct_ctx *ctx, ct_coll coll, int cls, const ct_ru
  * (In a loop of row, column, column, row calls, every other iteration of
  * each is alone; where none is, all count.) The median: one iteration the
  * operating system descheduled does not make a turn slow. The first round
- * warms up: each algorithm and pmpi once, to make and touch their state
- * (windows, node communicators); it is not judged. */
+ * warms up the algorithms that make state at their first calls
+ * (CT_L_WARM_UP: shared windows, node communicators), to make and touch it;
+ * it is not judged. The others' warm-up is the first call of each turn,
+ * which is not judged either: warming up every candidate cost 20 calls of
+ * point-to-point exchanges and pmpi (16 ranks, 2 cores: 2 ms of a 75 ms
+ * run). */
 static void plan_round(ct_learner *l)
 {
     int n = 0, list[CT_ADAPT_MAX_SLOTS];
+    const int screen = l->warm && l->nrounds == 0;
     for (int k = 0; k < l->nslots; k++)
-        if ((l->alive >> k & 1u) && (l->warm || k != CT_ADAPT_AA))
+        if ((l->alive >> k & 1u) && (l->warm || (l->slot[k].alg->restrictions & CT_L_WARM_UP)) &&
+            !(screen && k == CT_ADAPT_AA))
             list[n++] = k;
+    if (n == 0 && !l->warm) { /* nothing to warm up */
+        l->warm = 1;
+        plan_round(l);
+        return;
+    }
     for (int i = 0; i < n; i++)
         l->order[i] = list[(i + l->nrounds) % n];
     l->nturns = n;
-    l->burst = l->warm ? CT_ADAPT_BURST : 2; /* the warm-up: both halves of a window */
+    l->burst = !l->warm ? 2 /* the warm-up: both halves of a window */
+               : screen ? CT_ADAPT_SCREEN
+                        : CT_ADAPT_BURST;
     l->pos = 0;
     for (int k = 0; k < CT_ADAPT_MAX_SLOTS; k++)
         l->local[k] = -1.0;
+    l->elapsed = 0;
 }
 
 /* Starts measuring alive from scratch (the rounds' times are forgotten). */
@@ -272,7 +289,7 @@ static void explore(ct_learner *l, uint64_t alive, int recheck)
     l->nrounds = 0;
     l->exploit_left = 0;
     l->duel[0] = l->duel[1] = -1;
-    l->favour = -1;
+    l->favour = l->prior;
     l->explore_start = l->explore_calls;
     plan_round(l);
 }
@@ -399,23 +416,38 @@ static int exploitable(const ct_learner *l, int k)
            l->v.est[k].point > 1.0;
 }
 
-/* The duel that opens the calls between rounds: the favoured slot (the
- * faster in the last duel) if it can still run, else the best by the rounds,
- * against the best other by the rounds. Rounds of a few calls rank close
- * candidates by chance at first (16 ranks on 2 cores: node_aware, scattered
- * or shm first, whose whole runs differ by 10% to 2x); 16 consecutive
+/* Is slot k still in the rounds (pmpi always is)? */
+static int live(const ct_learner *l, int k)
+{
+    return k == CT_ADAPT_BASE || (k > CT_ADAPT_AA && (l->v.alive >> k & 1u));
+}
+
+/* The duel that opens the calls between rounds: the favourite (the faster
+ * in the last duel; before any, the prior, what the rules would run) while
+ * the rounds keep it, else the best by the rounds, against the best other by
+ * the rounds: a candidate faster than pmpi, or pmpi itself where it
+ * challenges a favourite that is a candidate. Rounds of a few calls rank
+ * close candidates by chance at first (16 ranks on 2 cores: node_aware,
+ * scattered or shm first, whose whole runs differ by 10% to 2x; on the 4-rank
+ * communicators of pencil_fft, shm measured slower than pmpi in the first
+ * round of one learner in two, and that learner then ran pmpi or a
+ * point-to-point exchange for 2000 calls, 1.5x slower); 16 consecutive
  * iterations each, at the application's own pace, rank them as whole runs
  * do. Only what runs between rounds follows the duel: the rounds decide. */
 static void plan_duel(ct_learner *l)
 {
     const int v = l->v.best;
-    int a = exploitable(l, l->favour) ? l->favour : exploitable(l, v) ? v : CT_ADAPT_BASE;
-    if (l->recheck && l->choice > CT_ADAPT_AA && (l->v.alive >> l->choice & 1u))
+    int a = l->favour >= 0 && live(l, l->favour) ? l->favour
+            : exploitable(l, v)                  ? v
+                                                 : CT_ADAPT_BASE;
+    const int stands = l->recheck && l->choice > CT_ADAPT_AA && (l->v.alive >> l->choice & 1u);
+    if (stands)
         a = l->choice; /* a re-check: the choice stands until the rounds demote it */
-    int b = -1;
+    int b = a > CT_ADAPT_AA && !stands ? CT_ADAPT_BASE : -1;
     for (int k = CT_ADAPT_AA + 1; k < l->nslots; k++)
-        if (k != a && exploitable(l, k) && (b < 0 || l->v.est[k].point > l->v.est[b].point))
-            b = k;
+        if (k != a && exploitable(l, k) &&
+            (b <= CT_ADAPT_AA || l->v.est[k].point > l->v.est[b].point))
+            b = k; /* pmpi's point is 1: any that beats it ranks above */
     l->best = a;
     /* The two sides in slot order, not the favourite first: learners called
      * together (pace's grid) hold their duels at the same calls, and each
@@ -426,7 +458,7 @@ static void plan_duel(ct_learner *l)
      * of its duels as a favourite but half as a challenger of a
      * point-to-point favourite; in slot order it won 97% (pencil_fft, 5000
      * iterations). */
-    const int duel = a > CT_ADAPT_AA && b >= 0;
+    const int duel = b >= 0;
     l->duel[0] = duel && b < a ? b : a;
     l->duel[1] = !duel ? -1 : b < a ? a : b;
     l->duel_seen[0] = l->duel_seen[1] = 0;
@@ -472,28 +504,30 @@ static void pace(ct_learner *l)
 /* The round is over: agree on its times, judge, and plan what follows. */
 static int end_round(ct_ctx *ctx, ct_learner *l)
 {
-    double buf[CT_ADAPT_MAX_SLOTS + 1];
+    double buf[CT_ADAPT_MAX_SLOTS + 2];
     const int n = l->nslots;
     memcpy(buf, l->local, (size_t)n * sizeof *buf);
     /* The communicator's identity, for the records: its rank 0's. */
     buf[n] = ctx->decide_rank == 0
                  ? (double)(ct_state_get()->log_rank + 1) * 1048576.0 + (double)ctx->serial
                  : -1.0;
-    const int rc = agree(ctx, l, buf, n + 1);
+    /* What the round cost: the slowest rank's time from leaving its first
+     * call to leaving its last, every iteration counted (the turns'
+     * first calls too, whose switch from one algorithm to the next the
+     * judged medians leave out: counted by their medians, the rounds of
+     * pencil_fft's learners took twice the calls the share allows). */
+    buf[n + 1] = l->elapsed;
+    const int rc = agree(ctx, l, buf, n + 2);
     if (rc != MPI_SUCCESS)
         return rc;
     l->leader = buf[n];
-    double sum = 0;
-    for (int k = 0; k < n; k++)
-        if (buf[k] > 0)
-            sum += buf[k];
-    l->explore_time += sum * l->burst; /* a turn's other calls took about as long */
+    l->explore_time += buf[n + 1];
     if (!l->warm) {
         /* The first round made each algorithm's state and touched it (a
          * shared window's first calls page it in): it is not judged, and,
          * being paid once whatever the choice, not counted against the share. */
         l->warm = 1;
-        l->first_time = sum * l->burst;
+        l->first_time = buf[n + 1];
         plan_round(l);
         sync_record(l, ctx, 0);
         return MPI_SUCCESS;
@@ -503,15 +537,16 @@ static int end_round(ct_ctx *ctx, ct_learner *l)
     log_round(ctx, l, buf);
     const int out_of_budget = l->explore_calls - l->explore_start >= settings()->adapt_calls;
     const ct_judge_knobs kn = knobs(l->nrounds, out_of_budget);
-    /* Halving spares the last duel's winner while it is what runs between
-     * rounds (exploitable by the last verdict): a duel's 16 consecutive
+    /* Halving spares the favourite (the last duel's winner, the prior
+     * before any) while the last verdict kept it: a duel's 16 consecutive
      * iterations a side rank two candidates better than the medians of the
      * first rounds, which, on 16 ranks and 2 cores, put shm in the slower
      * half of some learners of pencil_fft after two rounds (its first-round
      * turn measured 176 us against 122-151 for point-to-point candidates,
      * 109 against 118-132 in the second), and the learner then ran a
      * point-to-point exchange until it decided. */
-    const uint64_t favoured = exploitable(l, l->favour) ? (uint64_t)1 << l->favour : 0;
+    const uint64_t favoured =
+        l->favour > CT_ADAPT_AA && live(l, l->favour) ? (uint64_t)1 << l->favour : 0;
     const ct_judge_input in = {l->t, l->nrounds, n, l->alive, favoured};
     ct_judge(&in, &kn, &l->v);
     if (l->v.kind != CT_VERDICT_OPEN) {
@@ -530,7 +565,7 @@ static int end_round(ct_ctx *ctx, ct_learner *l)
 /* ------------------------------------------------------------------ */
 
 struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls, const ct_rule *rule,
-                                   const ct_adapt_cand *cands, int ncands)
+                                   const ct_adapt_cand *cands, int ncands, int prior)
 {
     ct_learner **p = slot_of(ctx, coll, cls);
     if (p == NULL)
@@ -545,6 +580,7 @@ struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls, const ct_
     l->rule = rule;
     l->rule_line = rule != NULL ? rule->line : 0;
     l->nslots = 2 + ncands;
+    l->prior = prior >= 0 && prior < l->nslots && prior != CT_ADAPT_AA ? prior : -1;
     l->slot[CT_ADAPT_BASE].alg = l->slot[CT_ADAPT_AA].alg = ct_algorithm_fallback(coll);
     memcpy(&l->slot[2], cands, (size_t)ncands * sizeof *cands);
     l->t = malloc((size_t)ct_judge_knobs_default().max_rounds * (size_t)l->nslots *
@@ -675,6 +711,8 @@ int ct_adapt_record(ct_ctx *ctx, const ct_adapt_turn *turn)
     if (turn->duel >= 0)
         return duel_record(ctx, l, turn->duel, gap, alone);
     l->explore_calls++;
+    if (l->pos > 0) /* the first call's gap began before the round */
+        l->elapsed += gap;
     const int in_turn = l->pos % l->burst;
     l->gap[in_turn] = gap; /* [0] is not judged */
     l->alone[in_turn] = (unsigned char)alone;

@@ -64,9 +64,12 @@ int ct_adapt_class(ct_coll coll, long msg_size);
 struct ct_learner *ct_adapt_find(ct_ctx *ctx, ct_coll coll, int cls, const ct_rule *rule);
 
 /* Makes it, with the candidates that can serve the communicator (pmpi is
- * added: slots 0 and 1); NULL when out of memory. */
+ * added: slots 0 and 1, the candidates from slot 2) and its incumbent: the
+ * slot of what the rules would run (-1: none), which runs between the first
+ * rounds until a duel beats it (adapt.c, plan_duel); NULL when out of
+ * memory. */
 struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls, const ct_rule *rule,
-                                   const ct_adapt_cand *cands, int ncands);
+                                   const ct_adapt_cand *cands, int ncands, int prior);
 
 /* The candidate the learner's next call runs; advance 0 only looks
  * (coltune_decision), 1 counts the call. */

@@ -490,6 +490,55 @@ static int adapt_candidates(const ct_ctx *ctx, ct_coll coll, const ct_rule *r, c
     return n;
 }
 
+/* The learner's incumbent (ct_adapt_create): the slot of what the rules give
+ * the call when nothing learns (the site's rules file or the shipped one,
+ * adapt rules left out), CT_ADAPT_BASE for pmpi, -1 for none (no rules
+ * file either). Found without
+ * communicating, so every rank finds the same: a rule that needs a msg_size
+ * the collective cannot know locally (msg_size < 0), or whose algorithm has a
+ * per-call restriction, ends the search with none; so does a choice that is
+ * not among the candidates. */
+static int adapt_prior(const ct_ctx *ctx, ct_coll coll, long msg_size, const ct_adapt_cand *c,
+                       int n)
+{
+    const ct_ruleset *rs = &ct_cfg()->rules;
+    if (rs->count == 0)
+        return -1; /* no rules file: no incumbent */
+    const long values[CT_KEY_COUNT] = {
+        [CT_KEY_COMM_SIZE] = ctx->shape.P,
+        [CT_KEY_NODES] = ctx->topo.N,
+        [CT_KEY_PPN] = ctx->topo.Q,
+        [CT_KEY_MSG_SIZE] = msg_size,
+    };
+    for (int i = 0; i < rs->count; i++) {
+        const ct_rule *r = &rs->rules[i];
+        const ct_algorithm *alg = r->spec.alg;
+        int k = 0;
+        if (r->coll != coll || r->adapt)
+            continue;
+        if ((r->key_mask & (1u << CT_KEY_MSG_SIZE)) && msg_size < 0)
+            return -1;
+        while (k < CT_KEY_COUNT &&
+               (!(r->key_mask & (1u << k)) || ct_range_contains(r->range[k], values[k])))
+            k++;
+        if (k < CT_KEY_COUNT)
+            continue;
+        if (alg == ct_algorithm_fallback(coll))
+            return CT_ADAPT_BASE;
+        if (alg->restrictions & CT_R_LOCAL_MASK)
+            return -1;
+        long params[CT_MAX_PARAMS] = {0};
+        if (ct_spec_resolve(&r->spec, &ctx->shape, params, NULL, 0) != NULL ||
+            comm_restriction(alg, &ctx->topo) != NULL)
+            continue; /* as decide_by_rules: the next rule */
+        for (int j = 0; j < n; j++)
+            if (c[j].alg == alg && memcmp(c[j].params, params, sizeof params) == 0)
+                return CT_ADAPT_AA + 1 + j;
+        return -1;
+    }
+    return CT_ADAPT_BASE;
+}
+
 /* A learner's call: its class (the message size where every rank knows it
  * without communicating), its learner (made on the first call), and the
  * candidate the learner runs now. */
@@ -512,7 +561,8 @@ static int adapt_turn(ct_ctx *ctx, ct_decide_input *call, ct_choice *out)
     if (l == NULL) {
         ct_adapt_cand cands[CT_ADAPT_MAX_SLOTS - 2];
         const int n = adapt_candidates(ctx, call->coll, out->adapt_rule, cands);
-        l = ct_adapt_create(ctx, call->coll, cls, out->adapt_rule, cands, n);
+        const int prior = adapt_prior(ctx, call->coll, msg_size, cands, n);
+        l = ct_adapt_create(ctx, call->coll, cls, out->adapt_rule, cands, n, prior);
         if (l == NULL)
             return MPI_ERR_NO_MEM;
     }

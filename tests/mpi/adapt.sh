@@ -17,7 +17,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 for P in ${CT_TEST_NP:-1 2 3 5 8}; do
-    # from P = 2 the warm-up runs pmpi, pairwise, nonblocking, linear,
+    # from P = 2 the first round runs pmpi, pairwise, nonblocking, linear,
     # scattered, tuna and shm at least; on one node not node_aware
     min=1
     [ "$P" -ge 2 ] && min=7
@@ -37,7 +37,8 @@ check_run "adapt P=5 COLTUNE_PPN=2 (nodes of 2, 2, 1): node_aware among the cand
 
 # Rounds after the first start on the grid of calls: at share 50%, after a
 # multiple of the smallest power of two not below the round's calls (32 for
-# 3 turns of 6 calls, 128 for 11). Until the first decision, at least 3
+# 3 turns of 6 calls, 128 for 11; the first round, of 4-call turns without
+# pmpi's second, starts at once). Until the first decision, at least 3
 # rounds (a decision needs 3: pmpi is kept after 3 when no candidate can beat
 # it by 5%, a winner needs 4), those after the first on it; every call's
 # choice checked on all ranks.
@@ -100,6 +101,26 @@ duel() {
     }
 }
 check_run "adapt P=4 a duel between rounds" duel
+
+# The incumbent: what the rules file gives a call (here pairwise, which the
+# rounds need not rank first) runs between the first rounds until a duel
+# beats it, so the first duel of every learner has it on one side.
+incumbent() {
+    printf '%s\n' 'alltoallv pairwise' 'alltoall pairwise' > "$tmp/incumbent.rules"
+    with_env COLTUNE_ADAPT=1 COLTUNE_RULES="$tmp/incumbent.rules" COLTUNE_VERBOSE=2 \
+        TEST_FILTER=test_alltoallv TEST_CALLS=600 -- \
+        run_mpi 4 "$prog" > "$tmp/incumbent" 2>&1 || { cat "$tmp/incumbent"; return 1; }
+    awk '/: adapt: duel between rounds: / {
+             split($0, w, ":"); who = w[1] w[2]
+             if (!(who in seen)) { seen[who] = 1; n++; if ($0 !~ / pairwise [0-9.]* us/) bad = 1 }
+         }
+         END { exit !(n >= 1 && !bad) }' "$tmp/incumbent" || {
+        echo "no duel, or a first duel without the incumbent pairwise:"
+        grep ': adapt: ' "$tmp/incumbent"
+        return 1
+    }
+}
+check_run "adapt P=4 the rules' choice is the incumbent" incumbent
 
 # An adapt rule with candidates, and one without: the other calls follow the
 # rules as usual.
