@@ -78,6 +78,7 @@ typedef struct ct_learner {
     int favour; /* the faster slot of the last duel, at first the prior; -1 none */
     int prior;  /* what the rules would run (ct_adapt_create), -1 none */
     double exploit_time;   /* estimated time of the calls between rounds */
+    int sharers;           /* learners whose rounds share the budget (end_round) */
     int best, choice;      /* slots: the best so far, the decision */
     ct_verdict v;          /* the last verdict */
     long calls, explore_calls, next_check, check_gap;
@@ -87,6 +88,15 @@ typedef struct ct_learner {
     int warm;          /* the first round (not judged) is over */
     int record;       /* index in the_learned */
 } ct_learner;
+
+/* Sets l's phase, keeping the count of the process's exploring learners. */
+static void set_phase(ct_learner *l, phase ph)
+{
+    if (ph != l->ph)
+        __atomic_fetch_add(&ct_state_get()->learners_exploring, ph == PHASE_EXPLORE ? 1 : -1,
+                           __ATOMIC_RELAXED);
+    l->ph = ph;
+}
 
 /* The learners of one context, by collective and class. */
 typedef struct learners {
@@ -199,6 +209,7 @@ static void learners_release(void *obj)
                 next = l->next;
                 if (l->record >= 0) /* keep the counts since its last round */
                     sync_record(l, NULL, 1);
+                set_phase(l, PHASE_DECIDED); /* no longer exploring */
                 free(l->t);
                 free(l);
             }
@@ -276,14 +287,21 @@ static void plan_round(ct_learner *l)
     l->elapsed = 0;
 }
 
+/* The fraction of the collective's time l's rounds may take: the share,
+ * divided among the learners that explore in a process (end_round). */
+static double share_of(const ct_learner *l)
+{
+    return settings()->adapt_share / 100.0 / (l->sharers > 1 ? l->sharers : 1);
+}
+
 /* Starts measuring alive from scratch (the rounds' times are forgotten). */
 static void explore(ct_learner *l, uint64_t alive, int recheck)
 {
     if (recheck) { /* the calls since the decision count as the others' time */
-        const double share = settings()->adapt_share / 100.0;
+        const double share = share_of(l);
         l->exploit_time = (l->explore_time - l->first_time) * (1.0 - share) / share;
     }
-    l->ph = PHASE_EXPLORE;
+    set_phase(l, PHASE_EXPLORE);
     l->alive = alive;
     l->recheck = recheck;
     l->nrounds = 0;
@@ -339,7 +357,7 @@ static int agree(ct_ctx *ctx, ct_learner *l, double *buf, int n)
     l->agree_time += PMPI_Wtime() - t0;
     if (rc != MPI_SUCCESS) {
         ct_log_mpi_error(rc, "MPI_Allreduce", __FILE__, __LINE__);
-        l->ph = PHASE_DECIDED;
+        set_phase(l, PHASE_DECIDED);
         l->choice = CT_ADAPT_BASE;
         l->next_check = -1;
     }
@@ -394,7 +412,7 @@ static void decide(ct_ctx *ctx, ct_learner *l)
         explore(l, l->firsts, 0);
         return;
     }
-    l->ph = PHASE_DECIDED;
+    set_phase(l, PHASE_DECIDED);
     l->recheck = 0;
     l->choice = choice;
     /* Confirmed (a win again, or pmpi again): look again later. A choice
@@ -478,7 +496,7 @@ static void plan_duel(ct_learner *l)
  * for by the next want, which counts every call since the first round. */
 static void pace(ct_learner *l)
 {
-    const double share = settings()->adapt_share / 100.0;
+    const double share = share_of(l);
     plan_duel(l); /* l->best: what runs, and what the calls are estimated at */
     double sum = 0;
     int n = 0;
@@ -488,7 +506,7 @@ static void pace(ct_learner *l)
             n++;
         }
     l->best_time = n > 0 ? sum / n : 0;
-    if (share < 1.0 && l->best_time > 0) {
+    if (settings()->adapt_share < 100 && l->best_time > 0) {
         const double rounds = l->explore_time - l->first_time; /* see end_round */
         const double others = rounds * (1.0 - share) / share - l->exploit_time;
         const long want = others > 0 ? (long)ceil(others / l->best_time) : 0;
@@ -504,7 +522,7 @@ static void pace(ct_learner *l)
 /* The round is over: agree on its times, judge, and plan what follows. */
 static int end_round(ct_ctx *ctx, ct_learner *l)
 {
-    double buf[CT_ADAPT_MAX_SLOTS + 2];
+    double buf[CT_ADAPT_MAX_SLOTS + 3];
     const int n = l->nslots;
     memcpy(buf, l->local, (size_t)n * sizeof *buf);
     /* The communicator's identity, for the records: its rank 0's. */
@@ -517,10 +535,16 @@ static int end_round(ct_ctx *ctx, ct_learner *l)
      * judged medians leave out: counted by their medians, the rounds of
      * pencil_fft's learners took twice the calls the share allows). */
     buf[n + 1] = l->elapsed;
-    const int rc = agree(ctx, l, buf, n + 2);
+    /* The learners exploring in a process share its budget: each one's
+     * iterations hold the others' calls, so that each alone would count the
+     * whole loop as its collective's time (pencil_fft: a row and a column
+     * learner per rank gave rounds twice the share). The most any rank has. */
+    buf[n + 2] = (double)__atomic_load_n(&ct_state_get()->learners_exploring, __ATOMIC_RELAXED);
+    const int rc = agree(ctx, l, buf, n + 3);
     if (rc != MPI_SUCCESS)
         return rc;
     l->leader = buf[n];
+    l->sharers = buf[n + 2] > 1 ? (int)buf[n + 2] : 1;
     l->explore_time += buf[n + 1];
     if (!l->warm) {
         /* The first round made each algorithm's state and touched it (a
@@ -599,10 +623,10 @@ struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls, const ct_
         if (first)
             l->firsts |= (uint64_t)1 << k;
     }
-    l->ph = PHASE_EXPLORE;
+    l->ph = PHASE_DECIDED; /* explore() counts it exploring */
     explore(l, l->firsts, 0);
     if (ncands == 0) { /* nothing to learn: pmpi */
-        l->ph = PHASE_DECIDED;
+        set_phase(l, PHASE_DECIDED);
         l->next_check = -1;
     }
     l->next = *p;

@@ -492,18 +492,17 @@ static int adapt_candidates(const ct_ctx *ctx, ct_coll coll, const ct_rule *r, c
 
 /* The learner's incumbent (ct_adapt_create): the slot of what the rules give
  * the call when nothing learns (the site's rules file or the shipped one,
- * adapt rules left out), CT_ADAPT_BASE for pmpi, -1 for none (no rules
- * file either). Found without
- * communicating, so every rank finds the same: a rule that needs a msg_size
- * the collective cannot know locally (msg_size < 0), or whose algorithm has a
- * per-call restriction, ends the search with none; so does a choice that is
- * not among the candidates. */
+ * adapt rules left out), CT_ADAPT_BASE for pmpi, -1 for none. Found without
+ * communicating, so every rank finds the same: no rules file, a matching
+ * rule that needs a msg_size the collective cannot know locally (msg_size
+ * < 0), one whose algorithm has a per-call restriction, or a choice that is
+ * not among the candidates c[0, n) gives none. */
 static int adapt_prior(const ct_ctx *ctx, ct_coll coll, long msg_size, const ct_adapt_cand *c,
                        int n)
 {
     const ct_ruleset *rs = &ct_cfg()->rules;
     if (rs->count == 0)
-        return -1; /* no rules file: no incumbent */
+        return -1;
     const long values[CT_KEY_COUNT] = {
         [CT_KEY_COMM_SIZE] = ctx->shape.P,
         [CT_KEY_NODES] = ctx->topo.N,
@@ -516,13 +515,18 @@ static int adapt_prior(const ct_ctx *ctx, ct_coll coll, long msg_size, const ct_
         int k = 0;
         if (r->coll != coll || r->adapt)
             continue;
-        if ((r->key_mask & (1u << CT_KEY_MSG_SIZE)) && msg_size < 0)
-            return -1;
         while (k < CT_KEY_COUNT &&
-               (!(r->key_mask & (1u << k)) || ct_range_contains(r->range[k], values[k])))
+               (!(r->key_mask & (1u << k)) || k == CT_KEY_MSG_SIZE ||
+                ct_range_contains(r->range[k], values[k])))
             k++;
         if (k < CT_KEY_COUNT)
             continue;
+        if (r->key_mask & (1u << CT_KEY_MSG_SIZE)) {
+            if (msg_size < 0)
+                return -1;
+            if (!ct_range_contains(r->range[CT_KEY_MSG_SIZE], msg_size))
+                continue;
+        }
         if (alg == ct_algorithm_fallback(coll))
             return CT_ADAPT_BASE;
         if (alg->restrictions & CT_R_LOCAL_MASK)
