@@ -50,11 +50,7 @@ typedef struct ct_state {
      * two of its calls that holds another learner's call. A cache line of its
      * own, away from what every call reads. */
     _Alignas(64) unsigned long learner_calls;
-    /* The learners exploring now (atomic): the rounds of the learners of one
-     * process share COLTUNE_ADAPT_SHARE, as each one's iterations hold the
-     * others' calls. */
-    int learners_exploring;
-    char learner_calls_line[64 - sizeof(unsigned long) - sizeof(int)];
+    char learner_calls_line[64 - sizeof(unsigned long)];
     /* The configuration's settings (select/config.h), set once it is read;
      * all zero before. */
     const ct_settings *settings;

@@ -51,7 +51,8 @@ typedef struct ct_learner {
     int recheck;    /* this exploration re-checks the decision */
     int refine;     /* this exploration sweeps the parameters of slot refine_of */
     int refine_of;
-    uint64_t firsts; /* each algorithm's first slot (its defaults): the first field */
+    uint64_t firsts; /* each algorithm's first slot (its defaults) and the incumbent's:
+                        the first field */
     uint64_t alive; /* the slots the rounds run */
     int nrounds;    /* judged rounds in t */
     double *t;      /* [max_rounds][nslots] agreed slowest-rank times */
@@ -78,7 +79,11 @@ typedef struct ct_learner {
     int favour; /* the faster slot of the last duel, at first the prior; -1 none */
     int prior;  /* what the rules would run (ct_adapt_create), -1 none */
     double exploit_time;   /* estimated time of the calls between rounds */
-    int sharers;           /* learners whose rounds share the budget (end_round) */
+    /* The process's exploring learners' calls per call of this one since
+     * its last round (end_round: the most any rank had), and the counts then. */
+    double crowd;
+    unsigned long crowd_mark;
+    long calls_mark;
     int best, choice;      /* slots: the best so far, the decision */
     ct_verdict v;          /* the last verdict */
     long calls, explore_calls, next_check, check_gap;
@@ -88,15 +93,6 @@ typedef struct ct_learner {
     int warm;          /* the first round (not judged) is over */
     int record;       /* index in the_learned */
 } ct_learner;
-
-/* Sets l's phase, keeping the count of the process's exploring learners. */
-static void set_phase(ct_learner *l, phase ph)
-{
-    if (ph != l->ph)
-        __atomic_fetch_add(&ct_state_get()->learners_exploring, ph == PHASE_EXPLORE ? 1 : -1,
-                           __ATOMIC_RELAXED);
-    l->ph = ph;
-}
 
 /* The learners of one context, by collective and class. */
 typedef struct learners {
@@ -209,7 +205,6 @@ static void learners_release(void *obj)
                 next = l->next;
                 if (l->record >= 0) /* keep the counts since its last round */
                     sync_record(l, NULL, 1);
-                set_phase(l, PHASE_DECIDED); /* no longer exploring */
                 free(l->t);
                 free(l);
             }
@@ -291,7 +286,14 @@ static void plan_round(ct_learner *l)
  * divided among the learners that explore in a process (end_round). */
 static double share_of(const ct_learner *l)
 {
-    return settings()->adapt_share / 100.0 / (l->sharers > 1 ? l->sharers : 1);
+    return settings()->adapt_share / 100.0 / (l->crowd > 1.0 ? l->crowd : 1.0);
+}
+
+/* Starts counting the calls for the next crowd. */
+static void crowd_mark(ct_learner *l)
+{
+    l->crowd_mark = __atomic_load_n(&ct_state_get()->learner_calls, __ATOMIC_RELAXED);
+    l->calls_mark = l->calls;
 }
 
 /* Starts measuring alive from scratch (the rounds' times are forgotten). */
@@ -301,7 +303,7 @@ static void explore(ct_learner *l, uint64_t alive, int recheck)
         const double share = share_of(l);
         l->exploit_time = (l->explore_time - l->first_time) * (1.0 - share) / share;
     }
-    set_phase(l, PHASE_EXPLORE);
+    l->ph = PHASE_EXPLORE;
     l->alive = alive;
     l->recheck = recheck;
     l->nrounds = 0;
@@ -309,6 +311,7 @@ static void explore(ct_learner *l, uint64_t alive, int recheck)
     l->duel[0] = l->duel[1] = -1;
     l->favour = l->prior;
     l->explore_start = l->explore_calls;
+    crowd_mark(l);
     plan_round(l);
 }
 
@@ -357,7 +360,7 @@ static int agree(ct_ctx *ctx, ct_learner *l, double *buf, int n)
     l->agree_time += PMPI_Wtime() - t0;
     if (rc != MPI_SUCCESS) {
         ct_log_mpi_error(rc, "MPI_Allreduce", __FILE__, __LINE__);
-        set_phase(l, PHASE_DECIDED);
+        l->ph = PHASE_DECIDED;
         l->choice = CT_ADAPT_BASE;
         l->next_check = -1;
     }
@@ -403,6 +406,7 @@ static void decide(ct_ctx *ctx, ct_learner *l)
         explore(l, variants_of(l, choice), 0);
         l->refine = 1;
         l->refine_of = choice;
+        l->favour = choice; /* the winner runs between the sweep's rounds */
         return;
     }
     if (was_recheck && before > CT_ADAPT_AA && choice != before) {
@@ -412,7 +416,7 @@ static void decide(ct_ctx *ctx, ct_learner *l)
         explore(l, l->firsts, 0);
         return;
     }
-    set_phase(l, PHASE_DECIDED);
+    l->ph = PHASE_DECIDED;
     l->recheck = 0;
     l->choice = choice;
     /* Confirmed (a win again, or pmpi again): look again later. A choice
@@ -455,13 +459,13 @@ static int live(const ct_learner *l, int k)
 static void plan_duel(ct_learner *l)
 {
     const int v = l->v.best;
-    int a = l->favour >= 0 && live(l, l->favour) ? l->favour
-            : exploitable(l, v)                  ? v
-                                                 : CT_ADAPT_BASE;
+    int a = (l->favour >= 0 && live(l, l->favour)) ? l->favour
+            : exploitable(l, v)                    ? v
+                                                   : CT_ADAPT_BASE;
     const int stands = l->recheck && l->choice > CT_ADAPT_AA && (l->v.alive >> l->choice & 1u);
     if (stands)
         a = l->choice; /* a re-check: the choice stands until the rounds demote it */
-    int b = a > CT_ADAPT_AA && !stands ? CT_ADAPT_BASE : -1;
+    int b = (a > CT_ADAPT_AA && !stands) ? CT_ADAPT_BASE : -1;
     for (int k = CT_ADAPT_AA + 1; k < l->nslots; k++)
         if (k != a && exploitable(l, k) &&
             (b <= CT_ADAPT_AA || l->v.est[k].point > l->v.est[b].point))
@@ -538,13 +542,20 @@ static int end_round(ct_ctx *ctx, ct_learner *l)
     /* The learners exploring in a process share its budget: each one's
      * iterations hold the others' calls, so that each alone would count the
      * whole loop as its collective's time (pencil_fft: a row and a column
-     * learner per rank gave rounds twice the share). The most any rank has. */
-    buf[n + 2] = (double)__atomic_load_n(&ct_state_get()->learners_exploring, __ATOMIC_RELAXED);
+     * learner per rank gave rounds twice the share). How many share it: the
+     * exploring learners' calls per call of this one since its last round
+     * (2 for pencil_fft's; a learner no longer called does not count), the
+     * most any rank had. */
+    const long own = l->calls - l->calls_mark;
+    const unsigned long all =
+        __atomic_load_n(&ct_state_get()->learner_calls, __ATOMIC_RELAXED) - l->crowd_mark;
+    buf[n + 2] = own > 0 ? (double)all / (double)own : 1.0;
     const int rc = agree(ctx, l, buf, n + 3);
     if (rc != MPI_SUCCESS)
         return rc;
+    crowd_mark(l);
     l->leader = buf[n];
-    l->sharers = buf[n + 2] > 1 ? (int)buf[n + 2] : 1;
+    l->crowd = buf[n + 2] > 1.0 ? buf[n + 2] : 1.0;
     l->explore_time += buf[n + 1];
     if (!l->warm) {
         /* The first round made each algorithm's state and touched it (a
@@ -615,7 +626,9 @@ struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls, const ct_
     }
     l->record = -1;
     l->check_gap = settings()->adapt_recheck;
-    l->firsts = 3u;
+    /* The first exploration's slots: each algorithm's first (its defaults)
+     * and the incumbent, whatever its parameters. */
+    l->firsts = 3u | (l->prior > CT_ADAPT_AA ? (uint64_t)1 << l->prior : 0);
     for (int k = 2; k < l->nslots; k++) {
         int first = 1;
         for (int j = 2; j < k; j++)
@@ -623,10 +636,9 @@ struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls, const ct_
         if (first)
             l->firsts |= (uint64_t)1 << k;
     }
-    l->ph = PHASE_DECIDED; /* explore() counts it exploring */
     explore(l, l->firsts, 0);
     if (ncands == 0) { /* nothing to learn: pmpi */
-        set_phase(l, PHASE_DECIDED);
+        l->ph = PHASE_DECIDED;
         l->next_check = -1;
     }
     l->next = *p;

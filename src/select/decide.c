@@ -257,23 +257,27 @@ static int call_msg_size(decision *d, long *msg_size)
     return rc;
 }
 
+/* Do r's conditions on P, nodes and ppn hold (msg_size aside)? */
+static int shape_matches(const ct_rule *r, const ct_shape *env, const ct_topo *topo)
+{
+    const long values[CT_KEY_COUNT] = {
+        [CT_KEY_COMM_SIZE] = env->P,
+        [CT_KEY_NODES] = topo->N,
+        [CT_KEY_PPN] = topo->Q,
+    };
+    for (int k = 0; k < CT_KEY_COUNT; k++)
+        if (k != CT_KEY_MSG_SIZE && (r->key_mask & (1u << k)) &&
+            !ct_range_contains(r->range[k], values[k]))
+            return 0;
+    return 1;
+}
+
 /* Does rule r's condition hold? Fetches msg_size only when r needs it. */
 static int rule_matches(decision *d, const ct_rule *r, int *match)
 {
-    const long values[CT_KEY_COUNT] = {
-        [CT_KEY_COMM_SIZE] = d->env->P,
-        [CT_KEY_NODES] = d->topo->N,
-        [CT_KEY_PPN] = d->topo->Q,
-    };
     *match = 0;
-    if (r->coll != d->call->coll)
+    if (r->coll != d->call->coll || !shape_matches(r, d->env, d->topo))
         return MPI_SUCCESS;
-    for (int k = 0; k < CT_KEY_COUNT; k++) {
-        if (!(r->key_mask & (1u << k)) || k == CT_KEY_MSG_SIZE)
-            continue;
-        if (!ct_range_contains(r->range[k], values[k]))
-            return MPI_SUCCESS;
-    }
     if (r->key_mask & (1u << CT_KEY_MSG_SIZE)) {
         long msg_size;
         int rc = call_msg_size(d, &msg_size);
@@ -492,34 +496,23 @@ static int adapt_candidates(const ct_ctx *ctx, ct_coll coll, const ct_rule *r, c
 
 /* The learner's incumbent (ct_adapt_create): the slot of what the rules give
  * the call when nothing learns (the site's rules file or the shipped one,
- * adapt rules left out), CT_ADAPT_BASE for pmpi, -1 for none. Found without
- * communicating, so every rank finds the same: no rules file, a matching
- * rule that needs a msg_size the collective cannot know locally (msg_size
- * < 0), one whose algorithm has a per-call restriction, or a choice that is
- * not among the candidates c[0, n) gives none. */
+ * adapt rules left out; pmpi, CT_ADAPT_BASE, where no rule serves it), -1
+ * for none. Found without communicating, so every rank finds the same (the
+ * rules and msg_size of a collective that knows it locally are alike on
+ * every rank): no rules file, a matching rule that needs a msg_size the
+ * collective cannot know locally (msg_size < 0), one whose algorithm has a
+ * per-call restriction, or a choice that is not among the candidates c[0, n)
+ * gives none. A learner of a size class takes its first call's. */
 static int adapt_prior(const ct_ctx *ctx, ct_coll coll, long msg_size, const ct_adapt_cand *c,
                        int n)
 {
     const ct_ruleset *rs = &ct_cfg()->rules;
     if (rs->count == 0)
         return -1;
-    const long values[CT_KEY_COUNT] = {
-        [CT_KEY_COMM_SIZE] = ctx->shape.P,
-        [CT_KEY_NODES] = ctx->topo.N,
-        [CT_KEY_PPN] = ctx->topo.Q,
-        [CT_KEY_MSG_SIZE] = msg_size,
-    };
     for (int i = 0; i < rs->count; i++) {
         const ct_rule *r = &rs->rules[i];
         const ct_algorithm *alg = r->spec.alg;
-        int k = 0;
-        if (r->coll != coll || r->adapt)
-            continue;
-        while (k < CT_KEY_COUNT &&
-               (!(r->key_mask & (1u << k)) || k == CT_KEY_MSG_SIZE ||
-                ct_range_contains(r->range[k], values[k])))
-            k++;
-        if (k < CT_KEY_COUNT)
+        if (r->coll != coll || r->adapt || !shape_matches(r, &ctx->shape, &ctx->topo))
             continue;
         if (r->key_mask & (1u << CT_KEY_MSG_SIZE)) {
             if (msg_size < 0)
@@ -529,12 +522,12 @@ static int adapt_prior(const ct_ctx *ctx, ct_coll coll, long msg_size, const ct_
         }
         if (alg == ct_algorithm_fallback(coll))
             return CT_ADAPT_BASE;
-        if (alg->restrictions & CT_R_LOCAL_MASK)
-            return -1;
         long params[CT_MAX_PARAMS] = {0};
         if (ct_spec_resolve(&r->spec, &ctx->shape, params, NULL, 0) != NULL ||
             comm_restriction(alg, &ctx->topo) != NULL)
             continue; /* as decide_by_rules: the next rule */
+        if (alg->restrictions & CT_R_LOCAL_MASK)
+            return -1; /* decide_by_rules would need the call's facts */
         for (int j = 0; j < n; j++)
             if (c[j].alg == alg && memcmp(c[j].params, params, sizeof params) == 0)
                 return CT_ADAPT_AA + 1 + j;

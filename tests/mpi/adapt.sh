@@ -102,20 +102,26 @@ duel() {
 }
 check_run "adapt P=4 a duel between rounds" duel
 
-# The incumbent: what the rules file gives a call (here pairwise, which the
-# rounds need not rank first) runs between the first rounds until a duel
-# beats it, so the first duel of every learner has it on one side.
+# The incumbent: what the rules file gives a call runs between the first
+# rounds until a duel beats it, so the first duel of every learner has it on
+# one side. Here tuna:radix=4, a variant of TuNA's parameter sweep at P = 4
+# that the first rounds would not otherwise run, so that without an
+# incumbent no duel could have it.
 incumbent() {
-    printf '%s\n' 'alltoallv pairwise' 'alltoall pairwise' > "$tmp/incumbent.rules"
+    printf '%s\n' 'alltoallv tuna:radix=4' 'alltoall tuna:radix=4' > "$tmp/incumbent.rules"
     with_env COLTUNE_ADAPT=1 COLTUNE_RULES="$tmp/incumbent.rules" COLTUNE_VERBOSE=2 \
         TEST_FILTER=test_alltoallv TEST_CALLS=600 -- \
         run_mpi 4 "$prog" > "$tmp/incumbent" 2>&1 || { cat "$tmp/incumbent"; return 1; }
     awk '/: adapt: duel between rounds: / {
              split($0, w, ":"); who = w[1] w[2]
-             if (!(who in seen)) { seen[who] = 1; n++; if ($0 !~ / pairwise [0-9.]* us/) bad = 1 }
+             if (!(who in seen)) {
+                 seen[who] = 1
+                 n++
+                 if ($0 !~ / tuna:radix=4 [0-9.]* us/) bad = 1
+             }
          }
          END { exit !(n >= 1 && !bad) }' "$tmp/incumbent" || {
-        echo "no duel, or a first duel without the incumbent pairwise:"
+        echo "no duel, or a first duel without the incumbent tuna:radix=4:"
         grep ': adapt: ' "$tmp/incumbent"
         return 1
     }
