@@ -9,7 +9,8 @@
 #      LD_PRELOAD=libcoltune.so with the tuned rules, showing which algorithm
 #      served its MPI_Alltoallv calls and both times (median of several runs,
 #      side by side) with the speedup, and under COLTUNE_ADAPT=1 (coltune
-#      learning online from the application's own calls, no rules file);
+#      learning online from the application's own calls, no tuning run: the
+#      shipped default rules give it its incumbent);
 #   3b. the same for examples/pencil_fft.c, the transposes of a
 #      pencil-decomposed 3-D FFT on row and column sub-communicators with
 #      uneven blocks; what one COLTUNE_ADAPT=1 run learned
@@ -131,8 +132,8 @@ what_ran() {
 }
 
 # compare_runs CMD...: $runs runs of CMD natively, under coltune with the
-# tuned rules and under coltune learning online (COLTUNE_ADAPT=1, no rules
-# file), alternating so machine drift hits all alike; sets $native, $coltune
+# tuned rules and under coltune learning online (COLTUNE_ADAPT=1, no tuned
+# rules: the shipped default is the incumbent), alternating so machine drift hits all alike; sets $native, $coltune
 # and $adapt to the median times (the "time=... s" the program prints).
 median() { printf '%s\n' $1 | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 time_of() { "$@" | sed -n 's/.*time=\([0-9.]*\) s.*/\1/p'; }
@@ -155,7 +156,7 @@ print_runs() {
     echo "== $1, median of $runs runs"
     printf '%-48s %10s %9s\n' "run" "time [s]" "speedup"
     printf '%-48s %10s %9s\n' "native MPI" "$native" "1.00"
-    for r in "tuned rules:$coltune" "COLTUNE_ADAPT=1 (learning online, no rules):$adapt"; do
+    for r in "tuned rules:$coltune" "COLTUNE_ADAPT=1 (learning online, shipped rules):$adapt"; do
         printf '%-48s %10s %9s\n' "LD_PRELOAD=libcoltune.so, ${r%:*}" "${r##*:}" \
             "$(echo "$native ${r##*:}" | awk '{ printf "%.2f", $1 / $2 }')"
     done

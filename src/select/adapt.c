@@ -79,6 +79,8 @@ typedef struct ct_learner {
     int favour; /* the faster slot of the last duel, at first the prior; -1 none */
     int prior;  /* what the rules would run (ct_adapt_create), -1 none */
     double exploit_time;   /* estimated time of the calls between rounds */
+    long lead; /* the incumbent's calls before the first round (first_wait), whose
+                  time end_round adds to exploit_time once the round measured it */
     /* The process's exploring learners' calls per call of this one since
      * its last round (end_round: the most any rank had), and the counts then. */
     double crowd;
@@ -296,6 +298,31 @@ static void crowd_mark(ct_learner *l)
     l->calls_mark = l->calls;
 }
 
+/* The calls the incumbent runs before a new learner's first round: the
+ * first multiple of the grid G of that round (the warm-up's calls and the
+ * screening turns, ct_judge_next_round), so that the first round too keeps
+ * within the share of the collective's time, as the later rounds do, if its
+ * calls cost what the incumbent's do; when they cost more, pace makes the
+ * next wait longer (end_round counts these calls at the incumbent's
+ * measured time). A learner with an incumbent runs what coltune would run
+ * without learning; it pays for learning as the run goes, not at its start:
+ * a run shorter than the wait runs the rules' choice throughout (16 ranks
+ * on 2 cores: the first round and its duel cost pencil_fft some 10 ms, and
+ * 500 iterations take 110 ms with the shipped rules' shm). */
+static long first_wait(const ct_learner *l)
+{
+    long n = 0;
+    for (int k = 0; k < l->nslots; k++) {
+        if (!(l->alive >> k & 1u))
+            continue;
+        if (l->slot[k].alg->restrictions & CT_L_WARM_UP)
+            n += 2;
+        if (k != CT_ADAPT_AA)
+            n += CT_ADAPT_SCREEN;
+    }
+    return ct_judge_next_round(0, 0, n, settings()->adapt_share);
+}
+
 /* Starts measuring alive from scratch (the rounds' times are forgotten). */
 static void explore(ct_learner *l, uint64_t alive, int recheck)
 {
@@ -470,6 +497,12 @@ static void plan_duel(ct_learner *l)
         if (k != a && exploitable(l, k) &&
             (b <= CT_ADAPT_AA || l->v.est[k].point > l->v.est[b].point))
             b = k; /* pmpi's point is 1: any that beats it ranks above */
+    /* A favourite the rounds rank first, pmpi below it, needs no duel: the
+     * duel settles what runs where the two disagree (on 16 ranks and 2
+     * cores a duel against a point-to-point challenger cost pencil_fft's
+     * learners some 2 ms each time). */
+    if (a == l->favour && a == v && exploitable(l, a))
+        b = -1;
     l->best = a;
     /* The two sides in slot order, not the favourite first: learners called
      * together (pace's grid) hold their duels at the same calls, and each
@@ -569,6 +602,9 @@ static int end_round(ct_ctx *ctx, ct_learner *l)
     }
     memcpy(&l->t[l->nrounds * n], buf, (size_t)n * sizeof *buf);
     l->nrounds++;
+    if (l->lead > 0 && buf[l->prior] > 0) /* the incumbent's calls before it */
+        l->exploit_time += (double)l->lead * buf[l->prior];
+    l->lead = 0;
     log_round(ctx, l, buf);
     const int out_of_budget = l->explore_calls - l->explore_start >= settings()->adapt_calls;
     const ct_judge_knobs kn = knobs(l->nrounds, out_of_budget);
@@ -640,6 +676,9 @@ struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls, const ct_
     if (ncands == 0) { /* nothing to learn: pmpi */
         l->ph = PHASE_DECIDED;
         l->next_check = -1;
+    } else if (l->prior >= 0 && settings()->adapt_share < 100) {
+        l->best = l->prior; /* it runs until the first round */
+        l->exploit_left = l->lead = first_wait(l);
     }
     l->next = *p;
     *p = l;

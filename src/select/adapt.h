@@ -65,9 +65,9 @@ struct ct_learner *ct_adapt_find(ct_ctx *ctx, ct_coll coll, int cls, const ct_ru
 
 /* Makes it, with the candidates that can serve the communicator (pmpi is
  * added: slots 0 and 1, the candidates from slot 2) and its incumbent: the
- * slot of what the rules would run (-1: none), which runs between the first
- * rounds until a duel beats it (adapt.c, plan_duel); NULL when out of
- * memory. */
+ * slot of what the rules would run (-1: none), which runs the first calls,
+ * until the first round (adapt.c, first_wait), and between rounds until a
+ * duel beats it (plan_duel); NULL when out of memory. */
 struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls, const ct_rule *rule,
                                    const ct_adapt_cand *cands, int ncands, int prior);
 

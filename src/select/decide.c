@@ -553,9 +553,7 @@ static int adapt_turn(ct_ctx *ctx, ct_decide_input *call, ct_choice *out)
     }
     const int cls = ct_adapt_class(call->coll, msg_size);
     struct ct_learner *l = ct_adapt_find(ctx, call->coll, cls, out->adapt_rule);
-    if (l == NULL && call->query)
-        return MPI_SUCCESS; /* a new learner's first call runs pmpi: out says so */
-    if (l == NULL) {
+    if (l == NULL) { /* made by a query too: it says what the first call runs */
         ct_adapt_cand cands[CT_ADAPT_MAX_SLOTS - 2];
         const int n = adapt_candidates(ctx, call->coll, out->adapt_rule, cands);
         const int prior = adapt_prior(ctx, call->coll, msg_size, cands, n);

@@ -102,31 +102,32 @@ duel() {
 }
 check_run "adapt P=4 a duel between rounds" duel
 
-# The incumbent: what the rules file gives a call runs between the first
-# rounds until a duel beats it, so the first duel of every learner has it on
-# one side. Here tuna:radix=4, a variant of TuNA's parameter sweep at P = 4
-# that the first rounds would not otherwise run, so that without an
-# incumbent no duel could have it.
+# The incumbent: what the rules file gives a call runs every call until the
+# first round, which, at the default share, waits for the first multiple of
+# that round's grid of calls (1024 at P = 4; adapt.c, first_wait). Here
+# tuna:radix=4, a variant of TuNA's parameter sweep at P = 4 that the first
+# round would not run without an incumbent: 200 calls run it alone, on
+# every rank alike; in 1300 calls the learner explores, from call 1024 on.
 incumbent() {
-    printf '%s\n' 'alltoallv tuna:radix=4' 'alltoall tuna:radix=4' > "$tmp/incumbent.rules"
+    printf '%s\n' 'alltoallv tuna:radix=4' > "$tmp/incumbent.rules"
     with_env COLTUNE_ADAPT=1 COLTUNE_RULES="$tmp/incumbent.rules" COLTUNE_VERBOSE=2 \
-        TEST_FILTER=test_alltoallv TEST_CALLS=600 -- \
+        TEST_FILTER=test_alltoallv TEST_CALLS=200 TEST_RAN=tuna TEST_MAX_ALGS=1 -- \
         run_mpi 4 "$prog" > "$tmp/incumbent" 2>&1 || { cat "$tmp/incumbent"; return 1; }
-    awk '/: adapt: duel between rounds: / {
-             split($0, w, ":"); who = w[1] w[2]
-             if (!(who in seen)) {
-                 seen[who] = 1
-                 n++
-                 if ($0 !~ / tuna:radix=4 [0-9.]* us/) bad = 1
-             }
+    with_env COLTUNE_ADAPT=1 COLTUNE_RULES="$tmp/incumbent.rules" COLTUNE_VERBOSE=2 \
+        TEST_FILTER=test_alltoallv TEST_CALLS=1300 TEST_MIN_ALGS=7 -- \
+        run_mpi 4 "$prog" > "$tmp/incumbent" 2>&1 || { cat "$tmp/incumbent"; return 1; }
+    awk '/: adapt: round 1 after call / {
+             n++
+             for (i = 1; i < NF; i++) if ($i == "call") c = $(i + 1)
+             if (c < 1024) bad = 1
          }
          END { exit !(n >= 1 && !bad) }' "$tmp/incumbent" || {
-        echo "no duel, or a first duel without the incumbent tuna:radix=4:"
+        echo "no first round, or one before call 1024:"
         grep ': adapt: ' "$tmp/incumbent"
         return 1
     }
 }
-check_run "adapt P=4 the rules' choice is the incumbent" incumbent
+check_run "adapt P=4 the rules' choice runs until the first round, which waits" incumbent
 
 # An adapt rule with candidates, and one without: the other calls follow the
 # rules as usual.

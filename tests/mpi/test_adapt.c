@@ -159,10 +159,13 @@ static void test_alltoallv(void **state)
     /* The warm-up runs every candidate: COLTUNE_ADAPT offers at least pmpi,
      * pairwise, nonblocking, linear, scattered, tuna and shm at every P;
      * node_aware only across nodes (TEST_RAN, TEST_NOT_RAN: an algorithm
-     * that must have run, or not). */
-    const char *min = getenv("TEST_MIN_ALGS"), *ran = getenv("TEST_RAN"),
-               *not_ran = getenv("TEST_NOT_RAN");
+     * that must have run, or not; TEST_MAX_ALGS: before the first round,
+     * only the incumbent). */
+    const char *min = getenv("TEST_MIN_ALGS"), *max = getenv("TEST_MAX_ALGS"),
+               *ran = getenv("TEST_RAN"), *not_ran = getenv("TEST_NOT_RAN");
     assert_true(s.n >= (min ? atoi(min) : 1));
+    if (max != NULL)
+        assert_true(s.n <= atoi(max));
     if (ran != NULL)
         assert_true(seen_has(&s, ran));
     if (not_ran != NULL)
