@@ -37,6 +37,7 @@ typedef struct learned {
     double noise;
     int ncands, nrounds;
     long calls, explore_calls;
+    long waits; /* > 0: the incumbent runs until call waits, the first round */
     double explore_time, agree_time;
 } learned;
 
@@ -154,6 +155,7 @@ static void fill_record(const ct_learner *l, const ct_ctx *ctx, learned *r)
     r->ncands = l->nslots - 2;
     r->nrounds = l->nrounds;
     r->calls = l->calls;
+    r->waits = l->lead > 0 && l->calls < l->lead ? l->lead : 0;
     r->explore_calls = l->explore_calls;
     r->explore_time = l->explore_time;
     r->agree_time = l->agree_time;
@@ -556,6 +558,13 @@ static void pace(ct_learner *l)
     }
 }
 
+/* The communicator's identity in the records, as its rank 0 computes it:
+ * that rank's world rank and context serial. */
+static double leader_of(const ct_ctx *ctx)
+{
+    return (double)(ct_state_get()->log_rank + 1) * 1048576.0 + (double)ctx->serial;
+}
+
 /* The round is over: agree on its times, judge, and plan what follows. */
 static int end_round(ct_ctx *ctx, ct_learner *l)
 {
@@ -563,9 +572,7 @@ static int end_round(ct_ctx *ctx, ct_learner *l)
     const int n = l->nslots;
     memcpy(buf, l->local, (size_t)n * sizeof *buf);
     /* The communicator's identity, for the records: its rank 0's. */
-    buf[n] = ctx->decide_rank == 0
-                 ? (double)(ct_state_get()->log_rank + 1) * 1048576.0 + (double)ctx->serial
-                 : -1.0;
+    buf[n] = ctx->decide_rank == 0 ? leader_of(ctx) : -1.0;
     /* What the round cost: the slowest rank's time from leaving its first
      * call to leaving its last, every iteration counted (the turns'
      * first calls too, whose switch from one algorithm to the next the
@@ -679,6 +686,12 @@ struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls, const ct_
     } else if (l->prior >= 0 && settings()->adapt_share < 100) {
         l->best = l->prior; /* it runs until the first round */
         l->exploit_left = l->lead = first_wait(l);
+        /* Its record, for COLTUNE_STATS and COLTUNE_ADAPT_OUT should the run
+         * end before that round, which agrees the leader: its rank 0 knows it. */
+        if (ctx->decide_rank == 0) {
+            l->leader = leader_of(ctx);
+            sync_record(l, ctx, 0);
+        }
     }
     l->next = *p;
     *p = l;
@@ -822,13 +835,17 @@ static int same_cell(const learned *x, const learned *y)
 
 /* One record per learner (the ranks of a communicator hold the same one):
  * sorted, the first of each (cell, leader) kept, with the largest agreement
- * time any rank spent. (A record is made when a learner's first round ends,
- * with the leader that round agreed.) Returns the new count. */
+ * time any rank spent; a learner never called (made by coltune_decision)
+ * left out. (A record is made when a learner's first round ends, with the
+ * leader that round agreed, and, on its rank 0, when a learner that waits
+ * for that round is made.) Returns the new count. */
 static int unique_learners(learned *r, int n)
 {
     int m = 0;
     qsort(r, (size_t)n, sizeof *r, cmp_learned);
     for (int i = 0; i < n; i++) {
+        if (r[i].calls == 0) /* made by coltune_decision, never called */
+            continue;
         if (m > 0 && same_cell(&r[m - 1], &r[i]) && r[m - 1].leader == r[i].leader) {
             r[m - 1].agree_time = fmax(r[m - 1].agree_time, r[i].agree_time);
             continue;
@@ -905,7 +922,20 @@ static void write_rules(FILE *f, const learned *r, int n)
         }
         char size[64];
         size_range(&r[i], cls_hi, size, sizeof size);
-        if (c == NULL) {
+        if (c == NULL && r[i].waits > 0) {
+            /* The rules' choice ran every call: kept, so the file reproduces the run. */
+            long all = 0;
+            for (int e = i; e < j; e++)
+                all += r[e].calls;
+            fprintf(f, "# not learned: the run ended before call %ld, the first round; the "
+                       "rules' choice, which ran %ld calls on %d communicator(s)\n",
+                    r[i].waits, all, ncomms);
+            fprintf(f, "%-16s comm_size=%ld nodes=%ld ppn=%ld", ct_coll_name((ct_coll)r[i].coll),
+                    r[i].P, r[i].N, r[i].Q);
+            if (r[i].cls >= 0)
+                fprintf(f, " msg_size=%s", size);
+            fprintf(f, "  %s\n", r[i].spec);
+        } else if (c == NULL) {
             fprintf(f, "# %s comm_size=%ld nodes=%ld ppn=%ld msg_size=%s: still learning at "
                        "MPI_Finalize (best so far: %s)\n",
                     ct_coll_name((ct_coll)r[i].coll), r[i].P, r[i].N, r[i].Q, size, r[i].spec);
@@ -936,15 +966,19 @@ static void print_stats(const learned *r, int n)
     printf("%-16s %5s %5s %4s %-13s %9s %9s %12s %11s  %s\n", "collective", "P", "nodes", "ppn",
            "msg_size", "calls", "exploring", "explore [s]", "agree [s]", "choice");
     for (int i = 0; i < n; i++) {
-        char size[64], speed[64] = "";
+        char size[64], speed[64] = "", state[64] = "";
         size_range(&r[i], r[i].cls, size, sizeof size);
         if (r[i].est.n > 0)
             snprintf(speed, sizeof speed, " %.2fx [%.2f, %.2f]", r[i].est.point, r[i].est.lo,
                      r[i].est.hi);
+        if (r[i].waits > 0)
+            snprintf(state, sizeof state, " (the rules' choice; learning from call %ld)",
+                     r[i].waits);
+        else if (!r[i].decided)
+            snprintf(state, sizeof state, " (still learning)");
         printf("%-16s %5ld %5ld %4ld %-13s %9ld %9ld %12.6f %11.6f  %s%s%s\n",
                ct_coll_name((ct_coll)r[i].coll), r[i].P, r[i].N, r[i].Q, size, r[i].calls,
-               r[i].explore_calls, r[i].explore_time, r[i].agree_time, r[i].spec, speed,
-               r[i].decided ? "" : " (still learning)");
+               r[i].explore_calls, r[i].explore_time, r[i].agree_time, r[i].spec, speed, state);
     }
     fflush(stdout);
 }
