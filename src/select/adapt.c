@@ -69,7 +69,8 @@ typedef struct ct_learner {
     long exploit_left;     /* calls of best before the next round (the share) */
     double best_time;      /* an exploit call's estimated time */
     /* The calls between rounds open with a duel: the best candidate so far
-     * and the runner-up (duel[1] < 0: none), in slot order, run DUEL_CALLS
+     * and the runner-up (duel[1] < 0: none, as where the rounds rank the
+     * favourite first; plan_duel), in slot order, run DUEL_CALLS
      * calls each, measured as a turn is; one allreduce agrees the two, and
      * the faster runs the rest of the calls and opens the next duel
      * (favour). */
@@ -642,6 +643,61 @@ static int end_round(ct_ctx *ctx, ct_learner *l)
 /* The learner's interface                                             */
 /* ------------------------------------------------------------------ */
 
+/* The incumbent's slot, -1 for none (pmpi's A/A copy is not one). */
+static int valid_prior(int prior, int nslots)
+{
+    return prior >= 0 && prior < nslots && prior != CT_ADAPT_AA ? prior : -1;
+}
+
+/* Does a new learner with this incumbent run it until its first round
+ * (first_wait)? */
+static int waits_for_round(int prior)
+{
+    return prior >= 0 && settings()->adapt_share < 100;
+}
+
+/* The first exploration's slots: each algorithm's first (its defaults) and
+ * the incumbent, whatever its parameters. */
+static uint64_t firsts_of(const ct_adapt_cand *slot, int nslots, int prior)
+{
+    uint64_t firsts = 3u | (prior > CT_ADAPT_AA ? (uint64_t)1 << prior : 0);
+    for (int k = 2; k < nslots; k++) {
+        int first = 1;
+        for (int j = 2; j < k; j++)
+            first = first && slot[j].alg != slot[k].alg;
+        if (first)
+            firsts |= (uint64_t)1 << k;
+    }
+    return firsts;
+}
+
+void ct_adapt_first(ct_coll coll, const ct_adapt_cand *cands, int ncands, int prior,
+                    ct_adapt_cand *out)
+{
+    if (ncands > CT_ADAPT_MAX_SLOTS - 2)
+        ncands = CT_ADAPT_MAX_SLOTS - 2;
+    const int nslots = 2 + ncands;
+    int s = CT_ADAPT_BASE; /* nothing to learn, or no warm-up: pmpi's screening turn */
+    prior = valid_prior(prior, nslots);
+    if (ncands > 0 && waits_for_round(prior)) {
+        s = prior;
+    } else if (ncands > 0) { /* the warm-up's first turn (plan_round) */
+        ct_adapt_cand slot[CT_ADAPT_MAX_SLOTS];
+        slot[CT_ADAPT_BASE].alg = slot[CT_ADAPT_AA].alg = ct_algorithm_fallback(coll);
+        memcpy(&slot[2], cands, (size_t)ncands * sizeof *cands);
+        const uint64_t firsts = firsts_of(slot, nslots, prior);
+        for (int k = nslots - 1; k >= 2; k--)
+            if ((firsts >> k & 1u) && (cands[k - 2].alg->restrictions & CT_L_WARM_UP))
+                s = k;
+    }
+    if (s >= 2) {
+        *out = cands[s - 2];
+    } else {
+        memset(out, 0, sizeof *out);
+        out->alg = ct_algorithm_fallback(coll);
+    }
+}
+
 struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls, const ct_rule *rule,
                                    const ct_adapt_cand *cands, int ncands, int prior)
 {
@@ -658,7 +714,7 @@ struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls, const ct_
     l->rule = rule;
     l->rule_line = rule != NULL ? rule->line : 0;
     l->nslots = 2 + ncands;
-    l->prior = prior >= 0 && prior < l->nslots && prior != CT_ADAPT_AA ? prior : -1;
+    l->prior = valid_prior(prior, l->nslots);
     l->slot[CT_ADAPT_BASE].alg = l->slot[CT_ADAPT_AA].alg = ct_algorithm_fallback(coll);
     memcpy(&l->slot[2], cands, (size_t)ncands * sizeof *cands);
     l->t = malloc((size_t)ct_judge_knobs_default().max_rounds * (size_t)l->nslots *
@@ -669,21 +725,12 @@ struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls, const ct_
     }
     l->record = -1;
     l->check_gap = settings()->adapt_recheck;
-    /* The first exploration's slots: each algorithm's first (its defaults)
-     * and the incumbent, whatever its parameters. */
-    l->firsts = 3u | (l->prior > CT_ADAPT_AA ? (uint64_t)1 << l->prior : 0);
-    for (int k = 2; k < l->nslots; k++) {
-        int first = 1;
-        for (int j = 2; j < k; j++)
-            first = first && l->slot[j].alg != l->slot[k].alg;
-        if (first)
-            l->firsts |= (uint64_t)1 << k;
-    }
+    l->firsts = firsts_of(l->slot, l->nslots, l->prior);
     explore(l, l->firsts, 0);
     if (ncands == 0) { /* nothing to learn: pmpi */
         l->ph = PHASE_DECIDED;
         l->next_check = -1;
-    } else if (l->prior >= 0 && settings()->adapt_share < 100) {
+    } else if (waits_for_round(l->prior)) {
         l->best = l->prior; /* it runs until the first round */
         l->exploit_left = l->lead = first_wait(l);
         /* Its record, for COLTUNE_STATS and COLTUNE_ADAPT_OUT should the run
@@ -705,8 +752,11 @@ void ct_adapt_next(struct ct_learner *l, int advance, ct_adapt_turn *turn, ct_ad
     turn->timed = 0;
     turn->duel = -1;
     if (advance) {
+        if (l->lead > 0 && l->calls == l->lead) /* the wait is over: count from here */
+            crowd_mark(l);
         l->calls++;
-        if (l->ph == PHASE_EXPLORE) /* a decided learner's calls do not vary */
+        /* A decided learner's calls do not vary, nor do a waiting one's. */
+        if (l->ph == PHASE_EXPLORE && l->calls > l->lead)
             __atomic_fetch_add(&ct_state_get()->learner_calls, 1, __ATOMIC_RELAXED);
     }
     if (l->ph == PHASE_DECIDED && advance && l->next_check >= 0 && l->calls >= l->next_check)
@@ -835,17 +885,14 @@ static int same_cell(const learned *x, const learned *y)
 
 /* One record per learner (the ranks of a communicator hold the same one):
  * sorted, the first of each (cell, leader) kept, with the largest agreement
- * time any rank spent; a learner never called (made by coltune_decision)
- * left out. (A record is made when a learner's first round ends, with the
- * leader that round agreed, and, on its rank 0, when a learner that waits
- * for that round is made.) Returns the new count. */
+ * time any rank spent. (A record is made when a learner's first round ends,
+ * with the leader that round agreed, and, on its rank 0, when a learner that
+ * waits for that round is made.) Returns the new count. */
 static int unique_learners(learned *r, int n)
 {
     int m = 0;
     qsort(r, (size_t)n, sizeof *r, cmp_learned);
     for (int i = 0; i < n; i++) {
-        if (r[i].calls == 0) /* made by coltune_decision, never called */
-            continue;
         if (m > 0 && same_cell(&r[m - 1], &r[i]) && r[m - 1].leader == r[i].leader) {
             r[m - 1].agree_time = fmax(r[m - 1].agree_time, r[i].agree_time);
             continue;
@@ -922,11 +969,15 @@ static void write_rules(FILE *f, const learned *r, int n)
         }
         char size[64];
         size_range(&r[i], cls_hi, size, sizeof size);
-        if (c == NULL && r[i].waits > 0) {
-            /* The rules' choice ran every call: kept, so the file reproduces the run. */
-            long all = 0;
-            for (int e = i; e < j; e++)
+        int waiting = 0;
+        long all = 0;
+        for (int e = i; e < j; e++)
+            if (r[e].waits > 0) {
+                waiting++;
                 all += r[e].calls;
+            }
+        if (c == NULL && waiting == ncomms) {
+            /* The rules' choice ran every call: kept, so the file reproduces the run. */
             fprintf(f, "# not learned: the run ended before call %ld, the first round; the "
                        "rules' choice, which ran %ld calls on %d communicator(s)\n",
                     r[i].waits, all, ncomms);

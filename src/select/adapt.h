@@ -11,7 +11,10 @@
  * again (A/A) and each live candidate a turn of a few calls, in an order
  * rotated from round to round; at its end one allreduce (MPI_MAX, on the
  * private communicator) gives every turn's slowest-rank time, and
- * adapt_judge.h's verdict drops losers or decides. The algorithms are first
+ * adapt_judge.h's verdict drops losers or decides. A new learner with an
+ * incumbent (what the rules would run) runs it until its first round, which
+ * waits for the first multiple of that round's grid of calls (below a share
+ * of 100). The algorithms are first
  * compared with their default parameters; the winner's parameter sweep is
  * compared next. The first round is a warm-up (each candidate makes its
  * state: windows, node communicators) and is not judged. Between rounds the
@@ -19,7 +22,8 @@
  * share of the collective's time, the next round starting on a grid of calls
  * common to learners whose rounds have as many turns (so that communicators
  * called together explore together); those calls open with a duel of the two
- * best so far (18 calls each, in slot order, one allreduce), and the faster
+ * best so far (18 calls each, in slot order, one allreduce; none where the
+ * rounds rank the favourite first), and the faster
  * runs the rest and is spared by halving while it does: what runs between
  * rounds, not the decision, follows it. After the decision a call costs a
  * counter; a re-check after COLTUNE_ADAPT_RECHECK calls
@@ -70,6 +74,12 @@ struct ct_learner *ct_adapt_find(ct_ctx *ctx, ct_coll coll, int cls, const ct_ru
  * duel beats it (plan_duel); NULL when out of memory. */
 struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls, const ct_rule *rule,
                                    const ct_adapt_cand *cands, int ncands, int prior);
+
+/* What the first call of a learner not made yet would run, given what
+ * ct_adapt_create would be given, without making it (coltune_decision: a
+ * query, local to the rank that asks, must change nothing). */
+void ct_adapt_first(ct_coll coll, const ct_adapt_cand *cands, int ncands, int prior,
+                    ct_adapt_cand *out);
 
 /* The candidate the learner's next call runs; advance 0 only looks
  * (coltune_decision), 1 counts the call. */

@@ -553,15 +553,21 @@ static int adapt_turn(ct_ctx *ctx, ct_decide_input *call, ct_choice *out)
     }
     const int cls = ct_adapt_class(call->coll, msg_size);
     struct ct_learner *l = ct_adapt_find(ctx, call->coll, cls, out->adapt_rule);
-    if (l == NULL) { /* made by a query too: it says what the first call runs */
+    ct_adapt_cand c;
+    if (l == NULL) {
         ct_adapt_cand cands[CT_ADAPT_MAX_SLOTS - 2];
         const int n = adapt_candidates(ctx, call->coll, out->adapt_rule, cands);
         const int prior = adapt_prior(ctx, call->coll, msg_size, cands, n);
+        if (call->query) { /* made by the first call only: a query changes nothing */
+            ct_adapt_first(call->coll, cands, n, prior, &c);
+            out->alg = c.alg;
+            memcpy(out->params, c.params, sizeof out->params);
+            return MPI_SUCCESS;
+        }
         l = ct_adapt_create(ctx, call->coll, cls, out->adapt_rule, cands, n, prior);
         if (l == NULL)
             return MPI_ERR_NO_MEM;
     }
-    ct_adapt_cand c;
     ct_adapt_next(l, !call->query, &out->turn, &c);
     out->alg = c.alg;
     memcpy(out->params, c.params, sizeof out->params);

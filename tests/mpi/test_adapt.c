@@ -204,6 +204,43 @@ static void test_alltoall_classes(void **state)
     assert_true(ok);
 }
 
+/* coltune_decision asked on rank 0 alone, of an Alltoall of 16384-byte
+ * blocks, before any call: then every rank calls with 20000-byte blocks,
+ * of the same size class (16384 to 32767 bytes), checked and agreed. Under
+ * rules that give 16384 one algorithm and 20000 another (adapt.sh), the
+ * query must not make the learner, or rank 0's incumbent would differ from
+ * the others'. */
+static void test_query_one_rank(void **state)
+{
+    (void)state;
+    const int P = th_size(), me = th_rank(), n = 5000; /* ints: 20000 B */
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    char spec[160];
+    if (me == 0)
+        assert_int_equal(coltune_decision(comm, "alltoall", 16384, spec, sizeof spec),
+                         MPI_SUCCESS);
+    int *sb = malloc((size_t)n * P * sizeof *sb), *got = malloc((size_t)n * P * sizeof *got),
+        *want = malloc((size_t)n * P * sizeof *want);
+    th_rng g = th_rng_make(th_seed(), 3);
+    int ok = 1;
+    for (int c = 0; c < CALLS && ok; c++) {
+        ok = agreed_choice(comm, "alltoall", (long)n * 4, spec);
+        for (int i = 0; i < n * P; i++)
+            sb[i] = (int)th_next(&g) ^ me;
+        ok = ok && MPI_Alltoall(sb, n, MPI_INT, got, n, MPI_INT, comm) == MPI_SUCCESS;
+        ok = ok && PMPI_Alltoall(sb, n, MPI_INT, want, n, MPI_INT, comm) == MPI_SUCCESS;
+        char what[200];
+        snprintf(what, sizeof what, "alltoall call %d (%s)", c, spec);
+        ok = th_all(ok && th_same_bytes(got, want, (size_t)n * P * sizeof *got, what), comm);
+    }
+    free(sb);
+    free(got);
+    free(want);
+    MPI_Comm_free(&comm);
+    assert_true(ok);
+}
+
 /* Row and column communicators of a grid learning at once, calls
  * interleaved; one is freed in the middle of a round and another made. */
 static void test_many_comms(void **state)
@@ -333,7 +370,7 @@ int main(int argc, char **argv)
     struct CMUnitTest tests[] = {
         cmocka_unit_test(test_alltoallv),       cmocka_unit_test(test_alltoall_classes),
         cmocka_unit_test(test_many_comms),      cmocka_unit_test(test_allgather_inter),
-        cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_threads),         cmocka_unit_test(test_query_one_rank),
     };
     int rc = th_run("adapt", tests, sizeof tests / sizeof tests[0]);
     MPI_Finalize();
