@@ -10,7 +10,8 @@
 #      served its MPI_Alltoallv calls and both times (median of several runs,
 #      side by side) with the speedup, and under COLTUNE_ADAPT=1 (coltune
 #      learning online from the application's own calls, no tuning run: the
-#      shipped default rules give it its incumbent);
+#      shipped default rules give it its incumbent; and with no rules file
+#      at all, learning from the first call);
 #   3b. the same for examples/pencil_fft.c, the transposes of a
 #      pencil-decomposed 3-D FFT on row and column sub-communicators with
 #      uneven blocks; what one COLTUNE_ADAPT=1 run learned
@@ -132,23 +133,28 @@ what_ran() {
 }
 
 # compare_runs CMD...: $runs runs of CMD natively, under coltune with the
-# tuned rules and under coltune learning online (COLTUNE_ADAPT=1, no tuned
-# rules: the shipped default is the incumbent), alternating so machine drift hits all alike; sets $native, $coltune
-# and $adapt to the median times (the "time=... s" the program prints).
+# tuned rules and under coltune learning online (COLTUNE_ADAPT=1) with no
+# tuned rules (the shipped default gives the learner its incumbent) and with
+# no rules file at all (COLTUNE_RULES=), alternating so machine drift hits
+# all alike; sets $native, $coltune, $adapt and $adapt0 to the median times
+# (the "time=... s" the program prints).
 median() { printf '%s\n' $1 | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 time_of() { "$@" | sed -n 's/.*time=\([0-9.]*\) s.*/\1/p'; }
 compare_runs() {
     tn=""
     tc=""
     ta=""
+    t0=""
     for i in $(seq "$runs"); do
         tn="$tn $(time_of "$@")"
         tc="$tc $(LD_PRELOAD="$lib" COLTUNE_RULES="$rules" time_of "$@")"
         ta="$ta $(LD_PRELOAD="$lib" COLTUNE_ADAPT=1 time_of "$@")"
+        t0="$t0 $(LD_PRELOAD="$lib" COLTUNE_ADAPT=1 COLTUNE_RULES= time_of "$@")"
     done
     native=$(median "$tn")
     coltune=$(median "$tc")
     adapt=$(median "$ta")
+    adapt0=$(median "$t0")
 }
 # print_runs TITLE: the table of the last compare_runs.
 print_runs() {
@@ -156,7 +162,8 @@ print_runs() {
     echo "== $1, median of $runs runs"
     printf '%-48s %10s %9s\n' "run" "time [s]" "speedup"
     printf '%-48s %10s %9s\n' "native MPI" "$native" "1.00"
-    for r in "tuned rules:$coltune" "COLTUNE_ADAPT=1 (learning online, shipped rules):$adapt"; do
+    for r in "tuned rules:$coltune" "COLTUNE_ADAPT=1 (learning online, shipped rules):$adapt" \
+        "COLTUNE_ADAPT=1 (learning online, no rules file):$adapt0"; do
         printf '%-48s %10s %9s\n' "LD_PRELOAD=libcoltune.so, ${r%:*}" "${r##*:}" \
             "$(echo "$native ${r##*:}" | awk '{ printf "%.2f", $1 / $2 }')"
     done
@@ -164,11 +171,17 @@ print_runs() {
 compare_runs launch "$prefix/bin/fft_transpose" "$iters" "$scale"
 print_runs "fft_transpose, $np ranks, $iters MPI_Alltoallv calls per run"
 what_ran "$(served "$prefix/fft_transpose.log")" MPI_Alltoallv
-echo "-- what COLTUNE_ADAPT=1 learned (COLTUNE_STATS=1; at the default COLTUNE_ADAPT_SHARE=5 a"
-echo "   run this short may end still learning, having run its best candidate so far between"
-echo "   its rounds; exploring took the calls and time below):"
+echo "-- what COLTUNE_ADAPT=1 did (COLTUNE_STATS=1). With the shipped rules the learner runs"
+echo "   their choice until its first round, which waits until the run is long enough to pay"
+echo "   for it within COLTUNE_ADAPT_SHARE (default 5%):"
 LD_PRELOAD="$lib" COLTUNE_ADAPT=1 COLTUNE_STATS=1 launch "$prefix/bin/fft_transpose" \
     "$iters" "$scale" | sed -n '/adaptive tuning/,/^coltune statistics/p' | sed '$d'
+echo "   With no rules file it learns from the first call; a run this short may end still"
+echo "   learning, having run its best candidate so far between its rounds; exploring took the"
+echo "   calls and time below:"
+LD_PRELOAD="$lib" COLTUNE_ADAPT=1 COLTUNE_RULES= COLTUNE_STATS=1 launch \
+    "$prefix/bin/fft_transpose" "$iters" "$scale" |
+    sed -n '/adaptive tuning/,/^coltune statistics/p' | sed '$d'
 
 echo
 echo "== 3b. a pencil-decomposed 3-D FFT exchange: examples/pencil_fft.c (plain mpicc)"

@@ -301,17 +301,27 @@ static void crowd_mark(ct_learner *l)
     l->calls_mark = l->calls;
 }
 
+/* What a call of a new learner's first round costs, in calls of the
+ * incumbent: the candidates' first calls open the MPI library's connections
+ * between the ranks and make the algorithms' state (16 ranks on 2 cores,
+ * shm the incumbent: 3.3 for examples/fft_transpose.c, 2.7 for the 4-rank
+ * communicators of examples/pencil_fft.c; the MPI library's own first four
+ * calls alone took 2.8 ms, 28 times shm's). */
+#define CT_ADAPT_FIRST_COST 4
+
 /* The calls the incumbent runs before a new learner's first round: the
- * first multiple of the grid G of that round (the warm-up's calls and the
- * screening turns, ct_judge_next_round), so that the first round too keeps
- * within the share of the collective's time, as the later rounds do, if its
- * calls cost what the incumbent's do; when they cost more, pace makes the
- * next wait longer (end_round counts these calls at the incumbent's
- * measured time). A learner with an incumbent runs what coltune would run
- * without learning; it pays for learning as the run goes, not at its start:
- * a run shorter than the wait runs the rules' choice throughout (16 ranks
- * on 2 cores: the first round and its duel cost pencil_fft some 10 ms, and
- * 500 iterations take 110 ms with the shipped rules' shm). */
+ * first multiple of the grid G (ct_judge_next_round) of a round of that
+ * many calls of the incumbent that the first round costs (the warm-up's
+ * calls and the screening turns, CT_ADAPT_FIRST_COST each), so that the
+ * first round too keeps within the share of the collective's time, as the
+ * later rounds do; when it costs more, pace makes the next wait longer
+ * (end_round counts these calls at the incumbent's measured time). A
+ * learner with an incumbent runs what coltune would run without learning;
+ * it pays for learning as the run goes, not at its start: a run shorter
+ * than the wait runs the rules' choice throughout (16 ranks on 2 cores: the
+ * first round and its duel cost pencil_fft some 10 ms, and 1500 iterations
+ * take 290 ms with the shipped rules' shm; the main job, some 5.5 ms of
+ * 51). */
 static long first_wait(const ct_learner *l)
 {
     long n = 0;
@@ -323,7 +333,7 @@ static long first_wait(const ct_learner *l)
         if (k != CT_ADAPT_AA)
             n += CT_ADAPT_SCREEN;
     }
-    return ct_judge_next_round(0, 0, n, settings()->adapt_share);
+    return ct_judge_next_round(0, 0, CT_ADAPT_FIRST_COST * n, settings()->adapt_share);
 }
 
 /* Starts measuring alive from scratch (the rounds' times are forgotten). */
