@@ -160,11 +160,11 @@ compare_runs() {
 print_runs() {
     echo
     echo "== $1, median of $runs runs"
-    printf '%-48s %10s %9s\n' "run" "time [s]" "speedup"
-    printf '%-48s %10s %9s\n' "native MPI" "$native" "1.00"
-    for r in "tuned rules:$coltune" "COLTUNE_ADAPT=1 (learning online, shipped rules):$adapt" \
-        "COLTUNE_ADAPT=1 (learning online, no rules file):$adapt0"; do
-        printf '%-48s %10s %9s\n' "LD_PRELOAD=libcoltune.so, ${r%:*}" "${r##*:}" \
+    printf '%-58s %10s %9s\n' "run" "time [s]" "speedup"
+    printf '%-58s %10s %9s\n' "native MPI" "$native" "1.00"
+    for r in "tuned rules:$coltune" "COLTUNE_ADAPT=1, shipped rules:$adapt" \
+        "COLTUNE_ADAPT=1, no rules file:$adapt0"; do
+        printf '%-58s %10s %9s\n' "LD_PRELOAD=libcoltune.so, ${r%:*}" "${r##*:}" \
             "$(echo "$native ${r##*:}" | awk '{ printf "%.2f", $1 / $2 }')"
     done
 }
@@ -202,7 +202,7 @@ for i in $(seq "$runs"); do
         time_of launch "$prefix/bin/pencil_fft" "$piters" "$pn")"
 done
 learned=$(median "$tl")
-printf '%-48s %10s %9s\n' "LD_PRELOAD=libcoltune.so, learned rules" "$learned" \
+printf '%-58s %10s %9s\n' "LD_PRELOAD=libcoltune.so, learned rules" "$learned" \
     "$(echo "$native $learned" | awk '{ printf "%.2f", $1 / $2 }')"
 
 echo
