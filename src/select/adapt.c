@@ -84,7 +84,8 @@ typedef struct ct_learner {
     long lead; /* the incumbent's calls before the first round (first_wait), whose
                   time end_round adds to exploit_time once the round measured it */
     /* The process's exploring learners' calls per call of this one since
-     * its last round (end_round: the most any rank had), and the counts then. */
+     * its last round or the end of its wait (end_round: the most any rank
+     * had), and the counts then. */
     double crowd;
     unsigned long crowd_mark;
     long calls_mark;
@@ -156,7 +157,7 @@ static void fill_record(const ct_learner *l, const ct_ctx *ctx, learned *r)
     r->ncands = l->nslots - 2;
     r->nrounds = l->nrounds;
     r->calls = l->calls;
-    r->waits = l->lead > 0 && l->calls < l->lead ? l->lead : 0;
+    r->waits = l->lead > 0 && l->calls <= l->lead ? l->lead : 0;
     r->explore_calls = l->explore_calls;
     r->explore_time = l->explore_time;
     r->agree_time = l->agree_time;
@@ -219,16 +220,20 @@ static void learners_release(void *obj)
 
 static const ct_ctx_key learners_key = {"adapt", learners_create, learners_release};
 
-static ct_learner **slot_of(ct_ctx *ctx, ct_coll coll, int cls)
+/* The list of coll's learners of class cls on ctx; with make, the
+ * context's learners are made where there are none yet (NULL: out of
+ * memory, or none without make). */
+static ct_learner **slot_of(ct_ctx *ctx, ct_coll coll, int cls, int make)
 {
-    void *obj;
-    (void)ct_ctx_ext(ctx, &learners_key, NULL, &obj);
+    void *obj = ct_ctx_ext_find(ctx, &learners_key);
+    if (obj == NULL && make)
+        (void)ct_ctx_ext(ctx, &learners_key, NULL, &obj);
     return obj != NULL ? &((learners *)obj)->by[coll][cls + 1] : NULL;
 }
 
 struct ct_learner *ct_adapt_find(ct_ctx *ctx, ct_coll coll, int cls, const ct_rule *rule)
 {
-    ct_learner **p = slot_of(ctx, coll, cls);
+    ct_learner **p = slot_of(ctx, coll, cls, 0); /* a query makes nothing */
     ct_learner *l = p != NULL ? *p : NULL;
     while (l != NULL && l->rule != rule)
         l = l->next;
@@ -653,70 +658,11 @@ static int end_round(ct_ctx *ctx, ct_learner *l)
 /* The learner's interface                                             */
 /* ------------------------------------------------------------------ */
 
-/* The incumbent's slot, -1 for none (pmpi's A/A copy is not one). */
-static int valid_prior(int prior, int nslots)
+/* Sets up a zeroed learner for its first call: its slots, its incumbent and
+ * its first exploration, without its rounds' times, record or list. */
+static void learner_init(ct_learner *l, ct_coll coll, int cls, const ct_rule *rule,
+                         const ct_adapt_cand *cands, int ncands, int prior)
 {
-    return prior >= 0 && prior < nslots && prior != CT_ADAPT_AA ? prior : -1;
-}
-
-/* Does a new learner with this incumbent run it until its first round
- * (first_wait)? */
-static int waits_for_round(int prior)
-{
-    return prior >= 0 && settings()->adapt_share < 100;
-}
-
-/* The first exploration's slots: each algorithm's first (its defaults) and
- * the incumbent, whatever its parameters. */
-static uint64_t firsts_of(const ct_adapt_cand *slot, int nslots, int prior)
-{
-    uint64_t firsts = 3u | (prior > CT_ADAPT_AA ? (uint64_t)1 << prior : 0);
-    for (int k = 2; k < nslots; k++) {
-        int first = 1;
-        for (int j = 2; j < k; j++)
-            first = first && slot[j].alg != slot[k].alg;
-        if (first)
-            firsts |= (uint64_t)1 << k;
-    }
-    return firsts;
-}
-
-void ct_adapt_first(ct_coll coll, const ct_adapt_cand *cands, int ncands, int prior,
-                    ct_adapt_cand *out)
-{
-    if (ncands > CT_ADAPT_MAX_SLOTS - 2)
-        ncands = CT_ADAPT_MAX_SLOTS - 2;
-    const int nslots = 2 + ncands;
-    int s = CT_ADAPT_BASE; /* nothing to learn, or no warm-up: pmpi's screening turn */
-    prior = valid_prior(prior, nslots);
-    if (ncands > 0 && waits_for_round(prior)) {
-        s = prior;
-    } else if (ncands > 0) { /* the warm-up's first turn (plan_round) */
-        ct_adapt_cand slot[CT_ADAPT_MAX_SLOTS];
-        slot[CT_ADAPT_BASE].alg = slot[CT_ADAPT_AA].alg = ct_algorithm_fallback(coll);
-        memcpy(&slot[2], cands, (size_t)ncands * sizeof *cands);
-        const uint64_t firsts = firsts_of(slot, nslots, prior);
-        for (int k = nslots - 1; k >= 2; k--)
-            if ((firsts >> k & 1u) && (cands[k - 2].alg->restrictions & CT_L_WARM_UP))
-                s = k;
-    }
-    if (s >= 2) {
-        *out = cands[s - 2];
-    } else {
-        memset(out, 0, sizeof *out);
-        out->alg = ct_algorithm_fallback(coll);
-    }
-}
-
-struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls, const ct_rule *rule,
-                                   const ct_adapt_cand *cands, int ncands, int prior)
-{
-    ct_learner **p = slot_of(ctx, coll, cls);
-    if (p == NULL)
-        return NULL;
-    ct_learner *l = calloc(1, sizeof *l);
-    if (l == NULL)
-        return NULL;
     if (ncands > CT_ADAPT_MAX_SLOTS - 2)
         ncands = CT_ADAPT_MAX_SLOTS - 2;
     l->coll = coll;
@@ -724,35 +670,67 @@ struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls, const ct_
     l->rule = rule;
     l->rule_line = rule != NULL ? rule->line : 0;
     l->nslots = 2 + ncands;
-    l->prior = valid_prior(prior, l->nslots);
+    l->prior = prior >= 0 && prior < l->nslots && prior != CT_ADAPT_AA ? prior : -1;
     l->slot[CT_ADAPT_BASE].alg = l->slot[CT_ADAPT_AA].alg = ct_algorithm_fallback(coll);
     memcpy(&l->slot[2], cands, (size_t)ncands * sizeof *cands);
+    l->record = -1;
+    l->check_gap = settings()->adapt_recheck;
+    /* The first exploration's slots: each algorithm's first (its defaults)
+     * and the incumbent, whatever its parameters. */
+    l->firsts = 3u | (l->prior > CT_ADAPT_AA ? (uint64_t)1 << l->prior : 0);
+    for (int k = 2; k < l->nslots; k++) {
+        int first = 1;
+        for (int j = 2; j < k; j++)
+            first = first && l->slot[j].alg != l->slot[k].alg;
+        if (first)
+            l->firsts |= (uint64_t)1 << k;
+    }
+    explore(l, l->firsts, 0);
+    if (ncands == 0) { /* nothing to learn: pmpi */
+        l->ph = PHASE_DECIDED;
+        l->next_check = -1;
+    } else if (l->prior >= 0 && settings()->adapt_share < 100) {
+        l->best = l->prior; /* it runs until the first round */
+        l->exploit_left = l->lead = first_wait(l);
+    }
+}
+
+struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls, const ct_rule *rule,
+                                   const ct_adapt_cand *cands, int ncands, int prior)
+{
+    ct_learner **p = slot_of(ctx, coll, cls, 1);
+    if (p == NULL)
+        return NULL;
+    ct_learner *l = calloc(1, sizeof *l);
+    if (l == NULL)
+        return NULL;
+    learner_init(l, coll, cls, rule, cands, ncands, prior);
     l->t = malloc((size_t)ct_judge_knobs_default().max_rounds * (size_t)l->nslots *
                   sizeof *l->t);
     if (l->t == NULL) {
         free(l);
         return NULL;
     }
-    l->record = -1;
-    l->check_gap = settings()->adapt_recheck;
-    l->firsts = firsts_of(l->slot, l->nslots, l->prior);
-    explore(l, l->firsts, 0);
-    if (ncands == 0) { /* nothing to learn: pmpi */
-        l->ph = PHASE_DECIDED;
-        l->next_check = -1;
-    } else if (waits_for_round(l->prior)) {
-        l->best = l->prior; /* it runs until the first round */
-        l->exploit_left = l->lead = first_wait(l);
-        /* Its record, for COLTUNE_STATS and COLTUNE_ADAPT_OUT should the run
-         * end before that round, which agrees the leader: its rank 0 knows it. */
-        if (ctx->decide_rank == 0) {
-            l->leader = leader_of(ctx);
-            sync_record(l, ctx, 0);
-        }
+    /* A learner that waits for its first round, which agrees the leader,
+     * has a record on its rank 0, which knows it: COLTUNE_STATS and
+     * COLTUNE_ADAPT_OUT show it should the run end before that round. */
+    if (l->lead > 0 && ctx->decide_rank == 0) {
+        l->leader = leader_of(ctx);
+        sync_record(l, ctx, 0);
     }
     l->next = *p;
     *p = l;
     return l;
+}
+
+void ct_adapt_first(ct_coll coll, const ct_adapt_cand *cands, int ncands, int prior,
+                    ct_adapt_cand *out)
+{
+    ct_learner l;
+    ct_adapt_turn turn;
+    memset(&l, 0, sizeof l);
+    learner_init(&l, coll, -1, NULL, cands, ncands, prior);
+    ct_adapt_next(&l, 0, &turn, out);
 }
 
 void ct_adapt_next(struct ct_learner *l, int advance, ct_adapt_turn *turn, ct_adapt_cand *out)
@@ -775,7 +753,10 @@ void ct_adapt_next(struct ct_learner *l, int advance, ct_adapt_turn *turn, ct_ad
                        : l->firsts,
                 1);
     if (l->ph == PHASE_DECIDED) {
-        s = l->choice;
+        /* A query (advance 0) just before a re-check answers its first
+         * call: pmpi's turn opens its screening round (plan_round). */
+        const int rechecks = !advance && l->next_check >= 0 && l->calls + 1 >= l->next_check;
+        s = rechecks ? CT_ADAPT_BASE : l->choice;
     } else if (l->exploit_left > 0) {
         if (l->duel[1] >= 0) { /* the duel: its first side, then its second */
             turn->duel = l->duel_seen[0] < DUEL_CALLS ? 0 : 1;
@@ -979,14 +960,21 @@ static void write_rules(FILE *f, const learned *r, int n)
         }
         char size[64];
         size_range(&r[i], cls_hi, size, sizeof size);
-        int waiting = 0;
+        /* The cell's learners still waiting for their first round (with
+         * one rules' choice, alike) and its first still exploring. */
+        int waiting = 0, alike = 1;
         long all = 0;
-        for (int e = i; e < j; e++)
+        const learned *exploring = NULL;
+        for (int e = i; e < j; e++) {
             if (r[e].waits > 0) {
                 waiting++;
                 all += r[e].calls;
+                alike = alike && strcmp(r[e].spec, r[i].spec) == 0;
+            } else if (exploring == NULL) {
+                exploring = &r[e];
             }
-        if (c == NULL && waiting == ncomms) {
+        }
+        if (c == NULL && waiting == ncomms && alike) {
             /* The rules' choice ran every call: kept, so the file reproduces the run. */
             fprintf(f, "# not learned: the run ended before call %ld, the first round; the "
                        "rules' choice, which ran %ld calls on %d communicator(s)\n",
@@ -996,10 +984,16 @@ static void write_rules(FILE *f, const learned *r, int n)
             if (r[i].cls >= 0)
                 fprintf(f, " msg_size=%s", size);
             fprintf(f, "  %s\n", r[i].spec);
+        } else if (c == NULL && exploring == NULL) {
+            fprintf(f, "# %s comm_size=%ld nodes=%ld ppn=%ld msg_size=%s: not learned, the run "
+                       "ended before the first round (the rules gave its communicators "
+                       "different choices)\n",
+                    ct_coll_name((ct_coll)r[i].coll), r[i].P, r[i].N, r[i].Q, size);
         } else if (c == NULL) {
             fprintf(f, "# %s comm_size=%ld nodes=%ld ppn=%ld msg_size=%s: still learning at "
                        "MPI_Finalize (best so far: %s)\n",
-                    ct_coll_name((ct_coll)r[i].coll), r[i].P, r[i].N, r[i].Q, size, r[i].spec);
+                    ct_coll_name((ct_coll)r[i].coll), r[i].P, r[i].N, r[i].Q, size,
+                    exploring->spec);
         } else {
             if (c->est.n > 0)
                 fprintf(f, "# %.2fx [%.2f, %.2f] over pmpi (noise %.0f%%), %d rounds of %d "

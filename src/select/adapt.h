@@ -13,8 +13,8 @@
  * private communicator) gives every turn's slowest-rank time, and
  * adapt_judge.h's verdict drops losers or decides. A new learner with an
  * incumbent (what the rules would run) runs it until its first round, which
- * waits for the first multiple of that round's grid of calls (below a share
- * of 100). The algorithms are first
+ * waits for the first multiple of the grid of calls of a round four times
+ * as long (below a share of 100; adapt.c, first_wait). The algorithms are first
  * compared with their default parameters; the winner's parameter sweep is
  * compared next. The first round is a warm-up (each candidate makes its
  * state: windows, node communicators) and is not judged. Between rounds the

@@ -5,7 +5,8 @@
  * coltune_decision which candidate the call will run, and all ranks check
  * they agree; every call's result is compared byte for byte with the MPI
  * library's own (PMPI_) on random counts with zeros. Over the calls the
- * learners run all their candidates (the warm-up round runs each once), so
+ * learners run all their candidates (the first judged round runs each
+ * algorithm with its defaults, a winner's sweep its parameters' ends), so
  * every candidate's result is checked. Also: several communicators learning
  * at once, created and freed mid-learning; intercommunicator Allgather(v);
  * MPI_THREAD_MULTIPLE with a communicator per thread (TEST_THREAD_MULTIPLE=1).
@@ -156,7 +157,7 @@ static void test_alltoallv(void **state)
             printf(" %s", s.names[i]);
         printf("\n");
     }
-    /* The warm-up runs every candidate: COLTUNE_ADAPT offers at least pmpi,
+    /* The first round runs every algorithm: COLTUNE_ADAPT offers at least pmpi,
      * pairwise, nonblocking, linear, scattered, tuna and shm at every P;
      * node_aware only across nodes (TEST_RAN, TEST_NOT_RAN: an algorithm
      * that must have run, or not; TEST_MAX_ALGS: before the first round,
