@@ -19,6 +19,7 @@ typedef enum phase { PHASE_EXPLORE, PHASE_DECIDED } phase;
 
 #define CT_ADAPT_BURST 6 /* calls in a turn of a round: 5 iterations judged */
 #define CT_ADAPT_SCREEN 4 /* in the first judged round of an exploration: 3 judged */
+#define CT_ADAPT_WARM 2   /* in the warm-up: both halves of a shared window */
 _Static_assert(CT_ADAPT_BURST - 1 <= CT_JUDGE_MAX_TURN, "a turn's iterations fit the judge");
 #define DUEL_CALLS 18 /* calls of each side of a duel: 2 to switch, 16 judged */
 #define DUEL_SKIP 2
@@ -267,13 +268,20 @@ struct ct_learner *ct_adapt_find(ct_ctx *ctx, ct_coll coll, int cls, const ct_ru
  * which is not judged either: warming up every candidate cost 20 calls of
  * point-to-point exchanges and pmpi (16 ranks, 2 cores: 2 ms of a 75 ms
  * run). */
+/* Has slot k a turn in a round: the warm-up (warm 0), a screening round
+ * (screen 1) or another? */
+static int has_turn(const ct_learner *l, int k, int warm, int screen)
+{
+    return (l->alive >> k & 1u) && (warm || (l->slot[k].alg->restrictions & CT_L_WARM_UP)) &&
+           !(screen && k == CT_ADAPT_AA);
+}
+
 static void plan_round(ct_learner *l)
 {
     int n = 0, list[CT_ADAPT_MAX_SLOTS];
     const int screen = l->warm && l->nrounds == 0;
     for (int k = 0; k < l->nslots; k++)
-        if ((l->alive >> k & 1u) && (l->warm || (l->slot[k].alg->restrictions & CT_L_WARM_UP)) &&
-            !(screen && k == CT_ADAPT_AA))
+        if (has_turn(l, k, l->warm, screen))
             list[n++] = k;
     if (n == 0 && !l->warm) { /* nothing to warm up */
         l->warm = 1;
@@ -283,9 +291,7 @@ static void plan_round(ct_learner *l)
     for (int i = 0; i < n; i++)
         l->order[i] = list[(i + l->nrounds) % n];
     l->nturns = n;
-    l->burst = !l->warm ? 2 /* the warm-up: both halves of a window */
-               : screen ? CT_ADAPT_SCREEN
-                        : CT_ADAPT_BURST;
+    l->burst = !l->warm ? CT_ADAPT_WARM : screen ? CT_ADAPT_SCREEN : CT_ADAPT_BURST;
     l->pos = 0;
     for (int k = 0; k < CT_ADAPT_MAX_SLOTS; k++)
         l->local[k] = -1.0;
@@ -330,14 +336,8 @@ static void crowd_mark(ct_learner *l)
 static long first_wait(const ct_learner *l)
 {
     long n = 0;
-    for (int k = 0; k < l->nslots; k++) {
-        if (!(l->alive >> k & 1u))
-            continue;
-        if (l->slot[k].alg->restrictions & CT_L_WARM_UP)
-            n += 2;
-        if (k != CT_ADAPT_AA)
-            n += CT_ADAPT_SCREEN;
-    }
+    for (int k = 0; k < l->nslots; k++)
+        n += CT_ADAPT_WARM * has_turn(l, k, 0, 0) + CT_ADAPT_SCREEN * has_turn(l, k, 1, 1);
     return ct_judge_next_round(0, 0, CT_ADAPT_FIRST_COST * n, settings()->adapt_share);
 }
 
@@ -926,6 +926,17 @@ static const learned *cell_choice(const learned *r, int n, long *calls, int *nco
     return best;
 }
 
+/* The rule of r's cell that runs r's choice; size: its msg_size range (of
+ * the classes that share the choice), written where r has a class. */
+static void write_rule(FILE *f, const learned *r, const char *size)
+{
+    fprintf(f, "%-16s comm_size=%ld nodes=%ld ppn=%ld", ct_coll_name((ct_coll)r->coll), r->P,
+            r->N, r->Q);
+    if (r->cls >= 0)
+        fprintf(f, " msg_size=%s", size);
+    fprintf(f, "  %s\n", r->spec);
+}
+
 static void write_rules(FILE *f, const learned *r, int n)
 {
     time_t now = time(NULL);
@@ -979,11 +990,7 @@ static void write_rules(FILE *f, const learned *r, int n)
             fprintf(f, "# not learned: the run ended before call %ld, the first round; the "
                        "rules' choice, which ran %ld calls on %d communicator(s)\n",
                     r[i].waits, all, ncomms);
-            fprintf(f, "%-16s comm_size=%ld nodes=%ld ppn=%ld", ct_coll_name((ct_coll)r[i].coll),
-                    r[i].P, r[i].N, r[i].Q);
-            if (r[i].cls >= 0)
-                fprintf(f, " msg_size=%s", size);
-            fprintf(f, "  %s\n", r[i].spec);
+            write_rule(f, &r[i], size);
         } else if (c == NULL && exploring == NULL) {
             fprintf(f, "# %s comm_size=%ld nodes=%ld ppn=%ld msg_size=%s: not learned, the run "
                        "ended before the first round (the rules gave its communicators "
@@ -1004,11 +1011,7 @@ static void write_rules(FILE *f, const learned *r, int n)
                 fprintf(f, "# no candidate beat pmpi (noise %.0f%%, %d rounds of %d candidates), "
                            "%ld calls on %d communicator(s)\n",
                         100.0 * c->noise, c->nrounds, c->ncands, calls, ncomms);
-            fprintf(f, "%-16s comm_size=%ld nodes=%ld ppn=%ld", ct_coll_name((ct_coll)c->coll),
-                    c->P, c->N, c->Q);
-            if (r[i].cls >= 0)
-                fprintf(f, " msg_size=%s", size);
-            fprintf(f, "  %s\n", c->spec);
+            write_rule(f, c, size);
         }
         i = k > j ? k : j;
     }

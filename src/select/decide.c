@@ -560,15 +560,14 @@ static int adapt_turn(ct_ctx *ctx, ct_decide_input *call, ct_choice *out)
         const int prior = adapt_prior(ctx, call->coll, msg_size, cands, n);
         if (call->query) { /* made by the first call only: a query changes nothing */
             ct_adapt_first(call->coll, cands, n, prior, &c);
-            out->alg = c.alg;
-            memcpy(out->params, c.params, sizeof out->params);
-            return MPI_SUCCESS;
+        } else {
+            l = ct_adapt_create(ctx, call->coll, cls, out->adapt_rule, cands, n, prior);
+            if (l == NULL)
+                return MPI_ERR_NO_MEM;
         }
-        l = ct_adapt_create(ctx, call->coll, cls, out->adapt_rule, cands, n, prior);
-        if (l == NULL)
-            return MPI_ERR_NO_MEM;
     }
-    ct_adapt_next(l, !call->query, &out->turn, &c);
+    if (l != NULL)
+        ct_adapt_next(l, !call->query, &out->turn, &c);
     out->alg = c.alg;
     memcpy(out->params, c.params, sizeof out->params);
     return MPI_SUCCESS;
