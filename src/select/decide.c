@@ -164,6 +164,9 @@ typedef struct decision {
     const ct_topo *topo;
     ct_decide_input *call;
     const ct_decide_trace *trace; /* NULL in jobs */
+    /* The walk of the rules for a learner's incumbent (adapt_prior): adapt
+     * rules are passed over and nothing is logged; its call defers the facts. */
+    int incumbent;
 } decision;
 
 static int facts(decision *d)
@@ -295,6 +298,8 @@ static void skipped(const decision *d, const char *source, int line, const ct_sp
                     const char *why)
 {
     const ct_ctx *ctx = d->ctx;
+    if (d->incumbent)
+        return;
     if (d->trace != NULL)
         d->trace->skipped(d->trace->arg, source, line, spec, why);
     else if (d->cfg->set.verbose && ctx != NULL && ctx->decide_rank == 0)
@@ -302,11 +307,12 @@ static void skipped(const decision *d, const char *source, int line, const ct_sp
                     ctx->name, ctx->serial, source, line, spec->alg->name, why);
 }
 
-/* First matching rule whose algorithm can serve the call, else pmpi. */
+/* First matching rule whose algorithm can serve the call (an adapt rule:
+ * the call learns), else pmpi. */
 static int decide_by_rules(decision *d, ct_choice *out)
 {
     const ct_ruleset *rs = &d->cfg->rules;
-    long params[CT_MAX_PARAMS];
+    long params[CT_MAX_PARAMS] = {0}; /* compared whole by adapt_prior */
     char buf[160];
     for (int i = 0; i < rs->count; i++) {
         const ct_rule *r = &rs->rules[i];
@@ -314,7 +320,7 @@ static int decide_by_rules(decision *d, ct_choice *out)
         const char *why;
         if ((rc = rule_matches(d, r, &match)) != MPI_SUCCESS)
             return rc;
-        if (!match)
+        if (!match || (r->adapt && d->incumbent))
             continue;
         if (r->adapt) {
             set_choice(out, r->spec.alg, NULL, r->line, 0);
@@ -495,45 +501,34 @@ static int adapt_candidates(const ct_ctx *ctx, ct_coll coll, const ct_rule *r, c
 }
 
 /* The learner's incumbent (ct_adapt_create): the slot of what the rules give
- * the call when nothing learns (the site's rules file or the shipped one,
- * adapt rules left out; pmpi, CT_ADAPT_BASE, where no rule serves it), -1
- * for none. Found without communicating, so every rank finds the same (the
- * rules and msg_size of a collective that knows it locally are alike on
- * every rank): no rules file, a matching rule that needs a msg_size the
- * collective cannot know locally (msg_size < 0), one whose algorithm has a
- * per-call restriction, or a choice that is not among the candidates c[0, n)
- * gives none. A learner of a size class takes its first call's. */
-static int adapt_prior(const ct_ctx *ctx, ct_coll coll, long msg_size, const ct_adapt_cand *c,
-                       int n)
+ * the call when nothing learns (decide_by_rules with the site's rules file or
+ * the shipped one, adapt rules passed over; pmpi, CT_ADAPT_BASE, where no
+ * rule serves it), -1 for none. Found without communicating (the facts
+ * deferred), so every rank finds the same: the rules and the msg_size of a
+ * collective that knows it locally are alike on every rank. No rules file,
+ * a matching rule that needs a msg_size the collective cannot know locally
+ * (msg_size < 0) or an algorithm's per-call restriction, or a choice that is
+ * not among the candidates c[0, n) gives none. A learner of a size class
+ * takes its first call's. */
+static int adapt_prior(ct_ctx *ctx, ct_coll coll, long msg_size, const ct_adapt_cand *c, int n)
 {
-    const ct_ruleset *rs = &ct_cfg()->rules;
-    if (rs->count == 0)
+    const ct_config *cfg = ct_cfg();
+    if (cfg->rules.count == 0)
         return -1;
-    for (int i = 0; i < rs->count; i++) {
-        const ct_rule *r = &rs->rules[i];
-        const ct_algorithm *alg = r->spec.alg;
-        if (r->coll != coll || r->adapt || !shape_matches(r, &ctx->shape, &ctx->topo))
-            continue;
-        if (r->key_mask & (1u << CT_KEY_MSG_SIZE)) {
-            if (msg_size < 0)
-                return -1;
-            if (!ct_range_contains(r->range[CT_KEY_MSG_SIZE], msg_size))
-                continue;
-        }
-        if (alg == ct_algorithm_fallback(coll))
-            return CT_ADAPT_BASE;
-        long params[CT_MAX_PARAMS] = {0};
-        if (ct_spec_resolve(&r->spec, &ctx->shape, params, NULL, 0) != NULL ||
-            comm_restriction(alg, &ctx->topo) != NULL)
-            continue; /* as decide_by_rules: the next rule */
-        if (alg->restrictions & CT_R_LOCAL_MASK)
-            return -1; /* decide_by_rules would need the call's facts */
-        for (int j = 0; j < n; j++)
-            if (c[j].alg == alg && memcmp(c[j].params, params, sizeof params) == 0)
-                return CT_ADAPT_AA + 1 + j;
+    ct_decide_input call = {.coll = coll,
+                            .have_facts = msg_size >= 0,
+                            .facts = {msg_size, 0, 0},
+                            .defer_facts = 1};
+    decision d = {cfg, ctx, &ctx->shape, &ctx->topo, &call, NULL, 1};
+    ct_choice rules;
+    if (decide_by_rules(&d, &rules) != MPI_SUCCESS) /* CT_DECIDE_NEEDS_FACTS */
         return -1;
-    }
-    return CT_ADAPT_BASE;
+    if (rules.alg == ct_algorithm_fallback(coll))
+        return CT_ADAPT_BASE;
+    for (int j = 0; j < n; j++) /* an algorithm with a per-call restriction is none */
+        if (c[j].alg == rules.alg && memcmp(c[j].params, rules.params, sizeof rules.params) == 0)
+            return CT_ADAPT_AA + 1 + j;
+    return -1;
 }
 
 /* A learner's call: its class (the message size where every rank knows it
@@ -611,7 +606,7 @@ int ct_decide(ct_ctx *ctx, ct_decide_input *call, const ct_spec *forced, ct_choi
         *out = s->cached[call->coll].choice;
         rc = MPI_SUCCESS;
     } else {
-        decision d = {cfg, ctx, &ctx->shape, &ctx->topo, call, NULL};
+        decision d = {cfg, ctx, &ctx->shape, &ctx->topo, call, NULL, 0};
         rc = decide(&d, forced, out);
         /* A decision by the rules that needed no per-call facts holds for
          * every call. */
@@ -637,7 +632,7 @@ int ct_decide_offline(const ct_config *cfg, ct_coll coll, const ct_shape *env,
                       const ct_decide_trace *trace, ct_choice *out, int *used_msg_size)
 {
     ct_decide_input call = {.coll = coll, .have_facts = 1, .facts = *given};
-    decision d = {cfg, NULL, env, topo, &call, trace};
+    decision d = {cfg, NULL, env, topo, &call, trace, 0};
     if (ct_decide_is_empty(coll, given->msg_size)) {
         set_choice(out, ct_algorithm_fallback(coll), NULL, 0, 0);
         if (used_msg_size != NULL)
