@@ -437,14 +437,20 @@ static uint64_t variants_of(const ct_learner *l, int s)
 static void decide(ct_ctx *ctx, ct_learner *l)
 {
     const int before = l->choice, was_recheck = l->recheck;
-    int choice = ct_judge_settle(&l->v, was_recheck ? before : -1);
+    /* What stands where no candidate wins: the choice a re-check measures,
+     * the defaults whose parameter sweep this is, else the incumbent (on 16
+     * ranks and 2 cores, pencil_fft's learners of 4 ranks, whose rounds
+     * interleave, could not tell shm from pmpi, and, keeping pmpi when
+     * their budget ran out, made the run 1.3x slower than the rules' shm). */
+    const int standing = was_recheck ? before : l->refine ? l->refine_of : l->prior;
+    const int choice = ct_judge_settle(&l->v, standing,
+                                       standing == l->prior && !was_recheck && !l->refine
+                                           ? CT_STAND_UNLESS_SLOWER
+                                           : CT_STAND_FASTER);
+    const int won = l->v.kind == CT_VERDICT_WIN;
     if (l->refine) {
-        /* A variant that wins, else the defaults that won before, unless
-         * every variant now lost to pmpi outright. */
-        if (l->v.kind == CT_VERDICT_NO_EVIDENCE)
-            choice = l->refine_of;
         l->refine = 0;
-    } else if (!was_recheck && choice > CT_ADAPT_AA &&
+    } else if (!was_recheck && won && choice > CT_ADAPT_AA &&
                (variants_of(l, choice) & ~((uint64_t)1 << choice)) != 3u) {
         /* An algorithm won with its defaults: its parameter sweep against
          * pmpi decides which values it keeps. */
@@ -455,8 +461,8 @@ static void decide(ct_ctx *ctx, ct_learner *l)
         return;
     }
     if (was_recheck && before > CT_ADAPT_AA && choice != before) {
-        /* The decision lost against pmpi: the application's calls changed;
-         * relearn from every algorithm. */
+        /* The decision measured slower than pmpi: the application's calls
+         * changed; relearn from every algorithm. */
         log_decision(ctx, l, "demoted");
         explore(l, l->firsts, 0);
         return;
@@ -466,14 +472,13 @@ static void decide(ct_ctx *ctx, ct_learner *l)
     l->choice = choice;
     /* Confirmed (a win again, or pmpi again): look again later. A choice
      * kept by an inconclusive re-check is looked at as soon as this one. */
-    const int confirmed =
-        was_recheck && choice == before && (l->v.kind == CT_VERDICT_WIN || before <= CT_ADAPT_AA);
+    const int confirmed = was_recheck && choice == before && (won || before <= CT_ADAPT_AA);
     if (confirmed)
         l->check_gap *= 2;
     l->next_check = l->check_gap > 0 ? l->calls + l->check_gap : -1;
-    log_decision(ctx, l, !was_recheck ? "chose"
-                         : confirmed  ? "re-checked"
-                                      : "kept, the re-check inconclusive:");
+    log_decision(ctx, l, was_recheck ? (confirmed ? "re-checked" : "kept, the re-check inconclusive:")
+                         : won || choice <= CT_ADAPT_AA ? "chose"
+                                                        : "kept, no candidate won:");
 }
 
 /* Can live slot k run between rounds: a candidate faster than pmpi so far? */
@@ -972,7 +977,8 @@ static void write_rules(FILE *f, const learned *r, int n)
         char size[64];
         size_range(&r[i], cls_hi, size, sizeof size);
         /* The cell's learners still waiting for their first round (with
-         * one rules' choice, alike) and its first still exploring. */
+         * one rules' choice, alike) and its still exploring one with the
+         * most calls. */
         int waiting = 0, alike = 1;
         long all = 0;
         const learned *exploring = NULL;
@@ -981,7 +987,7 @@ static void write_rules(FILE *f, const learned *r, int n)
                 waiting++;
                 all += r[e].calls;
                 alike = alike && strcmp(r[e].spec, r[i].spec) == 0;
-            } else if (exploring == NULL) {
+            } else if (exploring == NULL || r[e].calls > exploring->calls) {
                 exploring = &r[e];
             }
         }
@@ -997,10 +1003,14 @@ static void write_rules(FILE *f, const learned *r, int n)
                        "different choices)\n",
                     ct_coll_name((ct_coll)r[i].coll), r[i].P, r[i].N, r[i].Q, size);
         } else if (c == NULL) {
-            fprintf(f, "# %s comm_size=%ld nodes=%ld ppn=%ld msg_size=%s: still learning at "
-                       "MPI_Finalize (best so far: %s)\n",
-                    ct_coll_name((ct_coll)r[i].coll), r[i].P, r[i].N, r[i].Q, size,
-                    exploring->spec);
+            /* What ran between the rounds: reused, the file runs what the
+             * run ran, not pmpi. */
+            fprintf(f, "# still learning at MPI_Finalize (%d round%s of %d candidates): the "
+                       "best so far, which ran between the rounds, of the communicator with "
+                       "the most calls (%ld) of %d\n",
+                    exploring->nrounds, exploring->nrounds == 1 ? "" : "s", exploring->ncands,
+                    exploring->calls, ncomms);
+            write_rule(f, exploring, size);
         } else {
             if (c->est.n > 0)
                 fprintf(f, "# %.2fx [%.2f, %.2f] over pmpi (noise %.0f%%), %d rounds of %d "

@@ -153,9 +153,10 @@ void ct_judge(const ct_judge_input *in, const ct_judge_knobs *kn, ct_verdict *v)
     v->threshold = 1.0 + fmax(kn->margin, v->noise);
     for (int k = 0; k < CT_ADAPT_MAX_SLOTS; k++)
         v->est[k] = (ct_estimate){0, 0, 0, 0};
+    /* Dropped candidates too: a choice that stands where none wins is
+     * judged by all its rounds (ct_judge_settle). */
     for (int k = CT_ADAPT_AA + 1; k < nslots; k++)
-        if (v->alive >> k & 1u)
-            v->est[k] = ct_judge_estimate(in, CT_ADAPT_BASE, k, kn->confidence);
+        v->est[k] = ct_judge_estimate(in, CT_ADAPT_BASE, k, kn->confidence);
     drop_losers(v, in->nrounds, nslots, in->favoured, kn);
     v->best = best_of(v, nslots);
 
@@ -186,14 +187,16 @@ void ct_judge(const ct_judge_input *in, const ct_judge_knobs *kn, ct_verdict *v)
     }
 }
 
-int ct_judge_settle(const ct_verdict *v, int kept)
+int ct_judge_settle(const ct_verdict *v, int kept, ct_stand stand)
 {
     if (v->kind == CT_VERDICT_WIN)
         return v->winner;
-    if (v->kind == CT_VERDICT_NO_EVIDENCE && kept > CT_ADAPT_AA && kept < CT_ADAPT_MAX_SLOTS &&
-        v->est[kept].n > 0 && v->est[kept].point > 1.0)
-        return kept;
-    return CT_ADAPT_BASE;
+    if (kept <= CT_ADAPT_AA || kept >= CT_ADAPT_MAX_SLOTS)
+        return CT_ADAPT_BASE;
+    const ct_estimate *e = &v->est[kept];
+    const int stays = stand == CT_STAND_FASTER ? e->n > 0 && e->point > 1.0
+                                               : e->n == 0 || e->hi >= 1.0;
+    return stays ? kept : CT_ADAPT_BASE;
 }
 
 /* want is clamped so that no sum below overflows (beyond any run). */

@@ -71,7 +71,8 @@ typedef struct ct_verdict {
     uint64_t alive;     /* the slots that run in the next round */
     double noise, threshold;
     ct_estimate aa;     /* pmpi against itself */
-    ct_estimate est[CT_ADAPT_MAX_SLOTS]; /* each candidate slot's estimate (n 0: none) */
+    ct_estimate est[CT_ADAPT_MAX_SLOTS]; /* each candidate slot's estimate, dropped ones
+                                            too (n 0: none) */
 } ct_verdict;
 
 /* What a turn of a round measures on one rank (adapt.c): the median of its
@@ -95,14 +96,24 @@ ct_estimate ct_judge_estimate(const ct_judge_input *in, int base, int k, double 
  * and says whether a candidate wins, pmpi does, or another round is needed. */
 void ct_judge(const ct_judge_input *in, const ct_judge_knobs *kn, ct_verdict *v);
 
+/* What a candidate that stands must have measured over the rounds (dropped
+ * or not) to stay where no candidate wins. */
+typedef enum ct_stand {
+    CT_STAND_FASTER,       /* its median faster than pmpi's (above 1): a
+                              re-checked choice, the defaults of a sweep */
+    CT_STAND_UNLESS_SLOWER /* anything but an interval below 1 (pmpi faster
+                              at the confidence): the rules' incumbent */
+} ct_stand;
+
 /* The slot a finished exploration settles on (v->kind is not OPEN): the
- * winner of a WIN, else pmpi (CT_ADAPT_BASE), except where it re-checks the
- * choice `kept` (> CT_ADAPT_AA; -1 for a first decision), ran out of rounds
- * without a verdict (NO_EVIDENCE: the choice neither cleared the noise nor
- * was dropped as unable to beat pmpi by the margin) and still measured
- * faster than pmpi (median above 1): then it keeps the choice. A re-check
- * demotes a choice that has become slower, not one the noise now hides. */
-int ct_judge_settle(const ct_verdict *v, int kept);
+ * winner of a WIN; else the candidate that stands, `kept` (> CT_ADAPT_AA;
+ * -1 for none), if it measured as stand asks; else pmpi (CT_ADAPT_BASE).
+ * Rounds that cannot tell the candidates apart (NO_EVIDENCE), or that find
+ * none faster than pmpi by the margin (BASELINE), do not replace what
+ * stands: a re-check demotes a choice that has become slower, not one the
+ * noise now hides, and learning replaces the rules' choice with pmpi only
+ * where pmpi was measured faster. */
+int ct_judge_settle(const ct_verdict *v, int kept, ct_stand stand);
 
 /* The calls from call `calls`, at the end of a judged round, to the start of
  * the next: the multiple of G nearest to calls + want, and at least the first

@@ -148,6 +148,42 @@ incumbent() {
 }
 check_run "adapt P=4 the rules' choice runs until the first round, which waits" incumbent
 
+# Where no candidate can win before the budget runs out (NO_EVIDENCE), the
+# rules' choice stays, not pmpi: pmpi sleeps 1 ms a call in the rounds (a
+# phase that never ends), so the incumbent, tuna:radix=4, measures faster
+# than it, and a budget of 100 exploring calls ends the exploration after
+# its second round, before any candidate may win (min_win, 4 rounds).
+kept() {
+    printf '%s\n' 'alltoallv tuna:radix=4' > "$tmp/kept.rules"
+    with_env COLTUNE_ADAPT=1 COLTUNE_ADAPT_SHARE=100 COLTUNE_ADAPT_CALLS=100 \
+        COLTUNE_RULES="$tmp/kept.rules" COLTUNE_VERBOSE=1 COLTUNE_TEST_ADAPT_PHASE=1000000 \
+        TEST_FILTER=test_alltoallv TEST_CALLS=300 -- \
+        run_mpi 4 "$prog" > "$tmp/kept" 2>&1 || { cat "$tmp/kept"; return 1; }
+    grep -q ': adapt: kept, no candidate won: tuna:radix=4, ' "$tmp/kept" || {
+        echo "the rules' choice was not kept:"
+        grep ': adapt: ' "$tmp/kept"
+        return 1
+    }
+}
+check_run "adapt P=4 the rules' choice stays when no candidate wins" kept
+
+# A learner still exploring at MPI_Finalize (no rules file: it learns from
+# the first call; 150 calls end within its rounds and duels): COLTUNE_ADAPT_OUT
+# gives its shape the best so far, which ran between the rounds, as its rule,
+# so that the file, reused, runs what the run ran.
+still_learning() {
+    with_env COLTUNE_ADAPT=1 COLTUNE_RULES= COLTUNE_ADAPT_OUT="$tmp/still.rules" \
+        TEST_FILTER=test_alltoallv TEST_CALLS=150 -- \
+        run_mpi 4 "$prog" > "$tmp/still" 2>&1 || { cat "$tmp/still"; return 1; }
+    awk '/^# still learning at MPI_Finalize / { c = NR }
+         c && NR == c + 1 && /^alltoallv +comm_size=4 nodes=1 ppn=4 +[a-z]/ { ok = 1 }
+         END { exit !ok }' "$tmp/still.rules" ||
+        { echo "COLTUNE_ADAPT_OUT:"; cat "$tmp/still.rules"; return 1; }
+    "$info" --check "$tmp/still.rules" > "$tmp/check" 2>&1 ||
+        { echo "coltune-info --check:"; cat "$tmp/check"; return 1; }
+}
+check_run "adapt P=4 a learner still exploring writes its best so far" still_learning
+
 # coltune_decision on one rank alone makes no learner: its incumbent, from
 # the asked size (16384 B: shm), would differ from the first call's (20000
 # B, the same size class: pmpi), and that rank would run another algorithm.

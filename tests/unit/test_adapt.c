@@ -114,7 +114,8 @@ static void test_clear_winner_deterministic(void **state)
     ct_verdict va = run(&a, base, jitter, &kn), vb = run(&b, base, jitter, &kn);
     assert_int_equal(va.kind, CT_VERDICT_WIN);
     assert_int_equal(va.winner, 2);
-    assert_int_equal(ct_judge_settle(&va, 2), 2); /* a re-check that confirms keeps it */
+    /* a re-check that confirms keeps it */
+    assert_int_equal(ct_judge_settle(&va, 2, CT_STAND_FASTER), 2);
     assert_int_equal(a.n, kn.min_win);
     assert_true(va.est[2].point > 1.9 && va.est[2].point < 2.1);
     assert_true(va.est[2].lo >= va.threshold);
@@ -153,9 +154,9 @@ static void test_noisy_aa_keeps_pmpi(void **state)
     assert_int_equal(v.winner, CT_ADAPT_BASE);
     assert_int_equal(rs.n, kn.max_rounds);
     assert_true(v.est[2].point > 1.1);
-    assert_int_equal(ct_judge_settle(&v, -1), CT_ADAPT_BASE);
-    assert_int_equal(ct_judge_settle(&v, 2), 2);
-    assert_int_equal(ct_judge_settle(&v, CT_ADAPT_BASE), CT_ADAPT_BASE);
+    assert_int_equal(ct_judge_settle(&v, -1, CT_STAND_FASTER), CT_ADAPT_BASE);
+    assert_int_equal(ct_judge_settle(&v, 2, CT_STAND_FASTER), 2);
+    assert_int_equal(ct_judge_settle(&v, CT_ADAPT_BASE, CT_STAND_FASTER), CT_ADAPT_BASE);
 }
 
 /* Every candidate slower than pmpi: all dropped after min_drop rounds, pmpi
@@ -236,11 +237,11 @@ static void test_win_then_lose(void **state)
     ct_verdict v = run(&first, fast, jitter, &kn);
     assert_int_equal(v.kind, CT_VERDICT_WIN);
     assert_int_equal(v.winner, 2);
-    assert_int_equal(ct_judge_settle(&v, -1), 2);
+    assert_int_equal(ct_judge_settle(&v, -1, CT_STAND_FASTER), 2);
     v = run(&second, slow, jitter, &kn);
     assert_int_equal(v.kind, CT_VERDICT_BASELINE);
     assert_int_equal(v.winner, CT_ADAPT_BASE);
-    assert_int_equal(ct_judge_settle(&v, 2), CT_ADAPT_BASE); /* the re-check demotes it */
+    assert_int_equal(ct_judge_settle(&v, 2, CT_STAND_FASTER), CT_ADAPT_BASE); /* the re-check demotes it */
 }
 
 /* A re-check where the choice has become 10% slower than pmpi, behind the
@@ -253,7 +254,43 @@ static void test_recheck_slower_demoted(void **state)
     rounds rs = {.nslots = 3};
     ct_verdict v = run(&rs, slower, jitter, &kn);
     assert_true(v.kind == CT_VERDICT_NO_EVIDENCE || v.kind == CT_VERDICT_BASELINE);
-    assert_int_equal(ct_judge_settle(&v, 2), CT_ADAPT_BASE);
+    assert_int_equal(ct_judge_settle(&v, 2, CT_STAND_FASTER), CT_ADAPT_BASE);
+}
+
+/* A candidate that stands and that no other candidate beats. As fast as
+ * pmpi within the margin, it is dropped (BASELINE) yet stays, its median
+ * over every round above 1. 3% slower than pmpi, steadily, it goes, the rules'
+ * incumbent too (its interval below 1). 10% slower behind 40% noise, a
+ * re-checked choice goes (its median below 1) but the rules' incumbent
+ * stays (pmpi not faster at the confidence). With nothing standing, pmpi. */
+static void test_standing_kept_unless_slower(void **state)
+{
+    (void)state;
+    const double level[] = {100, 100, 98}, slower[] = {100, 100, 103},
+                 steady[] = {0.01, 0.01, 0.01}, hidden[] = {100, 100, 110},
+                 noisy[] = {0.4, 0.4, 0.02};
+    const ct_judge_knobs kn = ct_judge_knobs_default();
+    rounds a = {.nslots = 3}, b = {.nslots = 3}, c = {.nslots = 3};
+    ct_verdict v = run(&a, level, steady, &kn);
+    assert_int_equal(v.kind, CT_VERDICT_BASELINE);
+    assert_false(v.alive >> 2 & 1u);
+    assert_int_equal(v.est[2].n, a.n); /* dropped, still estimated */
+    assert_true(v.est[2].point > 1.0);
+    assert_int_equal(ct_judge_settle(&v, 2, CT_STAND_FASTER), 2);
+    assert_int_equal(ct_judge_settle(&v, 2, CT_STAND_UNLESS_SLOWER), 2);
+    assert_int_equal(ct_judge_settle(&v, -1, CT_STAND_UNLESS_SLOWER), CT_ADAPT_BASE);
+
+    v = run(&b, slower, steady, &kn);
+    assert_int_equal(v.kind, CT_VERDICT_BASELINE);
+    assert_true(v.est[2].hi < 1.0);
+    assert_int_equal(ct_judge_settle(&v, 2, CT_STAND_FASTER), CT_ADAPT_BASE);
+    assert_int_equal(ct_judge_settle(&v, 2, CT_STAND_UNLESS_SLOWER), CT_ADAPT_BASE);
+
+    v = run(&c, hidden, noisy, &kn);
+    assert_true(v.kind == CT_VERDICT_NO_EVIDENCE || v.kind == CT_VERDICT_BASELINE);
+    assert_true(v.est[2].point < 1.0 && v.est[2].hi >= 1.0);
+    assert_int_equal(ct_judge_settle(&v, 2, CT_STAND_FASTER), CT_ADAPT_BASE);
+    assert_int_equal(ct_judge_settle(&v, 2, CT_STAND_UNLESS_SLOWER), 2);
 }
 
 /* The start of the next round: on the grid of G (the smallest power of two
@@ -373,6 +410,7 @@ int main(void)
         cmocka_unit_test(test_halving_spares_favoured),
         cmocka_unit_test(test_win_then_lose),
         cmocka_unit_test(test_recheck_slower_demoted),
+        cmocka_unit_test(test_standing_kept_unless_slower),
         cmocka_unit_test(test_next_round),
         cmocka_unit_test(test_fastest_winner),
         cmocka_unit_test(test_size_classes),
