@@ -443,10 +443,8 @@ static void decide(ct_ctx *ctx, ct_learner *l)
      * interleave, could not tell shm from pmpi, and, keeping pmpi when
      * their budget ran out, made the run 1.3x slower than the rules' shm). */
     const int standing = was_recheck ? before : l->refine ? l->refine_of : l->prior;
-    const int choice = ct_judge_settle(&l->v, standing,
-                                       standing == l->prior && !was_recheck && !l->refine
-                                           ? CT_STAND_UNLESS_SLOWER
-                                           : CT_STAND_FASTER);
+    const int choice = ct_judge_settle(
+        &l->v, standing, was_recheck || l->refine ? CT_STAND_FASTER : CT_STAND_UNLESS_SLOWER);
     const int won = l->v.kind == CT_VERDICT_WIN;
     if (l->refine) {
         l->refine = 0;
@@ -476,9 +474,11 @@ static void decide(ct_ctx *ctx, ct_learner *l)
     if (confirmed)
         l->check_gap *= 2;
     l->next_check = l->check_gap > 0 ? l->calls + l->check_gap : -1;
-    log_decision(ctx, l, was_recheck ? (confirmed ? "re-checked" : "kept, the re-check inconclusive:")
-                         : won || choice <= CT_ADAPT_AA ? "chose"
-                                                        : "kept, no candidate won:");
+    const char *what = !was_recheck ? (won || choice <= CT_ADAPT_AA ? "chose"
+                                                                    : "kept, no candidate won:")
+                       : confirmed ? "re-checked"
+                                   : "kept, the re-check inconclusive:";
+    log_decision(ctx, l, what);
 }
 
 /* Can live slot k run between rounds: a candidate faster than pmpi so far? */
@@ -864,7 +864,8 @@ int ct_adapt_record(ct_ctx *ctx, const ct_adapt_turn *turn)
 static int cmp_learned(const void *a, const void *b)
 {
     const learned *x = a, *y = b;
-    const long kx[] = {x->coll, x->P, x->N, x->Q, x->cls}, ky[] = {y->coll, y->P, y->N, y->Q, y->cls};
+    const long kx[] = {x->coll, x->P, x->N, x->Q, x->cls};
+    const long ky[] = {y->coll, y->P, y->N, y->Q, y->cls};
     for (int i = 0; i < 5; i++)
         if (kx[i] != ky[i])
             return (kx[i] > ky[i]) - (kx[i] < ky[i]);

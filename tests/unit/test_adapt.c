@@ -241,7 +241,8 @@ static void test_win_then_lose(void **state)
     v = run(&second, slow, jitter, &kn);
     assert_int_equal(v.kind, CT_VERDICT_BASELINE);
     assert_int_equal(v.winner, CT_ADAPT_BASE);
-    assert_int_equal(ct_judge_settle(&v, 2, CT_STAND_FASTER), CT_ADAPT_BASE); /* the re-check demotes it */
+    /* the re-check demotes it */
+    assert_int_equal(ct_judge_settle(&v, 2, CT_STAND_FASTER), CT_ADAPT_BASE);
 }
 
 /* A re-check where the choice has become 10% slower than pmpi, behind the
