@@ -441,7 +441,8 @@ static void decide(ct_ctx *ctx, ct_learner *l)
      * the defaults whose parameter sweep this is, else the incumbent (on 16
      * ranks and 2 cores, pencil_fft's learners of 4 ranks, whose rounds
      * interleave, could not tell shm from pmpi, and, keeping pmpi when
-     * their budget ran out, made the run 1.3x slower than the rules' shm). */
+     * their budget ran out (COLTUNE_ADAPT_CALLS=400), made 20000 iterations
+     * 1.3x slower than the rules' shm). */
     const int standing = was_recheck ? before : l->refine ? l->refine_of : l->prior;
     const int choice = ct_judge_settle(
         &l->v, standing, was_recheck || l->refine ? CT_STAND_FASTER : CT_STAND_UNLESS_SLOWER);
