@@ -444,8 +444,12 @@ static void decide(ct_ctx *ctx, ct_learner *l)
      * their budget ran out (COLTUNE_ADAPT_CALLS=400), made 20000 iterations
      * 1.3x slower than the rules' shm). */
     const int standing = was_recheck ? before : l->refine ? l->refine_of : l->prior;
-    const int choice = ct_judge_settle(
-        &l->v, standing, was_recheck || l->refine ? CT_STAND_FASTER : CT_STAND_UNLESS_SLOWER);
+    /* The rules' choice stays unless pmpi measured faster, at its re-checks
+     * too (else a re-check would demote what the relearning keeps); a
+     * choice that learning made stays while its median beats pmpi. */
+    const int incumbent = standing > CT_ADAPT_AA && standing == l->prior;
+    const int choice = ct_judge_settle(&l->v, standing,
+                                       incumbent ? CT_STAND_UNLESS_SLOWER : CT_STAND_FASTER);
     const int won = l->v.kind == CT_VERDICT_WIN;
     if (l->refine) {
         l->refine = 0;
@@ -469,9 +473,12 @@ static void decide(ct_ctx *ctx, ct_learner *l)
     l->ph = PHASE_DECIDED;
     l->recheck = 0;
     l->choice = choice;
-    /* Confirmed (a win again, or pmpi again): look again later. A choice
-     * kept by an inconclusive re-check is looked at as soon as this one. */
-    const int confirmed = was_recheck && choice == before && (won || before <= CT_ADAPT_AA);
+    /* Confirmed (a win again, pmpi again, or the rules' choice faster than
+     * pmpi again): look again later. A choice kept by an inconclusive
+     * re-check is looked at as soon as this one. */
+    const int confirmed = was_recheck && choice == before &&
+                          (won || before <= CT_ADAPT_AA ||
+                           (incumbent && l->v.est[before].n > 0 && l->v.est[before].point > 1.0));
     if (confirmed)
         l->check_gap *= 2;
     l->next_check = l->check_gap > 0 ? l->calls + l->check_gap : -1;
@@ -1003,6 +1010,10 @@ static void write_rules(FILE *f, const learned *r, int n)
             fprintf(f, "# %s comm_size=%ld nodes=%ld ppn=%ld msg_size=%s: not learned, the run "
                        "ended before the first round (the rules gave its communicators "
                        "different choices)\n",
+                    ct_coll_name((ct_coll)r[i].coll), r[i].P, r[i].N, r[i].Q, size);
+        } else if (c == NULL && exploring->nrounds == 0) {
+            fprintf(f, "# %s comm_size=%ld nodes=%ld ppn=%ld msg_size=%s: still learning at "
+                       "MPI_Finalize, no round judged yet\n",
                     ct_coll_name((ct_coll)r[i].coll), r[i].P, r[i].N, r[i].Q, size);
         } else if (c == NULL) {
             /* What ran between the rounds: reused, the file runs what the

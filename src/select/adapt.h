@@ -29,9 +29,10 @@
  * counter; a re-check after COLTUNE_ADAPT_RECHECK calls
  * (doubling each time it confirms) measures the winner against pmpi again
  * and relearns if it measures no faster than pmpi (kept if the noise leaves
- * the re-check open). Where no candidate wins, what stands stays unless it
- * measured slower than pmpi: the incumbent, the re-checked choice, the
- * defaults of a parameter sweep (ct_judge_settle).
+ * the re-check open). Where no candidate wins, what stands stays: the
+ * incumbent unless pmpi measured faster, a re-checked choice or a
+ * parameter sweep's defaults while their median beats pmpi
+ * (ct_judge_settle).
  */
 #ifndef CT_ADAPT_H
 #define CT_ADAPT_H

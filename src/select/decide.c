@@ -312,15 +312,16 @@ static void skipped(const decision *d, const char *source, int line, const ct_sp
 static int decide_by_rules(decision *d, ct_choice *out)
 {
     const ct_ruleset *rs = &d->cfg->rules;
-    long params[CT_MAX_PARAMS] = {0}; /* compared whole by adapt_prior */
     char buf[160];
     for (int i = 0; i < rs->count; i++) {
         const ct_rule *r = &rs->rules[i];
         int match, rc;
         const char *why;
+        if (r->adapt && d->incumbent) /* before its msg_size, which may need facts */
+            continue;
         if ((rc = rule_matches(d, r, &match)) != MPI_SUCCESS)
             return rc;
-        if (!match || (r->adapt && d->incumbent))
+        if (!match)
             continue;
         if (r->adapt) {
             set_choice(out, r->spec.alg, NULL, r->line, 0);
@@ -328,6 +329,9 @@ static int decide_by_rules(decision *d, ct_choice *out)
             out->adapt_rule = r;
             return MPI_SUCCESS;
         }
+        /* zeroed for each rule: a choice's unused parameters are 0, and
+         * adapt_prior compares them whole */
+        long params[CT_MAX_PARAMS] = {0};
         rc = check_candidate(d, &r->spec, params, &why, buf, sizeof buf);
         if (rc != MPI_SUCCESS)
             return rc;
@@ -584,7 +588,7 @@ static int decide(decision *d, const ct_spec *forced, ct_choice *out)
     }
     if (forced == NULL)
         return decide_by_rules(d, out);
-    long params[CT_MAX_PARAMS];
+    long params[CT_MAX_PARAMS] = {0};
     char buf[160];
     const char *why;
     int rc = check_candidate(d, forced, params, &why, buf, sizeof buf);

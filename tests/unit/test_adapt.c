@@ -294,6 +294,24 @@ static void test_standing_kept_unless_slower(void **state)
     assert_int_equal(ct_judge_settle(&v, 2, CT_STAND_UNLESS_SLOWER), 2);
 }
 
+/* A candidate dropped in an early round keeps its estimate, from the rounds
+ * it ran, in every later verdict: halving drops slots 2 and 5 after round
+ * 2, and the noisy A/A pair keeps the verdict open to the last round. */
+static void test_dropped_keeps_estimate(void **state)
+{
+    (void)state;
+    const double base[] = {100, 100, 98, 83, 84, 99}, jitter[] = {0.4, 0.4, 0.01, 0.02, 0.02, 0.01};
+    const ct_judge_knobs kn = ct_judge_knobs_default();
+    rounds rs = {.nslots = 6};
+    ct_verdict v = run(&rs, base, jitter, &kn);
+    assert_int_equal(v.kind, CT_VERDICT_NO_EVIDENCE);
+    assert_true(rs.n > kn.halve_every);
+    assert_int_equal(v.alive, 3u | (1u << 3) | (1u << 4));
+    assert_int_equal(v.est[2].n, kn.halve_every);
+    assert_int_equal(v.est[5].n, kn.halve_every);
+    assert_int_equal(v.est[3].n, rs.n);
+}
+
 /* The start of the next round: on the grid of G (the smallest power of two
  * not below the round's calls times (100 - share) / share), nearest to where
  * the share puts it and after the round; two learners whose wants differ a
@@ -412,6 +430,7 @@ int main(void)
         cmocka_unit_test(test_win_then_lose),
         cmocka_unit_test(test_recheck_slower_demoted),
         cmocka_unit_test(test_standing_kept_unless_slower),
+        cmocka_unit_test(test_dropped_keeps_estimate),
         cmocka_unit_test(test_next_round),
         cmocka_unit_test(test_fastest_winner),
         cmocka_unit_test(test_size_classes),
