@@ -474,11 +474,13 @@ static void decide(ct_ctx *ctx, ct_learner *l)
     l->recheck = 0;
     l->choice = choice;
     /* Confirmed (a win again, pmpi again, or the rules' choice faster than
-     * pmpi again): look again later. A choice kept by an inconclusive
-     * re-check is looked at as soon as this one. */
-    const int confirmed = was_recheck && choice == before &&
-                          (won || before <= CT_ADAPT_AA ||
-                           (incumbent && l->v.est[before].n > 0 && l->v.est[before].point > 1.0));
+     * pmpi again, as a learned choice must be to stay): look again later. A
+     * choice kept by an inconclusive re-check is looked at as soon as this
+     * one. */
+    const int confirmed =
+        was_recheck && choice == before &&
+        (won || before <= CT_ADAPT_AA ||
+         (incumbent && ct_judge_settle(&l->v, before, CT_STAND_FASTER) == before));
     if (confirmed)
         l->check_gap *= 2;
     l->next_check = l->check_gap > 0 ? l->calls + l->check_gap : -1;
@@ -951,6 +953,13 @@ static void write_rule(FILE *f, const learned *r, const char *size)
     fprintf(f, "  %s\n", r->spec);
 }
 
+/* A comment on r's cell, whose learners learned no rule: why. */
+static void write_unlearned(FILE *f, const learned *r, const char *size, const char *why)
+{
+    fprintf(f, "# %s comm_size=%ld nodes=%ld ppn=%ld msg_size=%s: %s\n",
+            ct_coll_name((ct_coll)r->coll), r->P, r->N, r->Q, size, why);
+}
+
 static void write_rules(FILE *f, const learned *r, int n)
 {
     time_t now = time(NULL);
@@ -1007,14 +1016,11 @@ static void write_rules(FILE *f, const learned *r, int n)
                     r[i].waits, all, ncomms);
             write_rule(f, &r[i], size);
         } else if (c == NULL && exploring == NULL) {
-            fprintf(f, "# %s comm_size=%ld nodes=%ld ppn=%ld msg_size=%s: not learned, the run "
-                       "ended before the first round (the rules gave its communicators "
-                       "different choices)\n",
-                    ct_coll_name((ct_coll)r[i].coll), r[i].P, r[i].N, r[i].Q, size);
+            write_unlearned(f, &r[i], size,
+                            "not learned, the run ended before the first round (the rules "
+                            "gave its communicators different choices)");
         } else if (c == NULL && exploring->nrounds == 0) {
-            fprintf(f, "# %s comm_size=%ld nodes=%ld ppn=%ld msg_size=%s: still learning at "
-                       "MPI_Finalize, no round judged yet\n",
-                    ct_coll_name((ct_coll)r[i].coll), r[i].P, r[i].N, r[i].Q, size);
+            write_unlearned(f, &r[i], size, "still learning at MPI_Finalize, no round judged yet");
         } else if (c == NULL) {
             /* What ran between the rounds: reused, the file runs what the
              * run ran, not pmpi. */

@@ -16,6 +16,15 @@ info="$top_builddir/info/coltune-info"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# adapt_says LOG PATTERN WHAT: LOG has a line matching PATTERN; else WHAT is
+# said, with the learners' lines of LOG, and the check fails.
+adapt_says() {
+    grep -q "$2" "$1" && return 0
+    echo "$3:"
+    grep ': adapt: ' "$1"
+    return 1
+}
+
 for P in ${CT_TEST_NP:-1 2 3 5 8}; do
     # from P = 2 the first round runs pmpi, pairwise, nonblocking, linear,
     # scattered, tuna and shm at least; on one node not node_aware
@@ -96,11 +105,7 @@ duel() {
     with_env COLTUNE_ADAPT=1 COLTUNE_VERBOSE=2 COLTUNE_TEST_ADAPT_PHASE=1000000 \
         TEST_FILTER=test_alltoallv TEST_CALLS=600 -- \
         run_mpi 4 "$prog" > "$tmp/duel" 2>&1 || { cat "$tmp/duel"; return 1; }
-    grep -q ': adapt: duel between rounds: .* us, .* us per iteration' "$tmp/duel" || {
-        echo "no duel:"
-        grep ': adapt: ' "$tmp/duel"
-        return 1
-    }
+    adapt_says "$tmp/duel" ': adapt: duel between rounds: .* us, .* us per iteration' "no duel"
 }
 check_run "adapt P=4 a duel between rounds" duel
 
@@ -178,11 +183,8 @@ kept() {
         COLTUNE_RULES="$tmp/kept.rules" COLTUNE_VERBOSE=1 COLTUNE_TEST_ADAPT_PHASE=1000000 \
         TEST_FILTER=test_alltoallv TEST_CALLS=300 -- \
         run_mpi 4 "$prog" > "$tmp/kept" 2>&1 || { cat "$tmp/kept"; return 1; }
-    grep -q ': adapt: kept, no candidate won: tuna:radix=4, ' "$tmp/kept" || {
-        echo "the rules' choice was not kept:"
-        grep ': adapt: ' "$tmp/kept"
-        return 1
-    }
+    adapt_says "$tmp/kept" ': adapt: kept, no candidate won: tuna:radix=4, ' \
+        "the rules' choice was not kept"
 }
 check_run "adapt P=4 the rules' choice stays when no candidate wins" kept
 
