@@ -434,16 +434,21 @@ static uint64_t variants_of(const ct_learner *l, int s)
     return v;
 }
 
+/* What stands where no candidate wins: the choice a re-check measures, the
+ * defaults whose parameter sweep this is, else the incumbent (on 16 ranks
+ * and 2 cores, pencil_fft's learners of 4 ranks, whose rounds interleave,
+ * could not tell shm from pmpi, and, keeping pmpi when their budget ran out
+ * (COLTUNE_ADAPT_CALLS=400), made 20000 iterations 1.3x slower than the
+ * rules' shm). */
+static int standing_of(const ct_learner *l)
+{
+    return l->recheck ? l->choice : l->refine ? l->refine_of : l->prior;
+}
+
 static void decide(ct_ctx *ctx, ct_learner *l)
 {
     const int before = l->choice, was_recheck = l->recheck;
-    /* What stands where no candidate wins: the choice a re-check measures,
-     * the defaults whose parameter sweep this is, else the incumbent (on 16
-     * ranks and 2 cores, pencil_fft's learners of 4 ranks, whose rounds
-     * interleave, could not tell shm from pmpi, and, keeping pmpi when
-     * their budget ran out (COLTUNE_ADAPT_CALLS=400), made 20000 iterations
-     * 1.3x slower than the rules' shm). */
-    const int standing = was_recheck ? before : l->refine ? l->refine_of : l->prior;
+    const int standing = standing_of(l);
     /* The rules' choice stays unless pmpi measured faster, at its re-checks
      * too (else a re-check would demote what the relearning keeps); a
      * choice that learning made stays while its median beats pmpi. */
@@ -484,10 +489,10 @@ static void decide(ct_ctx *ctx, ct_learner *l)
     if (confirmed)
         l->check_gap *= 2;
     l->next_check = l->check_gap > 0 ? l->calls + l->check_gap : -1;
-    const char *what = !was_recheck ? (won || choice <= CT_ADAPT_AA ? "chose"
-                                                                    : "kept, no candidate won:")
-                       : confirmed ? "re-checked"
-                                   : "kept, the re-check inconclusive:";
+    const char *what = was_recheck ? (confirmed ? "re-checked" : "kept, the re-check inconclusive:")
+                       : won || choice <= CT_ADAPT_AA         ? "chose"
+                       : l->v.kind == CT_VERDICT_STANDS ? "kept, no candidate can beat it:"
+                                                        : "kept, no candidate won:";
     log_decision(ctx, l, what);
 }
 
@@ -656,7 +661,7 @@ static int end_round(ct_ctx *ctx, ct_learner *l)
      * point-to-point exchange until it decided. */
     const uint64_t favoured =
         l->favour > CT_ADAPT_AA && live(l, l->favour) ? (uint64_t)1 << l->favour : 0;
-    const ct_judge_input in = {l->t, l->nrounds, n, l->alive, favoured};
+    const ct_judge_input in = {l->t, l->nrounds, n, l->alive, favoured, standing_of(l)};
     ct_judge(&in, &kn, &l->v);
     if (l->v.kind != CT_VERDICT_OPEN) {
         decide(ctx, l);

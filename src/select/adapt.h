@@ -32,7 +32,8 @@
  * the re-check open). Where no candidate wins, what stands stays: the
  * incumbent unless pmpi measured faster, a re-checked choice or a
  * parameter sweep's defaults while their median beats pmpi
- * (ct_judge_settle).
+ * (ct_judge_settle); and the rounds end early where what stands is faster
+ * than pmpi and no candidate can beat it by the margin (CT_VERDICT_STANDS).
  */
 #ifndef CT_ADAPT_H
 #define CT_ADAPT_H

@@ -11,7 +11,11 @@
  * pmpi's time / its time in the same round, with the distribution-free
  * interval of the sign test (order statistics of the ratios). It wins when
  * the interval's lower end clears 1 + max(margin, noise), noise being how far
- * the A/A interval reaches from 1 (never below the floor).
+ * the A/A interval reaches from 1 (never below the floor). Where a candidate
+ * stands (the rules' choice, a choice at its re-check, a sweep's defaults),
+ * the rounds end as soon as it is faster than pmpi and no other can beat it
+ * by the margin; it is dropped as unable to beat pmpi only after min_demote
+ * rounds.
  */
 #ifndef CT_ADAPT_JUDGE_H
 #define CT_ADAPT_JUDGE_H
@@ -39,6 +43,9 @@ typedef struct ct_judge_knobs {
     int keep;           /* halving keeps at least this many candidates (2) */
     int min_drop;       /* rounds before a candidate that cannot beat pmpi by
                            the margin is dropped (3) */
+    int min_demote;     /* the same for the candidate that stands (6: the
+                           fewest rounds whose interval at 95% is not their
+                           whole range) */
     int min_win;        /* rounds before a candidate may win (4) */
     int max_rounds;     /* rounds at most: then the evidence decides (64; at most
                            CT_JUDGE_MAX_ROUNDS) */
@@ -55,13 +62,18 @@ typedef struct ct_judge_input {
     uint64_t alive; /* bit k: slot k still runs (bits 0 and 1 always set) */
     uint64_t favoured; /* live candidates halving keeps (the learner's last duel's
                           winner, adapt.c): the cut by medians spares them */
+    int standing;      /* the candidate that stands where none wins (the rules'
+                          choice, a choice at its re-check, a sweep's defaults:
+                          ct_judge_settle); <= CT_ADAPT_AA: none */
 } ct_judge_input;
 
 typedef enum ct_verdict_kind {
     CT_VERDICT_OPEN = 0,    /* measure another round */
     CT_VERDICT_WIN,         /* slot `winner` beats pmpi */
     CT_VERDICT_BASELINE,    /* no candidate can beat pmpi by the margin */
-    CT_VERDICT_NO_EVIDENCE  /* max_rounds reached without a win: pmpi */
+    CT_VERDICT_NO_EVIDENCE, /* max_rounds reached without a win: pmpi */
+    CT_VERDICT_STANDS       /* what stands (ct_judge_input.standing) is faster than
+                               pmpi and no live candidate can beat it by the margin */
 } ct_verdict_kind;
 
 typedef struct ct_verdict {
@@ -107,7 +119,8 @@ typedef enum ct_stand {
 
 /* The slot a finished exploration settles on (v->kind is not OPEN): the
  * winner of a WIN; else the candidate that stands, `kept` (> CT_ADAPT_AA;
- * -1 for none), if it measured as stand asks; else pmpi (CT_ADAPT_BASE).
+ * -1 for none), if it measured as stand asks (as it did where it STANDS);
+ * else pmpi (CT_ADAPT_BASE).
  * Rounds that cannot tell the candidates apart (NO_EVIDENCE), or that find
  * none faster than pmpi by the margin (BASELINE), do not replace what
  * stands: a re-check demotes a choice that has become slower, not one the

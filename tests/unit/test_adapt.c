@@ -28,6 +28,7 @@
 typedef struct rounds {
     double t[MAXR * CT_ADAPT_MAX_SLOTS];
     int n, nslots;
+    int standing; /* the slot that stands (ct_judge_input); 0: none */
 } rounds;
 
 /* A round where slot k takes base[k] * (1 + jitter[k] * wobble(r)). */
@@ -51,7 +52,7 @@ static uint64_t judge_round(rounds *rs, const double *base, const double *jitter
     for (int k = 0; k < rs->nslots; k++)
         if (!(alive >> k & 1u))
             rs->t[(rs->n - 1) * rs->nslots + k] = -1.0;
-    ct_judge_input in = {rs->t, rs->n, rs->nslots, alive, favoured};
+    ct_judge_input in = {rs->t, rs->n, rs->nslots, alive, favoured, rs->standing};
     ct_judge(&in, kn, v);
     return v->alive;
 }
@@ -312,6 +313,57 @@ static void test_dropped_keeps_estimate(void **state)
     assert_int_equal(v.est[3].n, rs.n);
 }
 
+/* The rules' incumbent (slot 2, 2x, standing) against slower candidates,
+ * behind a noisy A/A pair that keeps a win out of reach: before min_win
+ * rounds the rounds go on; then no live challenger's interval reaches its
+ * median times 1 + margin, and it stands. The same rounds with no candidate
+ * standing, or with slot 3 standing (slower than slot 2), go on; a
+ * challenger within the margin of the incumbent keeps them going too. */
+static void test_incumbent_stands(void **state)
+{
+    (void)state;
+    const double base[] = {100, 100, 50, 80, 90}, close[] = {100, 100, 50, 51, 90},
+                 jitter[] = {0.4, 0.4, 0.02, 0.02, 0.02};
+    const ct_judge_knobs kn = ct_judge_knobs_default();
+    rounds a = {.nslots = 5, .standing = 2}, b = {.nslots = 5, .standing = 2},
+           none = {.nslots = 5}, slow = {.nslots = 5, .standing = 3};
+    const uint64_t all = (1u << 5) - 1;
+    ct_verdict v;
+    for (int r = 0; r < kn.min_win; r++) {
+        judge_round(&none, base, jitter, all, 1u << 2, &kn, &v);
+        assert_int_equal(v.kind, CT_VERDICT_OPEN);
+        judge_round(&slow, base, jitter, all, 1u << 2, &kn, &v);
+        assert_int_equal(v.kind, CT_VERDICT_OPEN);
+        judge_round(&b, close, jitter, all, 1u << 2, &kn, &v);
+        assert_int_equal(v.kind, CT_VERDICT_OPEN);
+        assert_true(v.alive >> 3 & 1u);
+        judge_round(&a, base, jitter, all, 1u << 2, &kn, &v);
+        assert_int_equal(v.kind, r + 1 < kn.min_win ? CT_VERDICT_OPEN : CT_VERDICT_STANDS);
+    }
+    assert_int_equal(ct_judge_settle(&v, 2, CT_STAND_UNLESS_SLOWER), 2);
+    assert_int_equal(ct_judge_settle(&v, 2, CT_STAND_FASTER), 2);
+}
+
+/* A re-check that measures the choice 10% slower than pmpi, steadily: a
+ * candidate that does not stand goes after min_drop rounds; the one that
+ * stands (the rules' choice) runs min_demote rounds, then goes too and,
+ * pmpi faster at the confidence, is demoted. */
+static void test_standing_dropped_later(void **state)
+{
+    (void)state;
+    const double slower[] = {100, 100, 110}, steady[] = {0.01, 0.01, 0.01};
+    const ct_judge_knobs kn = ct_judge_knobs_default();
+    rounds a = {.nslots = 3}, b = {.nslots = 3, .standing = 2};
+    assert_true(kn.min_demote > kn.min_drop);
+    ct_verdict v = run(&a, slower, steady, &kn);
+    assert_int_equal(v.kind, CT_VERDICT_BASELINE);
+    assert_int_equal(a.n, kn.min_drop);
+    v = run(&b, slower, steady, &kn);
+    assert_int_equal(v.kind, CT_VERDICT_BASELINE);
+    assert_int_equal(b.n, kn.min_demote);
+    assert_int_equal(ct_judge_settle(&v, 2, CT_STAND_UNLESS_SLOWER), CT_ADAPT_BASE);
+}
+
 /* The start of the next round: on the grid of G (the smallest power of two
  * not below the round's calls times (100 - share) / share), nearest to where
  * the share puts it and after the round; two learners whose wants differ a
@@ -431,6 +483,8 @@ int main(void)
         cmocka_unit_test(test_recheck_slower_demoted),
         cmocka_unit_test(test_standing_kept_unless_slower),
         cmocka_unit_test(test_dropped_keeps_estimate),
+        cmocka_unit_test(test_incumbent_stands),
+        cmocka_unit_test(test_standing_dropped_later),
         cmocka_unit_test(test_next_round),
         cmocka_unit_test(test_fastest_winner),
         cmocka_unit_test(test_size_classes),
