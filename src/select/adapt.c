@@ -478,13 +478,14 @@ static void decide(ct_ctx *ctx, ct_learner *l)
     l->ph = PHASE_DECIDED;
     l->recheck = 0;
     l->choice = choice;
-    /* Confirmed (a win again, pmpi again, or the rules' choice faster than
-     * pmpi again, as a learned choice must be to stay): look again later. A
-     * choice kept by an inconclusive re-check is looked at as soon as this
-     * one. */
+    /* Confirmed (a win again, pmpi again, the choice faster than pmpi at
+     * the confidence with nothing to beat it (STANDS), or the rules' choice
+     * faster than pmpi again, as a learned choice must be to stay): look
+     * again later. A choice kept by an inconclusive re-check is looked at as
+     * soon as this one. */
     const int confirmed =
         was_recheck && choice == before &&
-        (won || before <= CT_ADAPT_AA ||
+        (won || before <= CT_ADAPT_AA || l->v.kind == CT_VERDICT_STANDS ||
          (incumbent && ct_judge_settle(&l->v, before, CT_STAND_FASTER) == before));
     if (confirmed)
         l->check_gap *= 2;

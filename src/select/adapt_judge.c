@@ -114,11 +114,11 @@ static int ranks_above(const ct_verdict *v, int j, int k)
 /* Drops the candidates that have had min_drop rounds (min_demote for the one
  * that stands) and cannot beat pmpi by the margin (their interval's upper end
  * stays below it); every halve_every rounds, the live candidates ranked in
- * the lower half go too (at least keep stay), except the favoured ones,
- * which only the first rule drops. Three rounds of a learner whose rounds
- * hold other learners' calls can all favour pmpi by chance: on 16 ranks and
- * 2 cores, re-checks of pencil_fft's learners now and then demoted the
- * rules' shm, 1.9x pmpi over whole runs, on three. */
+ * the lower half go too (at least keep stay), except the favoured ones and
+ * the one that stands, which only the first rule drops. Three rounds of a
+ * learner whose rounds hold other learners' calls can all favour pmpi by
+ * chance: on 16 ranks and 2 cores, re-checks of pencil_fft's learners now
+ * and then demoted the rules' shm, 1.9x pmpi over whole runs, on three. */
 static void drop_losers(ct_verdict *v, const ct_judge_input *in, int nslots,
                         const ct_judge_knobs *kn)
 {
@@ -134,7 +134,10 @@ static void drop_losers(ct_verdict *v, const ct_judge_input *in, int nslots,
     for (int k = CT_ADAPT_AA + 1; k < nslots; k++)
         live += (int)(v->alive >> k & 1u);
     int keep = (live + 1) / 2 > kn->keep ? (live + 1) / 2 : kn->keep;
-    uint64_t kept = v->alive & (3u | in->favoured);
+    uint64_t spared = 3u | in->favoured;
+    if (in->standing > CT_ADAPT_AA && in->standing < nslots)
+        spared |= (uint64_t)1 << in->standing;
+    uint64_t kept = v->alive & spared;
     for (int k = CT_ADAPT_AA + 1; k < nslots; k++) {
         if (!(v->alive >> k & 1u))
             continue;
@@ -148,20 +151,23 @@ static void drop_losers(ct_verdict *v, const ct_judge_input *in, int nslots,
 }
 
 /* Does `kept`, the live candidate that stands, hold off every other: after
- * min_win rounds its median faster than pmpi's, and no other live
- * candidate's interval reaching that median times 1 + margin? Then more
- * rounds are unlikely to find one better by the margin: they would only cost
- * their share of the time (16 ranks on 2 cores: pencil_fft's learners, whose
- * rounds hold the other communicators' calls and cannot clear their noise,
- * explored the rules' shm against pmpi through 40000 calls). */
-static int stands(const ct_verdict *v, int kept, const ct_judge_knobs *kn)
+ * min_win rounds, faster than pmpi at the confidence (its interval above 1)
+ * and no other live candidate's interval reaching its median times 1 +
+ * margin? Then more rounds are unlikely to find one better by the margin:
+ * they would only cost their share of the time (16 ranks on 2 cores:
+ * pencil_fft's learners, whose rounds hold the other communicators' calls
+ * and cannot clear their noise, explored the rules' shm against pmpi
+ * through 40000 calls). Its interval, not its median: a re-check, which
+ * has no other candidate, would otherwise keep a slower choice at the
+ * first round its median came out above 1. */
+static int stands(const ct_verdict *v, int kept, int nslots, const ct_judge_knobs *kn)
 {
-    if (kept <= CT_ADAPT_AA || kept >= CT_ADAPT_MAX_SLOTS || !(v->alive >> kept & 1u))
+    if (kept <= CT_ADAPT_AA || kept >= nslots || !(v->alive >> kept & 1u))
         return 0;
     const ct_estimate *e = &v->est[kept];
-    if (e->n < kn->min_win || e->point <= 1.0)
+    if (e->n < kn->min_win || e->lo <= 1.0)
         return 0;
-    for (int k = CT_ADAPT_AA + 1; k < CT_ADAPT_MAX_SLOTS; k++)
+    for (int k = CT_ADAPT_AA + 1; k < nslots; k++)
         if (k != kept && (v->alive >> k & 1u) && v->est[k].hi >= e->point * (1.0 + kn->margin))
             return 0;
     return 1;
@@ -210,7 +216,7 @@ void ct_judge(const ct_judge_input *in, const ct_judge_knobs *kn, ct_verdict *v)
         v->kind = CT_VERDICT_BASELINE;
     } else if (out_of_rounds) {
         v->kind = CT_VERDICT_NO_EVIDENCE;
-    } else if (stands(v, in->standing, kn)) {
+    } else if (stands(v, in->standing, nslots, kn)) {
         v->kind = CT_VERDICT_STANDS;
     }
 }

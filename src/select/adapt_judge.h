@@ -13,9 +13,10 @@
  * the interval's lower end clears 1 + max(margin, noise), noise being how far
  * the A/A interval reaches from 1 (never below the floor). Where a candidate
  * stands (the rules' choice, a choice at its re-check, a sweep's defaults),
- * the rounds end as soon as it is faster than pmpi and no other can beat it
- * by the margin; it is dropped as unable to beat pmpi only after min_demote
- * rounds.
+ * the rounds end, after min_win rounds at least, as soon as it is faster
+ * than pmpi at the confidence (its interval above 1) and no other can beat
+ * it by the margin; halving spares it, and it is dropped as unable to beat
+ * pmpi only after min_demote rounds.
  */
 #ifndef CT_ADAPT_JUDGE_H
 #define CT_ADAPT_JUDGE_H
@@ -44,8 +45,8 @@ typedef struct ct_judge_knobs {
     int min_drop;       /* rounds before a candidate that cannot beat pmpi by
                            the margin is dropped (3) */
     int min_demote;     /* the same for the candidate that stands (6: the
-                           fewest rounds whose interval at 95% is not their
-                           whole range) */
+                           fewest rounds whose whole range is an interval
+                           at 95%; 5 give 94%) */
     int min_win;        /* rounds before a candidate may win (4) */
     int max_rounds;     /* rounds at most: then the evidence decides (64; at most
                            CT_JUDGE_MAX_ROUNDS) */
@@ -71,9 +72,10 @@ typedef enum ct_verdict_kind {
     CT_VERDICT_OPEN = 0,    /* measure another round */
     CT_VERDICT_WIN,         /* slot `winner` beats pmpi */
     CT_VERDICT_BASELINE,    /* no candidate can beat pmpi by the margin */
-    CT_VERDICT_NO_EVIDENCE, /* max_rounds reached without a win: pmpi */
+    CT_VERDICT_NO_EVIDENCE, /* max_rounds reached without a win (ct_judge_settle) */
     CT_VERDICT_STANDS       /* what stands (ct_judge_input.standing) is faster than
-                               pmpi and no live candidate can beat it by the margin */
+                               pmpi at the confidence and no live candidate can
+                               beat it by the margin */
 } ct_verdict_kind;
 
 typedef struct ct_verdict {
@@ -94,8 +96,9 @@ typedef struct ct_verdict {
 double ct_judge_turn(const double *t, const unsigned char *alone, int n);
 
 /* 0-based ranks (lo, hi) of the order statistics of n samples that bound
- * their median with probability >= confidence; (0, n - 1) when n is too small
- * (fewer than 6 at 95%). */
+ * their median with probability >= confidence; (0, n - 1), the whole range,
+ * for the smallest n (up to 8 at 95%; below 6 it bounds the median with
+ * less than 95%). */
 void ct_median_interval_ranks(int n, double confidence, int *lo, int *hi);
 
 /* The speedup of slot k over slot base from the rounds where both ran
@@ -103,9 +106,11 @@ void ct_median_interval_ranks(int n, double confidence, int *lo, int *hi);
 ct_estimate ct_judge_estimate(const ct_judge_input *in, int base, int k, double confidence);
 
 /* Judges the rounds so far (see the file comment): drops candidates that
- * cannot beat pmpi by the margin, halves the field every halve_every rounds
- * (successive halving: the slower half by median goes, except the favoured),
- * and says whether a candidate wins, pmpi does, or another round is needed. */
+ * cannot beat pmpi by the margin (after min_drop rounds, min_demote for what
+ * stands), halves the field every halve_every rounds (successive halving:
+ * the slower half by median goes, except the favoured and what stands), and
+ * says whether a candidate wins, none can (BASELINE), the rounds ran out,
+ * what stands holds off every other (STANDS), or another round is needed. */
 void ct_judge(const ct_judge_input *in, const ct_judge_knobs *kn, ct_verdict *v);
 
 /* What a candidate that stands must have measured over the rounds (dropped

@@ -48,9 +48,9 @@ check_run "adapt P=5 COLTUNE_PPN=2 (nodes of 2, 2, 1): node_aware among the cand
 # multiple of the smallest power of two not below the round's calls (32 for
 # 3 turns of 6 calls, 128 for 11; the first round, of 4-call turns without
 # pmpi's second, starts at once). Until the first decision, at least 3
-# rounds (a decision needs 3: pmpi is kept after 3 when no candidate can beat
-# it by 5%, a winner needs 4), those after the first on it; every call's
-# choice checked on all ranks. (The first round's time counts the MPI
+# rounds (a decision needs 3: with no rules' choice standing, pmpi is kept
+# after 3 when no candidate can beat it by 5%, a winner needs 4), those after
+# the first on it; every call's choice checked on all ranks. (The first round's time counts the MPI
 # library's first calls; on a loaded machine the next round came after call
 # 1280, hence 3000 calls.)
 grid() {

@@ -234,7 +234,7 @@ static void test_win_then_lose(void **state)
     (void)state;
     const double fast[] = {100, 100, 50}, slow[] = {100, 100, 140}, jitter[] = {0.03, 0.03, 0.03};
     const ct_judge_knobs kn = ct_judge_knobs_default();
-    rounds first = {.nslots = 3}, second = {.nslots = 3};
+    rounds first = {.nslots = 3}, second = {.nslots = 3, .standing = 2}; /* its re-check */
     ct_verdict v = run(&first, fast, jitter, &kn);
     assert_int_equal(v.kind, CT_VERDICT_WIN);
     assert_int_equal(v.winner, 2);
@@ -247,13 +247,15 @@ static void test_win_then_lose(void **state)
 }
 
 /* A re-check where the choice has become 10% slower than pmpi, behind the
- * same noise: whether the rounds run out or drop it, it is demoted. */
+ * same noise: whether the rounds run out or drop it, it is demoted; the
+ * rounds where its median comes out above 1 do not end the re-check (it
+ * stands, but is not faster at the confidence). */
 static void test_recheck_slower_demoted(void **state)
 {
     (void)state;
     const double slower[] = {100, 100, 110}, jitter[] = {0.4, 0.4, 0.02};
     const ct_judge_knobs kn = ct_judge_knobs_default();
-    rounds rs = {.nslots = 3};
+    rounds rs = {.nslots = 3, .standing = 2};
     ct_verdict v = run(&rs, slower, jitter, &kn);
     assert_true(v.kind == CT_VERDICT_NO_EVIDENCE || v.kind == CT_VERDICT_BASELINE);
     assert_int_equal(ct_judge_settle(&v, 2, CT_STAND_FASTER), CT_ADAPT_BASE);
@@ -272,7 +274,7 @@ static void test_standing_kept_unless_slower(void **state)
                  steady[] = {0.01, 0.01, 0.01}, hidden[] = {100, 100, 110},
                  noisy[] = {0.4, 0.4, 0.02};
     const ct_judge_knobs kn = ct_judge_knobs_default();
-    rounds a = {.nslots = 3}, b = {.nslots = 3}, c = {.nslots = 3};
+    rounds a = {.nslots = 3}, b = {.nslots = 3}, c = {.nslots = 3, .standing = 2};
     ct_verdict v = run(&a, level, steady, &kn);
     assert_int_equal(v.kind, CT_VERDICT_BASELINE);
     assert_false(v.alive >> 2 & 1u);
