@@ -119,12 +119,12 @@ static int ranks_above(const ct_verdict *v, int j, int k)
  * learner whose rounds hold other learners' calls can all favour pmpi by
  * chance: on 16 ranks and 2 cores, re-checks of pencil_fft's learners now
  * and then demoted the rules' shm, 1.9x pmpi over whole runs, on three. */
-static void drop_losers(ct_verdict *v, const ct_judge_input *in, int nslots,
+static void drop_losers(ct_verdict *v, const ct_judge_input *in, int nslots, int standing,
                         const ct_judge_knobs *kn)
 {
     for (int k = CT_ADAPT_AA + 1; k < nslots; k++) {
         const ct_estimate *e = &v->est[k];
-        const int rounds = k == in->standing ? kn->min_demote : kn->min_drop;
+        const int rounds = k == standing ? kn->min_demote : kn->min_drop;
         if ((v->alive >> k & 1u) && e->n >= rounds && e->hi < 1.0 + kn->margin)
             v->alive &= ~((uint64_t)1 << k);
     }
@@ -134,9 +134,7 @@ static void drop_losers(ct_verdict *v, const ct_judge_input *in, int nslots,
     for (int k = CT_ADAPT_AA + 1; k < nslots; k++)
         live += (int)(v->alive >> k & 1u);
     int keep = (live + 1) / 2 > kn->keep ? (live + 1) / 2 : kn->keep;
-    uint64_t spared = 3u | in->favoured;
-    if (in->standing > CT_ADAPT_AA && in->standing < nslots)
-        spared |= (uint64_t)1 << in->standing;
+    const uint64_t spared = 3u | in->favoured | (standing >= 0 ? (uint64_t)1 << standing : 0);
     uint64_t kept = v->alive & spared;
     for (int k = CT_ADAPT_AA + 1; k < nslots; k++) {
         if (!(v->alive >> k & 1u))
@@ -150,10 +148,10 @@ static void drop_losers(ct_verdict *v, const ct_judge_input *in, int nslots,
     v->alive = kept;
 }
 
-/* Does `kept`, the live candidate that stands, hold off every other: after
- * min_win rounds, faster than pmpi at the confidence (its interval above 1)
- * and no other live candidate's interval reaching its median times 1 +
- * margin? Then more rounds are unlikely to find one better by the margin:
+/* Does `kept`, the live candidate that stands (-1: none), hold off every
+ * other: after min_win rounds, faster than pmpi at the confidence (its
+ * interval above 1) and no other live candidate's interval reaching its
+ * median times 1 + margin? Then more rounds are unlikely to find one better by the margin:
  * they would only cost their share of the time (16 ranks on 2 cores:
  * pencil_fft's learners, whose rounds hold the other communicators' calls
  * and cannot clear their noise, explored the rules' shm against pmpi
@@ -162,7 +160,7 @@ static void drop_losers(ct_verdict *v, const ct_judge_input *in, int nslots,
  * first round its median came out above 1. */
 static int stands(const ct_verdict *v, int kept, int nslots, const ct_judge_knobs *kn)
 {
-    if (kept <= CT_ADAPT_AA || kept >= nslots || !(v->alive >> kept & 1u))
+    if (kept < 0 || !(v->alive >> kept & 1u))
         return 0;
     const ct_estimate *e = &v->est[kept];
     if (e->n < kn->min_win || e->lo <= 1.0)
@@ -183,13 +181,16 @@ void ct_judge(const ct_judge_input *in, const ct_judge_knobs *kn, ct_verdict *v)
     const double reach = v->aa.n > 0 ? fmax(v->aa.hi, 1.0 / v->aa.lo) - 1.0 : 0.0;
     v->noise = fmax(kn->noise_floor, reach);
     v->threshold = 1.0 + fmax(kn->margin, v->noise);
+    /* The candidate that stands, -1 for none. */
+    const int standing =
+        in->standing > CT_ADAPT_AA && in->standing < nslots ? in->standing : -1;
     for (int k = 0; k < CT_ADAPT_MAX_SLOTS; k++)
         v->est[k] = (ct_estimate){0, 0, 0, 0};
     /* Dropped candidates too: a choice that stands where none wins is
      * judged by all its rounds (ct_judge_settle). */
     for (int k = CT_ADAPT_AA + 1; k < nslots; k++)
         v->est[k] = ct_judge_estimate(in, CT_ADAPT_BASE, k, kn->confidence);
-    drop_losers(v, in, nslots, kn);
+    drop_losers(v, in, nslots, standing, kn);
     v->best = best_of(v, nslots);
 
     /* The winner: of the candidates whose interval clears the threshold, the
@@ -216,7 +217,7 @@ void ct_judge(const ct_judge_input *in, const ct_judge_knobs *kn, ct_verdict *v)
         v->kind = CT_VERDICT_BASELINE;
     } else if (out_of_rounds) {
         v->kind = CT_VERDICT_NO_EVIDENCE;
-    } else if (stands(v, in->standing, nslots, kn)) {
+    } else if (stands(v, standing, nslots, kn)) {
         v->kind = CT_VERDICT_STANDS;
     }
 }

@@ -346,6 +346,25 @@ static void test_incumbent_stands(void **state)
     assert_int_equal(ct_judge_settle(&v, 2, CT_STAND_FASTER), 2);
 }
 
+/* Halving after round 2 keeps the faster half of four candidates, slots 2
+ * and 3; slot 5, the slowest, goes unless it stands (too few rounds for the
+ * rule that drops a candidate unable to beat pmpi). */
+static void test_halving_spares_standing(void **state)
+{
+    (void)state;
+    const double base[] = {100, 100, 50, 60, 70, 95}, jitter[] = {0.4, 0.4, 0.02, 0.02, 0.02, 0.02};
+    const ct_judge_knobs kn = ct_judge_knobs_default();
+    rounds a = {.nslots = 6}, b = {.nslots = 6, .standing = 5};
+    uint64_t alive_a = (1u << 6) - 1, alive_b = alive_a;
+    ct_verdict v;
+    for (int r = 0; r < kn.halve_every; r++) {
+        alive_a = judge_round(&a, base, jitter, alive_a, 0, &kn, &v);
+        alive_b = judge_round(&b, base, jitter, alive_b, 0, &kn, &v);
+    }
+    assert_int_equal(alive_a, 3u | (1u << 2) | (1u << 3));
+    assert_int_equal(alive_b, 3u | (1u << 2) | (1u << 3) | (1u << 5));
+}
+
 /* A re-check that measures the choice 10% slower than pmpi, steadily: a
  * candidate that does not stand goes after min_drop rounds; the one that
  * stands (the rules' choice) runs min_demote rounds, then goes too and,
@@ -487,6 +506,7 @@ int main(void)
         cmocka_unit_test(test_dropped_keeps_estimate),
         cmocka_unit_test(test_incumbent_stands),
         cmocka_unit_test(test_standing_dropped_later),
+        cmocka_unit_test(test_halving_spares_standing),
         cmocka_unit_test(test_next_round),
         cmocka_unit_test(test_fastest_winner),
         cmocka_unit_test(test_size_classes),
