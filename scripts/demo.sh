@@ -173,7 +173,7 @@ print_runs "fft_transpose, $np ranks, $iters MPI_Alltoallv calls per run"
 what_ran "$(served "$prefix/fft_transpose.log")" MPI_Alltoallv
 echo "-- what COLTUNE_ADAPT=1 did (COLTUNE_STATS=1). With the shipped rules the learner runs"
 echo "   their choice until its first round, which waits until the run is long enough to pay"
-echo "   for it within COLTUNE_ADAPT_SHARE (default 5%):"
+echo "   for it within COLTUNE_ADAPT_SHARE (default 2%):"
 LD_PRELOAD="$lib" COLTUNE_ADAPT=1 COLTUNE_STATS=1 launch "$prefix/bin/fft_transpose" \
     "$iters" "$scale" | sed -n '/adaptive tuning/,/^coltune statistics/p' | sed '$d'
 echo "   With no rules file it learns from the first call; a run this short may end still"

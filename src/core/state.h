@@ -45,12 +45,14 @@ typedef struct ct_state {
         int world[2];
         int draw[2], drawn;
     } node;
-    /* Calls the online learners made while exploring, on every communicator
-     * (select/adapt.c; atomic): a learner's turn leaves out the time between
-     * two of its calls that holds another learner's call. A cache line of its
-     * own, away from what every call reads. */
+    /* Calls the online learners made while exploring (learner_calls: how
+     * many learners share the budget), and all their calls (learner_seen: a
+     * learner's turn leaves out the time between two of its calls that holds
+     * another learner's call), on every communicator (select/adapt.c;
+     * atomic). A cache line of their own, away from what every call reads. */
     _Alignas(64) unsigned long learner_calls;
-    char learner_calls_line[64 - sizeof(unsigned long)];
+    unsigned long learner_seen;
+    char learner_calls_line[64 - 2 * sizeof(unsigned long)];
     /* The configuration's settings (select/config.h), set once it is read;
      * all zero before. */
     const ct_settings *settings;

@@ -43,13 +43,32 @@ typedef struct learned {
 } learned;
 
 typedef struct ct_learner {
-    ct_coll coll;
-    int cls, rule_line;
+    /* What every call reads (ct_adapt_find, ct_adapt_next), together in the
+     * first cache lines, not scattered among the rounds' arrays: where ranks
+     * outnumber cores, each finds its caches cold after every switch. */
     const ct_rule *rule;     /* the adapt rule it serves, NULL for COLTUNE_ADAPT */
     struct ct_learner *next; /* of the same collective and class, another rule's */
+    phase ph;
+    int best, choice;        /* slots: the best so far, the decision */
+    /* The calls between rounds open with a duel: the best candidate so far
+     * and the runner-up (duel[1] < 0: none, as where the rounds rank the
+     * favourite first; plan_duel), in slot order, run DUEL_CALLS
+     * calls each, measured as a turn is; one allreduce agrees the two, and
+     * the faster runs the rest of the calls and opens the next duel
+     * (favour). */
+    int duel[2];
+    int duel_seen[2]; /* calls of each side so far */
+    long calls, next_check;
+    long lead; /* the incumbent's calls before the first round (first_wait), whose
+                  time end_round adds to exploit_time once the round measured it */
+    long exploit_left;     /* calls of best before the next round (the share) */
+    double exploit_time;   /* estimated time of the calls between rounds */
+    double best_time;      /* an exploit call's estimated time */
+
+    ct_coll coll;
+    int cls, rule_line;
     int nslots; /* 2 + candidates */
     ct_adapt_cand slot[CT_ADAPT_MAX_SLOTS];
-    phase ph;
     int recheck;    /* this exploration re-checks the decision */
     int refine;     /* this exploration sweeps the parameters of slot refine_of */
     int refine_of;
@@ -67,32 +86,19 @@ typedef struct ct_learner {
     unsigned char alone[CT_ADAPT_BURST]; /* [i]: no other learner's call in gap[i] */
     double local[CT_ADAPT_MAX_SLOTS]; /* this rank's times in it */
     double elapsed;                   /* this rank's time in it: the sum of its gaps */
-    long exploit_left;     /* calls of best before the next round (the share) */
-    double best_time;      /* an exploit call's estimated time */
-    /* The calls between rounds open with a duel: the best candidate so far
-     * and the runner-up (duel[1] < 0: none, as where the rounds rank the
-     * favourite first; plan_duel), in slot order, run DUEL_CALLS
-     * calls each, measured as a turn is; one allreduce agrees the two, and
-     * the faster runs the rest of the calls and opens the next duel
-     * (favour). */
-    int duel[2];
-    int duel_seen[2]; /* calls of each side so far */
     double duel_gap[2][CT_JUDGE_MAX_TURN];
     unsigned char duel_alone[2][CT_JUDGE_MAX_TURN];
     int favour; /* the faster slot of the last duel, at first the prior; -1 none */
+    int lost;   /* duels what stands lost in a row as the favourite (ct_judge_duel) */
     int prior;  /* what the rules would run (ct_adapt_create), -1 none */
-    double exploit_time;   /* estimated time of the calls between rounds */
-    long lead; /* the incumbent's calls before the first round (first_wait), whose
-                  time end_round adds to exploit_time once the round measured it */
     /* The process's exploring learners' calls per call of this one since
      * its last round or the end of its wait (end_round: the most any rank
      * had), and the counts then. */
     double crowd;
     unsigned long crowd_mark;
     long calls_mark;
-    int best, choice;      /* slots: the best so far, the decision */
     ct_verdict v;          /* the last verdict */
-    long calls, explore_calls, next_check, check_gap;
+    long explore_calls, check_gap;
     long explore_start; /* explore_calls when the current exploration began */
     double explore_time, agree_time, leader;
     double first_time; /* of the first round, in explore_time */
@@ -256,9 +262,13 @@ struct ct_learner *ct_adapt_find(ct_ctx *ctx, ct_coll coll, int cls, const ct_ru
  * that leaves a rank early but keeps the processors busy (progress, polling)
  * slows that work down, and time inside the calls alone would favour it
  * (measured: point-to-point exchanges won rounds that shm won in whole
- * runs). An iteration that holds a call of another learner still exploring
- * (of a row or a column communicator of one application, say) is left out
- * where the turn has others: that call runs whatever its own learner tries.
+ * runs). An iteration that holds a call of another learner (of a row or a
+ * column communicator of one application, say) is left out where the turn
+ * has others: that call runs whatever its own learner tries or, decided,
+ * adds its time to every slot alike and brings their ratios towards 1 (16
+ * ranks on 2 cores: where pencil_fft's column learners had decided, its row
+ * learners' rounds measured shm and pmpi alike, 150-280 us, and could not
+ * end; without the column calls, 55-65 against 75-100).
  * (In a loop of row, column, column, row calls, every other iteration of
  * each is alone; where none is, all count.) The median: one iteration the
  * operating system descheduled does not make a turn slow. The first round
@@ -355,6 +365,7 @@ static void explore(ct_learner *l, uint64_t alive, int recheck)
     l->exploit_left = 0;
     l->duel[0] = l->duel[1] = -1;
     l->favour = l->prior;
+    l->lost = 0;
     l->explore_start = l->explore_calls;
     crowd_mark(l);
     plan_round(l);
@@ -542,6 +553,13 @@ static void plan_duel(ct_learner *l)
      * learners some 2 ms each time). */
     if (a == l->favour && a == v && exploitable(l, a))
         b = -1;
+    /* What stands challenges whatever displaced it (ct_judge_duel), though
+     * the rounds rank it lower: their first rounds rank close candidates by
+     * chance, and the duels that follow would otherwise be between
+     * point-to-point exchanges only. */
+    const int standing = standing_of(l);
+    if (standing > CT_ADAPT_AA && standing != a && live(l, standing))
+        b = standing;
     l->best = a;
     /* The two sides in slot order, not the favourite first: learners called
      * together (pace's grid) hold their duels at the same calls, and each
@@ -764,7 +782,8 @@ void ct_adapt_next(struct ct_learner *l, int advance, ct_adapt_turn *turn, ct_ad
         if (l->lead > 0 && l->calls == l->lead) /* the wait is over: count from here */
             crowd_mark(l);
         l->calls++;
-        /* A decided learner's calls do not vary, nor do a waiting one's. */
+        __atomic_fetch_add(&ct_state_get()->learner_seen, 1, __ATOMIC_RELAXED);
+        /* Only exploring learners share the budget. */
         if (l->ph == PHASE_EXPLORE && l->calls > l->lead)
             __atomic_fetch_add(&ct_state_get()->learner_calls, 1, __ATOMIC_RELAXED);
     }
@@ -840,7 +859,7 @@ static int duel_record(ct_ctx *ctx, ct_learner *l, int h, double gap, int alone)
     if (rc != MPI_SUCCESS)
         return rc;
     log_duel(ctx, l, t);
-    l->favour = l->best = t[1] < t[0] ? l->duel[1] : t[0] < t[1] ? l->duel[0] : l->best;
+    l->favour = l->best = ct_judge_duel(l->duel, t, l->best, standing_of(l), &l->lost);
     l->duel[0] = l->duel[1] = -1;
     return MPI_SUCCESS;
 }
@@ -853,7 +872,7 @@ int ct_adapt_record(ct_ctx *ctx, const ct_adapt_turn *turn)
     if (turn->duel < 0)
         test_delay(ctx, l, turn->slot);
     const double exit = PMPI_Wtime();
-    const unsigned long count = __atomic_load_n(&ct_state_get()->learner_calls, __ATOMIC_RELAXED);
+    const unsigned long count = __atomic_load_n(&ct_state_get()->learner_seen, __ATOMIC_RELAXED);
     const double gap = exit - l->last_exit;
     const int alone = count - l->last_count == 1; /* this call alone */
     l->last_exit = exit;

@@ -111,9 +111,26 @@ static int ranks_above(const ct_verdict *v, int j, int k)
     return v->est[j].point > v->est[k].point || (v->est[j].point == v->est[k].point && j < k);
 }
 
+/* Can live candidate k, after min_drop rounds beside what stands (-1:
+ * none), not beat it by the margin: its speedup over what stands, paired by
+ * round as its speedup over pmpi is, has an interval whose upper end stays
+ * below 1 + margin? Paired, the rounds' common slowdowns (the other
+ * learners' calls in them) cancel: on 16 ranks and 2 cores, every round of
+ * pencil_fft's learners measured the rules' shm faster than each
+ * point-to-point candidate, while their speedups over pmpi, each noisy on
+ * its own, overlapped shm's for 10 to 25 rounds and more. */
+static int below_standing(const ct_judge_input *in, int standing, int k, const ct_judge_knobs *kn)
+{
+    if (standing < 0 || k == standing || !(in->alive >> standing & 1u))
+        return 0;
+    const ct_estimate e = ct_judge_estimate(in, standing, k, kn->confidence);
+    return e.n >= kn->min_drop && e.hi < 1.0 + kn->margin;
+}
+
 /* Drops the candidates that have had min_drop rounds (min_demote for the one
  * that stands) and cannot beat pmpi by the margin (their interval's upper end
- * stays below it); every halve_every rounds, the live candidates ranked in
+ * stays below it), and those that cannot beat what stands by the margin
+ * (below_standing); every halve_every rounds, the live candidates ranked in
  * the lower half go too (at least keep stay), except the favoured ones and
  * the one that stands, which only the first rule drops. Three rounds of a
  * learner whose rounds hold other learners' calls can all favour pmpi by
@@ -125,7 +142,8 @@ static void drop_losers(ct_verdict *v, const ct_judge_input *in, int nslots, int
     for (int k = CT_ADAPT_AA + 1; k < nslots; k++) {
         const ct_estimate *e = &v->est[k];
         const int rounds = k == standing ? kn->min_demote : kn->min_drop;
-        if ((v->alive >> k & 1u) && e->n >= rounds && e->hi < 1.0 + kn->margin)
+        if ((v->alive >> k & 1u) && ((e->n >= rounds && e->hi < 1.0 + kn->margin) ||
+                                     below_standing(in, standing, k, kn)))
             v->alive &= ~((uint64_t)1 << k);
     }
     if (kn->halve_every <= 0 || in->nrounds % kn->halve_every != 0)
@@ -150,15 +168,17 @@ static void drop_losers(ct_verdict *v, const ct_judge_input *in, int nslots, int
 
 /* Does `kept`, the live candidate that stands (-1: none), hold off every
  * other: after min_win rounds, faster than pmpi at the confidence (its
- * interval above 1) and no other live candidate's interval reaching its
- * median times 1 + margin? Then more rounds are unlikely to find one better by the margin:
- * they would only cost their share of the time (16 ranks on 2 cores:
- * pencil_fft's learners, whose rounds hold the other communicators' calls
- * and cannot clear their noise, explored the rules' shm against pmpi
- * through 40000 calls). Its interval, not its median: a re-check, which
- * has no other candidate, would otherwise keep a slower choice at the
- * first round its median came out above 1. */
-static int stands(const ct_verdict *v, int kept, int nslots, const ct_judge_knobs *kn)
+ * interval above 1), and no other live candidate able to beat it by the
+ * margin (below_standing: as drop_losers has dropped them all, unless
+ * min_drop exceeds min_win)? Then more rounds are unlikely to find one
+ * better by the margin: they would only cost their share of the time (16
+ * ranks on 2 cores: pencil_fft's learners, whose rounds hold the other
+ * communicators' calls and cannot clear their noise, explored the rules'
+ * shm against pmpi through 40000 calls). Its interval, not its median: a
+ * re-check, which has no other candidate, would otherwise keep a slower
+ * choice at the first round its median came out above 1. */
+static int stands(const ct_verdict *v, const ct_judge_input *in, int kept, int nslots,
+                  const ct_judge_knobs *kn)
 {
     if (kept < 0 || !(v->alive >> kept & 1u))
         return 0;
@@ -166,7 +186,7 @@ static int stands(const ct_verdict *v, int kept, int nslots, const ct_judge_knob
     if (e->n < kn->min_win || e->lo <= 1.0)
         return 0;
     for (int k = CT_ADAPT_AA + 1; k < nslots; k++)
-        if (k != kept && (v->alive >> k & 1u) && v->est[k].hi >= e->point * (1.0 + kn->margin))
+        if (k != kept && (v->alive >> k & 1u) && !below_standing(in, kept, k, kn))
             return 0;
     return 1;
 }
@@ -217,7 +237,7 @@ void ct_judge(const ct_judge_input *in, const ct_judge_knobs *kn, ct_verdict *v)
         v->kind = CT_VERDICT_BASELINE;
     } else if (out_of_rounds) {
         v->kind = CT_VERDICT_NO_EVIDENCE;
-    } else if (stands(v, standing, nslots, kn)) {
+    } else if (stands(v, in, standing, nslots, kn)) {
         v->kind = CT_VERDICT_STANDS;
     }
 }
@@ -232,6 +252,24 @@ int ct_judge_settle(const ct_verdict *v, int kept, ct_stand stand)
     const int stays = stand == CT_STAND_FASTER ? e->n > 0 && e->point > 1.0
                                                : e->n == 0 || e->hi >= 1.0;
     return stays ? kept : CT_ADAPT_BASE;
+}
+
+/* A duel's 16 iterations a side can rank a slower algorithm first by
+ * chance: on 16 ranks and 2 cores, pencil_fft's learners, whose rules' shm
+ * wins nearly all its duels by 20-40%, now and then lost one to a
+ * point-to-point exchange (nonblocking 56.4 against shm 61.2 us), which then
+ * ran until the next round, and the duels after it were between
+ * point-to-point exchanges (3000 calls of nonblocking in a run of 10000).
+ * Two chance losses in a row are rare; a faster challenger loses one
+ * stretch between rounds. */
+int ct_judge_duel(const int side[2], const double t[2], int favour, int standing, int *lost)
+{
+    const int winner = t[1] < t[0] ? side[1] : t[0] < t[1] ? side[0] : favour;
+    if (winner != favour && favour > CT_ADAPT_AA && favour == standing &&
+        ++*lost < CT_JUDGE_DUEL_UPSETS)
+        return favour;
+    *lost = 0;
+    return winner;
 }
 
 /* want is clamped so that no sum below overflows (beyond any run). */

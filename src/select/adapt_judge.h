@@ -13,10 +13,12 @@
  * the interval's lower end clears 1 + max(margin, noise), noise being how far
  * the A/A interval reaches from 1 (never below the floor). Where a candidate
  * stands (the rules' choice, a choice at its re-check, a sweep's defaults),
- * the rounds end, after min_win rounds at least, as soon as it is faster
- * than pmpi at the confidence (its interval above 1) and no other can beat
- * it by the margin; halving spares it, and it is dropped as unable to beat
- * pmpi only after min_demote rounds.
+ * a candidate that cannot beat it by the margin (their ratio paired by
+ * round, as against pmpi) is dropped after min_drop rounds, and the rounds
+ * end, after min_win rounds at least, as soon as it is faster than pmpi at
+ * the confidence (its interval above 1) and no other can beat it by the
+ * margin; halving spares it, and it is dropped as unable to beat pmpi only
+ * after min_demote rounds.
  */
 #ifndef CT_ADAPT_JUDGE_H
 #define CT_ADAPT_JUDGE_H
@@ -42,8 +44,8 @@ typedef struct ct_judge_knobs {
     int halve_every;    /* every this many rounds, the slower half of the live
                            candidates (by median speedup) is dropped (2) */
     int keep;           /* halving keeps at least this many candidates (2) */
-    int min_drop;       /* rounds before a candidate that cannot beat pmpi by
-                           the margin is dropped (3) */
+    int min_drop;       /* rounds before a candidate that cannot beat pmpi, or
+                           what stands, by the margin is dropped (3) */
     int min_demote;     /* the same for the candidate that stands (6: the
                            fewest rounds whose whole range is an interval
                            at 95%; 5 give 94%) */
@@ -107,7 +109,7 @@ ct_estimate ct_judge_estimate(const ct_judge_input *in, int base, int k, double 
 
 /* Judges the rounds so far (see the file comment): drops candidates that
  * cannot beat pmpi by the margin (after min_drop rounds, min_demote for what
- * stands), halves the field every halve_every rounds (successive halving:
+ * stands) or what stands (after min_drop rounds), halves the field every halve_every rounds (successive halving:
  * the slower half by median goes, except the favoured and what stands), and
  * says whether a candidate wins, none can (BASELINE), the rounds ran out,
  * what stands holds off every other (STANDS), or another round is needed. */
@@ -132,6 +134,19 @@ typedef enum ct_stand {
  * noise now hides, and learning replaces the rules' choice with pmpi only
  * where pmpi was measured faster. */
 int ct_judge_settle(const ct_verdict *v, int kept, ct_stand stand);
+
+/* Duels that what stands must lose in a row before another displaces it
+ * (ct_judge_duel). */
+#define CT_JUDGE_DUEL_UPSETS 2
+
+/* The duel between rounds (adapt.c): side[0] and side[1] measured t[0] and
+ * t[1] per iteration (agreed, so the same on every rank), `favour` ran
+ * before it. Returns the slot that runs until the next round and that the
+ * next duel favours: the faster side (favour on a tie), except that what
+ * stands (standing, <= CT_ADAPT_AA: none), as the favourite, keeps its place
+ * until it has lost CT_JUDGE_DUEL_UPSETS duels in a row; *lost counts them
+ * (back to 0 when the favourite wins or is displaced). */
+int ct_judge_duel(const int side[2], const double t[2], int favour, int standing, int *lost);
 
 /* The calls from call `calls`, at the end of a judged round, to the start of
  * the next: the multiple of G nearest to calls + want, and at least the first

@@ -2,7 +2,8 @@
 /*
  * test_adapt.c - the online learner's judgement (select/adapt_judge.h) on
  * recorded timings, and the adapt rules: a turn's measure, deterministic verdicts, ties, a
- * noisy A/A pair, successive halving (sparing the favoured), losers dropped, a candidate that wins
+ * noisy A/A pair, successive halving (sparing the favoured), losers dropped (against pmpi and
+ * against what stands), the duel between rounds, a candidate that wins
  * in one batch of rounds and loses in the next (a re-check), a re-check the
  * noise leaves open (the choice kept, unless it measured slower), the grid
  * the rounds start on, the sign-test
@@ -317,15 +318,16 @@ static void test_dropped_keeps_estimate(void **state)
 
 /* The rules' incumbent (slot 2, 2x, standing) against slower candidates,
  * behind a noisy A/A pair that keeps a win out of reach: before min_win
- * rounds the rounds go on; then no live challenger's interval reaches its
- * median times 1 + margin, and it stands. The same rounds with no candidate
- * standing, or with slot 3 standing (slower than slot 2), go on; a
- * challenger within the margin of the incumbent keeps them going too. */
+ * rounds the rounds go on; then no live challenger can beat it by the
+ * margin (they are dropped), and it stands. The same rounds with no
+ * candidate standing, or with slot 3 standing (slower than slot 2), go on;
+ * a noisy challenger that may beat the incumbent by the margin (6% faster,
+ * 10% jitter) keeps them going too. */
 static void test_incumbent_stands(void **state)
 {
     (void)state;
-    const double base[] = {100, 100, 50, 80, 90}, close[] = {100, 100, 50, 51, 90},
-                 jitter[] = {0.4, 0.4, 0.02, 0.02, 0.02};
+    const double base[] = {100, 100, 50, 80, 90}, close[] = {100, 100, 50, 47, 90},
+                 jitter[] = {0.4, 0.4, 0.02, 0.1, 0.02};
     const ct_judge_knobs kn = ct_judge_knobs_default();
     rounds a = {.nslots = 5, .standing = 2}, b = {.nslots = 5, .standing = 2},
            none = {.nslots = 5}, slow = {.nslots = 5, .standing = 3};
@@ -383,6 +385,60 @@ static void test_standing_dropped_later(void **state)
     assert_int_equal(v.kind, CT_VERDICT_BASELINE);
     assert_int_equal(b.n, kn.min_demote);
     assert_int_equal(ct_judge_settle(&v, 2, CT_STAND_UNLESS_SLOWER), CT_ADAPT_BASE);
+}
+
+/* A candidate 20% slower than what stands (slot 2), with speedups over a
+ * noisy pmpi that overlap: dropped after min_drop rounds beside it, and what
+ * stands then stands at min_win. With nothing standing it stays; standing
+ * itself, the faster slot 2 is not dropped. */
+static void test_below_standing_dropped(void **state)
+{
+    (void)state;
+    const double base[] = {100, 100, 50, 60}, jitter[] = {0.4, 0.4, 0.02, 0.02};
+    const ct_judge_knobs kn = ct_judge_knobs_default();
+    rounds a = {.nslots = 4, .standing = 2}, none = {.nslots = 4}, slow = {.nslots = 4, .standing = 3};
+    uint64_t alive_a = 0xfu, alive_none = 0xfu, alive_slow = 0xfu;
+    ct_verdict v, w, x;
+    for (int r = 1; r <= kn.min_win; r++) {
+        alive_a = judge_round(&a, base, jitter, alive_a, 0, &kn, &v);
+        alive_none = judge_round(&none, base, jitter, alive_none, 0, &kn, &w);
+        alive_slow = judge_round(&slow, base, jitter, alive_slow, 0, &kn, &x);
+        assert_int_equal(alive_a >> 3 & 1u, r < kn.min_drop);
+        assert_int_equal(v.kind, r < kn.min_win ? CT_VERDICT_OPEN : CT_VERDICT_STANDS);
+        assert_true(alive_none >> 3 & 1u);
+        assert_int_equal(w.kind, CT_VERDICT_OPEN);
+        assert_true(alive_slow >> 2 & 1u);
+    }
+    assert_true(v.est[3].lo > 1.0 && v.est[3].point > 1.5); /* it beats pmpi: the pmpi rule keeps it */
+}
+
+/* The duel between rounds: what stands, as the favourite, keeps its place
+ * after one lost duel and is displaced by the second in a row; a won duel
+ * starts the count again; with nothing standing, or a favourite that does
+ * not stand, the faster side runs at once (what stands wins its place back
+ * at once); a tie keeps the favourite. */
+static void test_duel_upsets(void **state)
+{
+    (void)state;
+    const int side[2] = {2, 5};
+    const double five_faster[2] = {60, 50}, two_faster[2] = {50, 60}, tie[2] = {50, 50};
+    int lost = 0;
+    assert_int_equal(CT_JUDGE_DUEL_UPSETS, 2);
+    assert_int_equal(ct_judge_duel(side, five_faster, 2, 2, &lost), 2);
+    assert_int_equal(lost, 1);
+    assert_int_equal(ct_judge_duel(side, five_faster, 2, 2, &lost), 5);
+    assert_int_equal(lost, 0);
+    assert_int_equal(ct_judge_duel(side, five_faster, 2, 2, &lost), 2);
+    assert_int_equal(ct_judge_duel(side, two_faster, 2, 2, &lost), 2);
+    assert_int_equal(lost, 0);
+    assert_int_equal(ct_judge_duel(side, five_faster, 2, 2, &lost), 2);
+    lost = 0;
+    assert_int_equal(ct_judge_duel(side, five_faster, 2, -1, &lost), 5);
+    assert_int_equal(ct_judge_duel(side, two_faster, 5, 2, &lost), 2);
+    assert_int_equal(lost, 0);
+    assert_int_equal(ct_judge_duel(side, tie, 5, -1, &lost), 5);
+    assert_int_equal(ct_judge_duel(side, tie, 2, 2, &lost), 2);
+    assert_int_equal(lost, 0);
 }
 
 /* The start of the next round: on the grid of G (the smallest power of two
@@ -507,6 +563,8 @@ int main(void)
         cmocka_unit_test(test_incumbent_stands),
         cmocka_unit_test(test_standing_dropped_later),
         cmocka_unit_test(test_halving_spares_standing),
+        cmocka_unit_test(test_below_standing_dropped),
+        cmocka_unit_test(test_duel_upsets),
         cmocka_unit_test(test_next_round),
         cmocka_unit_test(test_fastest_winner),
         cmocka_unit_test(test_size_classes),
