@@ -54,7 +54,8 @@ typedef struct ct_learner {
      * and the runner-up (duel[1] < 0: none, as where the rounds rank the
      * favourite first; plan_duel), in slot order, run DUEL_CALLS
      * calls each, measured as a turn is; one allreduce agrees the two, and
-     * the faster runs the rest of the calls and opens the next duel
+     * the faster (what stands only after a second lost duel in a row:
+     * ct_judge_duel) runs the rest of the calls and opens the next duel
      * (favour). */
     int duel[2];
     int duel_seen[2]; /* calls of each side so far */
@@ -558,7 +559,7 @@ static void plan_duel(ct_learner *l)
      * chance, and the duels that follow would otherwise be between
      * point-to-point exchanges only. */
     const int standing = standing_of(l);
-    if (standing > CT_ADAPT_AA && standing != a && live(l, standing))
+    if (standing > CT_ADAPT_AA && standing != a && exploitable(l, standing))
         b = standing;
     l->best = a;
     /* The two sides in slot order, not the favourite first: learners called
@@ -611,6 +612,8 @@ static void pace(ct_learner *l)
         l->duel[0] = l->best;
         l->duel[1] = -1;
     }
+    if (l->duel[1] < 0) /* no duel: what stands lost none in a row now */
+        l->lost = 0;
 }
 
 /* The communicator's identity in the records, as its rank 0 computes it:

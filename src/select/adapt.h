@@ -23,9 +23,10 @@
  * common to learners whose rounds have as many turns (so that communicators
  * called together explore together); those calls open with a duel of the two
  * best so far (18 calls each, in slot order, one allreduce; none where the
- * rounds rank the favourite first), and the faster
- * runs the rest and is spared by halving while it does: what runs between
- * rounds, not the decision, follows it. After the decision a call costs a
+ * rounds rank the favourite first, unless it displaced what stands), and the
+ * faster runs the rest and is spared by halving while it does, except that
+ * what stands loses its place only to a second lost duel in a row
+ * (ct_judge_duel): what runs between rounds, not the decision, follows it. After the decision a call costs a
  * counter; a re-check after COLTUNE_ADAPT_RECHECK calls
  * (doubling each time it confirms) measures the winner against pmpi again
  * and relearns if it measures no faster than pmpi (kept if the noise leaves

@@ -111,17 +111,20 @@ static int ranks_above(const ct_verdict *v, int j, int k)
     return v->est[j].point > v->est[k].point || (v->est[j].point == v->est[k].point && j < k);
 }
 
-/* Can live candidate k, after min_drop rounds beside what stands (-1:
- * none), not beat it by the margin: its speedup over what stands, paired by
- * round as its speedup over pmpi is, has an interval whose upper end stays
- * below 1 + margin? Paired, the rounds' common slowdowns (the other
- * learners' calls in them) cancel: on 16 ranks and 2 cores, every round of
- * pencil_fft's learners measured the rules' shm faster than each
+/* Can candidate k, after min_drop rounds beside what stands (-1: none),
+ * not beat it by the margin: its speedup over what stands, paired by round
+ * as its speedup over pmpi is, has an interval whose upper end stays below
+ * 1 + margin? Only while what stands beats pmpi by the margin (its median):
+ * else a candidate dropped so might have beaten pmpi, which replaces what
+ * stands should it be demoted. Paired, the rounds' common slowdowns (the
+ * other learners' calls in them) cancel: on 16 ranks and 2 cores, every
+ * round of pencil_fft's learners measured the rules' shm faster than each
  * point-to-point candidate, while their speedups over pmpi, each noisy on
  * its own, overlapped shm's for 10 to 25 rounds and more. */
-static int below_standing(const ct_judge_input *in, int standing, int k, const ct_judge_knobs *kn)
+static int below_standing(const ct_verdict *v, const ct_judge_input *in, int standing, int k,
+                          const ct_judge_knobs *kn)
 {
-    if (standing < 0 || k == standing || !(in->alive >> standing & 1u))
+    if (standing < 0 || k == standing || v->est[standing].point < 1.0 + kn->margin)
         return 0;
     const ct_estimate e = ct_judge_estimate(in, standing, k, kn->confidence);
     return e.n >= kn->min_drop && e.hi < 1.0 + kn->margin;
@@ -143,7 +146,7 @@ static void drop_losers(ct_verdict *v, const ct_judge_input *in, int nslots, int
         const ct_estimate *e = &v->est[k];
         const int rounds = k == standing ? kn->min_demote : kn->min_drop;
         if ((v->alive >> k & 1u) && ((e->n >= rounds && e->hi < 1.0 + kn->margin) ||
-                                     below_standing(in, standing, k, kn)))
+                                     below_standing(v, in, standing, k, kn)))
             v->alive &= ~((uint64_t)1 << k);
     }
     if (kn->halve_every <= 0 || in->nrounds % kn->halve_every != 0)
@@ -168,17 +171,16 @@ static void drop_losers(ct_verdict *v, const ct_judge_input *in, int nslots, int
 
 /* Does `kept`, the live candidate that stands (-1: none), hold off every
  * other: after min_win rounds, faster than pmpi at the confidence (its
- * interval above 1), and no other live candidate able to beat it by the
- * margin (below_standing: as drop_losers has dropped them all, unless
- * min_drop exceeds min_win)? Then more rounds are unlikely to find one
- * better by the margin: they would only cost their share of the time (16
- * ranks on 2 cores: pencil_fft's learners, whose rounds hold the other
- * communicators' calls and cannot clear their noise, explored the rules'
- * shm against pmpi through 40000 calls). Its interval, not its median: a
- * re-check, which has no other candidate, would otherwise keep a slower
- * choice at the first round its median came out above 1. */
-static int stands(const ct_verdict *v, const ct_judge_input *in, int kept, int nslots,
-                  const ct_judge_knobs *kn)
+ * interval above 1), and no other candidate left, drop_losers having
+ * dropped those that cannot beat it by the margin (below_standing)? Then
+ * more rounds are unlikely to find one better by the margin: they would
+ * only cost their share of the time (16 ranks on 2 cores: pencil_fft's
+ * learners, whose rounds hold the other communicators' calls and cannot
+ * clear their noise, explored the rules' shm against pmpi through 40000
+ * calls). Its interval, not its median: a re-check, which has no other
+ * candidate, would otherwise keep a slower choice at the first round its
+ * median came out above 1. */
+static int stands(const ct_verdict *v, int kept, int nslots, const ct_judge_knobs *kn)
 {
     if (kept < 0 || !(v->alive >> kept & 1u))
         return 0;
@@ -186,7 +188,7 @@ static int stands(const ct_verdict *v, const ct_judge_input *in, int kept, int n
     if (e->n < kn->min_win || e->lo <= 1.0)
         return 0;
     for (int k = CT_ADAPT_AA + 1; k < nslots; k++)
-        if (k != kept && (v->alive >> k & 1u) && !below_standing(in, kept, k, kn))
+        if (k != kept && (v->alive >> k & 1u))
             return 0;
     return 1;
 }
@@ -237,7 +239,7 @@ void ct_judge(const ct_judge_input *in, const ct_judge_knobs *kn, ct_verdict *v)
         v->kind = CT_VERDICT_BASELINE;
     } else if (out_of_rounds) {
         v->kind = CT_VERDICT_NO_EVIDENCE;
-    } else if (stands(v, in, standing, nslots, kn)) {
+    } else if (stands(v, standing, nslots, kn)) {
         v->kind = CT_VERDICT_STANDS;
     }
 }

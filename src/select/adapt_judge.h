@@ -14,7 +14,8 @@
  * the A/A interval reaches from 1 (never below the floor). Where a candidate
  * stands (the rules' choice, a choice at its re-check, a sweep's defaults),
  * a candidate that cannot beat it by the margin (their ratio paired by
- * round, as against pmpi) is dropped after min_drop rounds, and the rounds
+ * round, as against pmpi) is dropped after min_drop rounds while it beats
+ * pmpi by the margin, and the rounds
  * end, after min_win rounds at least, as soon as it is faster than pmpi at
  * the confidence (its interval above 1) and no other can beat it by the
  * margin; halving spares it, and it is dropped as unable to beat pmpi only
@@ -73,7 +74,8 @@ typedef struct ct_judge_input {
 typedef enum ct_verdict_kind {
     CT_VERDICT_OPEN = 0,    /* measure another round */
     CT_VERDICT_WIN,         /* slot `winner` beats pmpi */
-    CT_VERDICT_BASELINE,    /* no candidate can beat pmpi by the margin */
+    CT_VERDICT_BASELINE,    /* no candidate left: none could beat pmpi, or what
+                               stands, by the margin */
     CT_VERDICT_NO_EVIDENCE, /* max_rounds reached without a win (ct_judge_settle) */
     CT_VERDICT_STANDS       /* what stands (ct_judge_input.standing) is faster than
                                pmpi at the confidence and no live candidate can
@@ -109,7 +111,8 @@ ct_estimate ct_judge_estimate(const ct_judge_input *in, int base, int k, double 
 
 /* Judges the rounds so far (see the file comment): drops candidates that
  * cannot beat pmpi by the margin (after min_drop rounds, min_demote for what
- * stands) or what stands (after min_drop rounds), halves the field every halve_every rounds (successive halving:
+ * stands) or what stands (after min_drop rounds, while it beats pmpi by the
+ * margin), halves the field every halve_every rounds (successive halving:
  * the slower half by median goes, except the favoured and what stands), and
  * says whether a candidate wins, none can (BASELINE), the rounds ran out,
  * what stands holds off every other (STANDS), or another round is needed. */

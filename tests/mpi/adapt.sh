@@ -111,7 +111,7 @@ check_run "adapt P=4 a duel between rounds" duel
 
 # The incumbent: what the rules file gives a call runs every call until the
 # first round, which, below a share of 100, waits for a multiple of a grid
-# of calls (adapt.c, first_wait: 4096 at P = 4 and the default share, 1024
+# of calls (adapt.c, first_wait: 16384 at P = 4 and the default share, 1024
 # at 20%). Here tuna:radix=4, a variant of TuNA's parameter sweep at P = 4
 # that the first round would not run without an incumbent: 200 calls run it
 # alone, on every rank alike, and COLTUNE_STATS and COLTUNE_ADAPT_OUT say

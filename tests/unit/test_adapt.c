@@ -390,14 +390,18 @@ static void test_standing_dropped_later(void **state)
 /* A candidate 20% slower than what stands (slot 2), with speedups over a
  * noisy pmpi that overlap: dropped after min_drop rounds beside it, and what
  * stands then stands at min_win. With nothing standing it stays; standing
- * itself, the faster slot 2 is not dropped. */
+ * itself, the faster slot 2 is not dropped. What stands 3% faster than
+ * pmpi, not by the margin, drops nothing so: a candidate 6% faster than
+ * pmpi, 3% faster than it, stays. */
 static void test_below_standing_dropped(void **state)
 {
     (void)state;
-    const double base[] = {100, 100, 50, 60}, jitter[] = {0.4, 0.4, 0.02, 0.02};
+    const double base[] = {100, 100, 50, 60}, jitter[] = {0.4, 0.4, 0.02, 0.02},
+                 weak[] = {100, 100, 97, 94.3}, steady[] = {0.01, 0.01, 0.002, 0.002};
     const ct_judge_knobs kn = ct_judge_knobs_default();
-    rounds a = {.nslots = 4, .standing = 2}, none = {.nslots = 4}, slow = {.nslots = 4, .standing = 3};
-    uint64_t alive_a = 0xfu, alive_none = 0xfu, alive_slow = 0xfu;
+    rounds a = {.nslots = 4, .standing = 2}, none = {.nslots = 4},
+           slow = {.nslots = 4, .standing = 3}, w3 = {.nslots = 4, .standing = 2};
+    uint64_t alive_a = 0xfu, alive_none = 0xfu, alive_slow = 0xfu, alive_w3 = 0xfu;
     ct_verdict v, w, x;
     for (int r = 1; r <= kn.min_win; r++) {
         alive_a = judge_round(&a, base, jitter, alive_a, 0, &kn, &v);
@@ -408,8 +412,12 @@ static void test_below_standing_dropped(void **state)
         assert_true(alive_none >> 3 & 1u);
         assert_int_equal(w.kind, CT_VERDICT_OPEN);
         assert_true(alive_slow >> 2 & 1u);
+        assert_int_equal(x.kind, CT_VERDICT_OPEN); /* slot 3 stands, slot 2 is faster */
+        alive_w3 = judge_round(&w3, weak, steady, alive_w3, 0, &kn, &w);
+        assert_true(alive_w3 >> 3 & 1u);
     }
     assert_true(v.est[3].lo > 1.0 && v.est[3].point > 1.5); /* it beats pmpi: the pmpi rule keeps it */
+    assert_true(w.est[2].point < 1.0 + kn.margin && w.est[3].point > 1.0 + kn.margin);
 }
 
 /* The duel between rounds: what stands, as the favourite, keeps its place
@@ -437,7 +445,9 @@ static void test_duel_upsets(void **state)
     assert_int_equal(ct_judge_duel(side, two_faster, 5, 2, &lost), 2);
     assert_int_equal(lost, 0);
     assert_int_equal(ct_judge_duel(side, tie, 5, -1, &lost), 5);
-    assert_int_equal(ct_judge_duel(side, tie, 2, 2, &lost), 2);
+    assert_int_equal(ct_judge_duel(side, five_faster, 2, 2, &lost), 2);
+    assert_int_equal(lost, 1);
+    assert_int_equal(ct_judge_duel(side, tie, 2, 2, &lost), 2); /* a tie: not lost */
     assert_int_equal(lost, 0);
 }
 
