@@ -509,71 +509,11 @@ static void decide(ct_ctx *ctx, ct_learner *l)
     log_decision(ctx, l, what);
 }
 
-/* Can live slot k run between rounds: a candidate faster than pmpi so far? */
-static int exploitable(const ct_learner *l, int k)
-{
-    return k > CT_ADAPT_AA && (l->v.alive >> k & 1u) && l->v.est[k].n > 0 &&
-           l->v.est[k].point > 1.0;
-}
-
-/* Is slot k still in the rounds (pmpi always is)? */
-static int live(const ct_learner *l, int k)
-{
-    return k == CT_ADAPT_BASE || (k > CT_ADAPT_AA && (l->v.alive >> k & 1u));
-}
-
-/* The duel that opens the calls between rounds: the favourite (the faster
- * in the last duel; before any, the prior, what the rules would run) while
- * the rounds keep it, else the best by the rounds, against the best other by
- * the rounds: a candidate faster than pmpi, or pmpi itself where it
- * challenges a favourite that is a candidate. Rounds of a few calls rank
- * close candidates by chance at first (16 ranks on 2 cores: node_aware,
- * scattered or shm first, whose whole runs differ by 10% to 2x; on the 4-rank
- * communicators of pencil_fft, shm measured slower than pmpi in the first
- * round of one learner in two, and that learner then ran pmpi or a
- * point-to-point exchange for 2000 calls, 1.5x slower); 16 consecutive
- * iterations each, at the application's own pace, rank them as whole runs
- * do. Only what runs between rounds follows the duel: the rounds decide. */
+/* The duel that opens the calls between rounds (ct_judge_plan_duel), and
+ * what runs apart from it. */
 static void plan_duel(ct_learner *l)
 {
-    const int v = l->v.best;
-    int a = (l->favour >= 0 && live(l, l->favour)) ? l->favour
-            : exploitable(l, v)                    ? v
-                                                   : CT_ADAPT_BASE;
-    const int stands = l->recheck && l->choice > CT_ADAPT_AA && (l->v.alive >> l->choice & 1u);
-    if (stands)
-        a = l->choice; /* a re-check: the choice stands until the rounds demote it */
-    int b = (a > CT_ADAPT_AA && !stands) ? CT_ADAPT_BASE : -1;
-    for (int k = CT_ADAPT_AA + 1; k < l->nslots; k++)
-        if (k != a && exploitable(l, k) &&
-            (b <= CT_ADAPT_AA || l->v.est[k].point > l->v.est[b].point))
-            b = k; /* pmpi's point is 1: any that beats it ranks above */
-    /* A favourite the rounds rank first, pmpi below it, needs no duel: the
-     * duel settles what runs where the two disagree (on 16 ranks and 2
-     * cores a duel against a point-to-point challenger cost pencil_fft's
-     * learners some 2 ms each time). */
-    if (a == l->favour && a == v && exploitable(l, a))
-        b = -1;
-    /* What stands challenges whatever displaced it (ct_judge_duel), though
-     * the rounds rank it lower: their first rounds rank close candidates by
-     * chance, and the duels that follow would otherwise be between
-     * point-to-point exchanges only. */
-    const int standing = standing_of(l);
-    if (standing > CT_ADAPT_AA && standing != a && exploitable(l, standing))
-        b = standing;
-    l->best = a;
-    /* The two sides in slot order, not the favourite first: learners called
-     * together (pace's grid) hold their duels at the same calls, and each
-     * side then runs while the others run the same algorithm where their
-     * duels have it, as a whole run does. With the favourite first, every
-     * learner ran its challenger at once: on 16 ranks and 2 cores a
-     * challenger measured 12-19% slower than as a favourite, and shm won 95%
-     * of its duels as a favourite but half as a challenger of a
-     * point-to-point favourite; in slot order it won 97% (pencil_fft, 5000
-     * iterations). */
-    const int duel = b >= 0;
-    l->duel[0] = duel && b < a ? b : a;
-    l->duel[1] = !duel ? -1 : b < a ? a : b;
+    l->best = ct_judge_plan_duel(&l->v, l->nslots, l->favour, standing_of(l), l->recheck, l->duel);
     l->duel_seen[0] = l->duel_seen[1] = 0;
 }
 
@@ -682,7 +622,7 @@ static int end_round(ct_ctx *ctx, ct_learner *l)
      * 109 against 118-132 in the second), and the learner then ran a
      * point-to-point exchange until it decided. */
     const uint64_t favoured =
-        l->favour > CT_ADAPT_AA && live(l, l->favour) ? (uint64_t)1 << l->favour : 0;
+        l->favour > CT_ADAPT_AA && (l->v.alive >> l->favour & 1u) ? (uint64_t)1 << l->favour : 0;
     const ct_judge_input in = {l->t, l->nrounds, n, l->alive, favoured, standing_of(l)};
     ct_judge(&in, &kn, &l->v);
     if (l->v.kind != CT_VERDICT_OPEN) {

@@ -138,6 +138,20 @@ typedef enum ct_stand {
  * where pmpi was measured faster. */
 int ct_judge_settle(const ct_verdict *v, int kept, ct_stand stand);
 
+/* The duel that opens the calls between rounds (adapt.c), planned from the
+ * verdict v of the last round (nslots slots). Returns the slot that runs
+ * between rounds apart from the duel: the favourite (the faster in the last
+ * duel, at first what the rules would run; -1 none) while the rounds keep
+ * it, else the rounds' best while faster than pmpi, else pmpi; at a
+ * re-check (recheck set), the choice (standing) while the rounds keep it.
+ * side[0] < side[1] are the duel's two sides, in slot order (side[1] -1: no
+ * duel): that slot against the best other faster than pmpi by the rounds,
+ * or pmpi where it challenges a candidate; against what stands (standing,
+ * <= CT_ADAPT_AA: none) wherever that is faster than pmpi and does not run;
+ * no duel where the favourite is the rounds' best and faster than pmpi. */
+int ct_judge_plan_duel(const ct_verdict *v, int nslots, int favour, int standing, int recheck,
+                       int side[2]);
+
 /* Duels that what stands must lose in a row before another displaces it
  * (ct_judge_duel). */
 #define CT_JUDGE_DUEL_UPSETS 2

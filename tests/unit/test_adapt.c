@@ -451,6 +451,78 @@ static void test_duel_upsets(void **state)
     assert_int_equal(lost, 0);
 }
 
+/* A verdict for ct_judge_plan_duel: slots 2-5 are candidates, those of
+ * `alive` in the rounds, with these speedups over pmpi; best the highest of
+ * the live ones. */
+static ct_verdict duel_verdict(uint64_t alive, const double point[6])
+{
+    ct_verdict v;
+    memset(&v, 0, sizeof v);
+    v.alive = alive | 3u;
+    v.best = -1;
+    for (int k = 2; k < 6; k++) {
+        v.est[k] = (ct_estimate){point[k], point[k] - 0.1, point[k] + 0.1, 4};
+        if ((alive >> k & 1u) && (v.best < 0 || point[k] > point[v.best]))
+            v.best = k;
+    }
+    return v;
+}
+
+/* The duel between rounds: the favourite runs, unchallenged where the
+ * rounds rank it first and faster than pmpi, else against the best other
+ * faster than pmpi, or pmpi; a favourite no longer in the rounds gives way
+ * to their best, nothing faster than pmpi to pmpi; what stands challenges
+ * whatever displaced it while faster than pmpi; at a re-check the choice
+ * runs, and pmpi does not duel it (the rounds judge it). */
+static void test_plan_duel(void **state)
+{
+    (void)state;
+    const double pts[6] = {0, 0, 1.3, 1.5, 1.8, 1.1}, slow[6] = {0, 0, 0.8, 0.9, 0.7, 0.6};
+    int side[2];
+    ct_verdict v = duel_verdict(0x3cu, pts); /* 2-5 live, 4 first */
+    assert_int_equal(ct_judge_plan_duel(&v, 6, 4, -1, 0, side), 4); /* first: no duel */
+    assert_int_equal(side[0], 4);
+    assert_int_equal(side[1], -1);
+    assert_int_equal(ct_judge_plan_duel(&v, 6, 3, -1, 0, side), 3); /* against the first */
+    assert_int_equal(side[0], 3);
+    assert_int_equal(side[1], 4);
+    assert_int_equal(ct_judge_plan_duel(&v, 6, 2, -1, 0, side), 2); /* slot order */
+    assert_int_equal(side[0], 2);
+    assert_int_equal(side[1], 4);
+    v = duel_verdict(0x2cu, pts); /* 4 dropped: the favourite gives way to the first, 3 */
+    assert_int_equal(ct_judge_plan_duel(&v, 6, 4, -1, 0, side), 3);
+    assert_int_equal(side[0], 2);
+    assert_int_equal(side[1], 3);
+    v = duel_verdict(0x3cu, slow); /* nothing beats pmpi */
+    assert_int_equal(ct_judge_plan_duel(&v, 6, -1, -1, 0, side), CT_ADAPT_BASE);
+    assert_int_equal(side[1], -1);
+    assert_int_equal(ct_judge_plan_duel(&v, 6, 3, -1, 0, side), 3); /* pmpi challenges */
+    assert_int_equal(side[0], CT_ADAPT_BASE);
+    assert_int_equal(side[1], 3);
+    /* What stands (2) challenges the favourite that displaced it (4)... */
+    v = duel_verdict(0x3cu, pts);
+    assert_int_equal(ct_judge_plan_duel(&v, 6, 4, 2, 0, side), 4);
+    assert_int_equal(side[0], 2);
+    assert_int_equal(side[1], 4);
+    /* ...while faster than pmpi. */
+    const double weak[6] = {0, 0, 0.95, 1.5, 1.8, 1.1};
+    v = duel_verdict(0x3cu, weak);
+    assert_int_equal(ct_judge_plan_duel(&v, 6, 4, 2, 0, side), 4);
+    assert_int_equal(side[1], -1);
+    /* A re-check of 3: it runs whatever the favourite, against the best
+     * other; alone, unchallenged. */
+    v = duel_verdict(0x3cu, pts);
+    assert_int_equal(ct_judge_plan_duel(&v, 6, 4, 3, 1, side), 3);
+    assert_int_equal(side[0], 3);
+    assert_int_equal(side[1], 4);
+    v = duel_verdict(0x08u, pts);
+    assert_int_equal(ct_judge_plan_duel(&v, 6, 3, 3, 1, side), 3);
+    assert_int_equal(side[1], -1);
+    v = duel_verdict(0x08u, slow); /* slower than pmpi: still no duel, the rounds judge */
+    assert_int_equal(ct_judge_plan_duel(&v, 6, 3, 3, 1, side), 3);
+    assert_int_equal(side[1], -1);
+}
+
 /* The start of the next round: on the grid of G (the smallest power of two
  * not below the round's calls times (100 - share) / share), nearest to where
  * the share puts it and after the round; two learners whose wants differ a
@@ -575,6 +647,7 @@ int main(void)
         cmocka_unit_test(test_halving_spares_standing),
         cmocka_unit_test(test_below_standing_dropped),
         cmocka_unit_test(test_duel_upsets),
+        cmocka_unit_test(test_plan_duel),
         cmocka_unit_test(test_next_round),
         cmocka_unit_test(test_fastest_winner),
         cmocka_unit_test(test_size_classes),
