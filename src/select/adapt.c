@@ -52,7 +52,7 @@ typedef struct ct_learner {
     int best, choice;        /* slots: the best so far, the decision */
     /* The calls between rounds open with a duel: the best candidate so far
      * and the runner-up (duel[1] < 0: none, as where the rounds rank the
-     * favourite first; plan_duel), in slot order, run DUEL_CALLS
+     * favourite first; ct_judge_plan_duel), in slot order, run DUEL_CALLS
      * calls each, measured as a turn is; one allreduce agrees the two, and
      * the faster (what stands only after a second lost duel in a row:
      * ct_judge_duel) runs the rest of the calls and opens the next duel

@@ -76,7 +76,7 @@ struct ct_learner *ct_adapt_find(ct_ctx *ctx, ct_coll coll, int cls, const ct_ru
  * added: slots 0 and 1, the candidates from slot 2) and its incumbent: the
  * slot of what the rules would run (-1: none), which runs the first calls,
  * until the first round (adapt.c, first_wait), and between rounds until a
- * duel beats it (plan_duel); NULL when out of memory. */
+ * duel beats it (ct_judge_plan_duel); NULL when out of memory. */
 struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls, const ct_rule *rule,
                                    const ct_adapt_cand *cands, int ncands, int prior);
 

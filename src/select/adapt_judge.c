@@ -270,14 +270,14 @@ static int live_slot(const ct_verdict *v, int k)
            (k > CT_ADAPT_AA && k < CT_ADAPT_MAX_SLOTS && (v->alive >> k & 1u));
 }
 
-/* Rounds of a few calls rank close candidates by chance at first (16 ranks
- * on 2 cores: node_aware, scattered or shm first, whose whole runs differ by
- * 10% to 2x; on the 4-rank communicators of pencil_fft, shm measured slower
- * than pmpi in the first round of one learner in two, and that learner then
- * ran pmpi or a point-to-point exchange for 2000 calls, 1.5x slower); 16
- * consecutive iterations each, at the application's own pace, rank them as
- * whole runs do. Only what runs between rounds follows the duel: the rounds
- * decide. */
+/* Plans the duel between rounds (adapt_judge.h). Why a duel: rounds of a
+ * few calls rank close candidates by chance at first (16 ranks on 2 cores:
+ * node_aware, scattered or shm first, whose whole runs differ by 10% to 2x;
+ * on the 4-rank communicators of pencil_fft, shm measured slower than pmpi
+ * in the first round of one learner in two, and that learner then ran pmpi
+ * or a point-to-point exchange for 2000 calls, 1.5x slower); 16 consecutive
+ * iterations each, at the application's own pace, rank them as whole runs
+ * do. Only what runs between rounds follows the duel: the rounds decide. */
 int ct_judge_plan_duel(const ct_verdict *v, int nslots, int favour, int standing, int recheck,
                        int side[2])
 {

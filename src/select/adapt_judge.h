@@ -146,9 +146,11 @@ int ct_judge_settle(const ct_verdict *v, int kept, ct_stand stand);
  * re-check (recheck set), the choice (standing) while the rounds keep it.
  * side[0] < side[1] are the duel's two sides, in slot order (side[1] -1: no
  * duel): that slot against the best other faster than pmpi by the rounds,
- * or pmpi where it challenges a candidate; against what stands (standing,
- * <= CT_ADAPT_AA: none) wherever that is faster than pmpi and does not run;
- * no duel where the favourite is the rounds' best and faster than pmpi. */
+ * or, where none is, pmpi against a candidate (not at a re-check, whose
+ * rounds judge the choice); no duel where the favourite is the rounds' best
+ * and faster than pmpi; but what stands (standing, <= CT_ADAPT_AA: none),
+ * wherever it is faster than pmpi and does not run, challenges whatever
+ * runs. */
 int ct_judge_plan_duel(const ct_verdict *v, int nslots, int favour, int standing, int recheck,
                        int side[2]);
 

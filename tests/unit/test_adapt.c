@@ -473,7 +473,8 @@ static ct_verdict duel_verdict(uint64_t alive, const double point[6])
  * faster than pmpi, or pmpi; a favourite no longer in the rounds gives way
  * to their best, nothing faster than pmpi to pmpi; what stands challenges
  * whatever displaced it while faster than pmpi; at a re-check the choice
- * runs, and pmpi does not duel it (the rounds judge it). */
+ * runs while the rounds keep it, and pmpi does not duel it (the rounds
+ * judge it). */
 static void test_plan_duel(void **state)
 {
     (void)state;
@@ -486,12 +487,12 @@ static void test_plan_duel(void **state)
     assert_int_equal(ct_judge_plan_duel(&v, 6, 3, -1, 0, side), 3); /* against the first */
     assert_int_equal(side[0], 3);
     assert_int_equal(side[1], 4);
-    assert_int_equal(ct_judge_plan_duel(&v, 6, 2, -1, 0, side), 2); /* slot order */
+    assert_int_equal(ct_judge_plan_duel(&v, 6, 2, -1, 0, side), 2);
     assert_int_equal(side[0], 2);
     assert_int_equal(side[1], 4);
     v = duel_verdict(0x2cu, pts); /* 4 dropped: the favourite gives way to the first, 3 */
     assert_int_equal(ct_judge_plan_duel(&v, 6, 4, -1, 0, side), 3);
-    assert_int_equal(side[0], 2);
+    assert_int_equal(side[0], 2); /* slot order, not the favourite first */
     assert_int_equal(side[1], 3);
     v = duel_verdict(0x3cu, slow); /* nothing beats pmpi */
     assert_int_equal(ct_judge_plan_duel(&v, 6, -1, -1, 0, side), CT_ADAPT_BASE);
@@ -521,6 +522,12 @@ static void test_plan_duel(void **state)
     v = duel_verdict(0x08u, slow); /* slower than pmpi: still no duel, the rounds judge */
     assert_int_equal(ct_judge_plan_duel(&v, 6, 3, 3, 1, side), 3);
     assert_int_equal(side[1], -1);
+    /* A re-checked choice the rounds dropped runs no more: the favourite
+     * does, against the best other. */
+    v = duel_verdict(0x34u, pts);
+    assert_int_equal(ct_judge_plan_duel(&v, 6, 2, 3, 1, side), 2);
+    assert_int_equal(side[0], 2);
+    assert_int_equal(side[1], 4);
 }
 
 /* The start of the next round: on the grid of G (the smallest power of two
