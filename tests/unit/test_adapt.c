@@ -468,6 +468,17 @@ static ct_verdict duel_verdict(uint64_t alive, const double point[6])
     return v;
 }
 
+/* ct_judge_plan_duel on v (6 slots) runs `runs`, and the duel's sides are
+ * side0 and side1 (-1: no duel). */
+static void expect_duel(const ct_verdict *v, int favour, int standing, int recheck, int runs,
+                        int side0, int side1)
+{
+    int side[2];
+    assert_int_equal(ct_judge_plan_duel(v, 6, favour, standing, recheck, side), runs);
+    assert_int_equal(side[0], side0);
+    assert_int_equal(side[1], side1);
+}
+
 /* The duel between rounds: the favourite runs, unchallenged where the
  * rounds rank it first and faster than pmpi, else against the best other
  * faster than pmpi, or pmpi; a favourite no longer in the rounds gives way
@@ -479,55 +490,34 @@ static void test_plan_duel(void **state)
 {
     (void)state;
     const double pts[6] = {0, 0, 1.3, 1.5, 1.8, 1.1}, slow[6] = {0, 0, 0.8, 0.9, 0.7, 0.6};
-    int side[2];
     ct_verdict v = duel_verdict(0x3cu, pts); /* 2-5 live, 4 first */
-    assert_int_equal(ct_judge_plan_duel(&v, 6, 4, -1, 0, side), 4); /* first: no duel */
-    assert_int_equal(side[0], 4);
-    assert_int_equal(side[1], -1);
-    assert_int_equal(ct_judge_plan_duel(&v, 6, 3, -1, 0, side), 3); /* against the first */
-    assert_int_equal(side[0], 3);
-    assert_int_equal(side[1], 4);
-    assert_int_equal(ct_judge_plan_duel(&v, 6, 2, -1, 0, side), 2);
-    assert_int_equal(side[0], 2);
-    assert_int_equal(side[1], 4);
-    v = duel_verdict(0x2cu, pts); /* 4 dropped: the favourite gives way to the first, 3 */
-    assert_int_equal(ct_judge_plan_duel(&v, 6, 4, -1, 0, side), 3);
-    assert_int_equal(side[0], 2); /* slot order, not the favourite first */
-    assert_int_equal(side[1], 3);
-    v = duel_verdict(0x3cu, slow); /* nothing beats pmpi */
-    assert_int_equal(ct_judge_plan_duel(&v, 6, -1, -1, 0, side), CT_ADAPT_BASE);
-    assert_int_equal(side[1], -1);
-    assert_int_equal(ct_judge_plan_duel(&v, 6, 3, -1, 0, side), 3); /* pmpi challenges */
-    assert_int_equal(side[0], CT_ADAPT_BASE);
-    assert_int_equal(side[1], 3);
+    expect_duel(&v, 4, -1, 0, 4, 4, -1);     /* the first: no duel */
+    expect_duel(&v, 3, -1, 0, 3, 3, 4);      /* against the first */
+    expect_duel(&v, 2, -1, 0, 2, 2, 4);
+    v = duel_verdict(0x2cu, pts);       /* 4 dropped: the favourite gives way to the first, 3 */
+    expect_duel(&v, 4, -1, 0, 3, 2, 3); /* slot order, not the favourite first */
+    v = duel_verdict(0x3cu, slow);      /* nothing beats pmpi */
+    expect_duel(&v, -1, -1, 0, CT_ADAPT_BASE, CT_ADAPT_BASE, -1);
+    expect_duel(&v, 3, -1, 0, 3, CT_ADAPT_BASE, 3); /* pmpi challenges */
     /* What stands (2) challenges the favourite that displaced it (4)... */
     v = duel_verdict(0x3cu, pts);
-    assert_int_equal(ct_judge_plan_duel(&v, 6, 4, 2, 0, side), 4);
-    assert_int_equal(side[0], 2);
-    assert_int_equal(side[1], 4);
+    expect_duel(&v, 4, 2, 0, 4, 2, 4);
     /* ...while faster than pmpi. */
     const double weak[6] = {0, 0, 0.95, 1.5, 1.8, 1.1};
     v = duel_verdict(0x3cu, weak);
-    assert_int_equal(ct_judge_plan_duel(&v, 6, 4, 2, 0, side), 4);
-    assert_int_equal(side[1], -1);
+    expect_duel(&v, 4, 2, 0, 4, 4, -1);
     /* A re-check of 3: it runs whatever the favourite, against the best
      * other; alone, unchallenged. */
     v = duel_verdict(0x3cu, pts);
-    assert_int_equal(ct_judge_plan_duel(&v, 6, 4, 3, 1, side), 3);
-    assert_int_equal(side[0], 3);
-    assert_int_equal(side[1], 4);
+    expect_duel(&v, 4, 3, 1, 3, 3, 4);
     v = duel_verdict(0x08u, pts);
-    assert_int_equal(ct_judge_plan_duel(&v, 6, 3, 3, 1, side), 3);
-    assert_int_equal(side[1], -1);
+    expect_duel(&v, 3, 3, 1, 3, 3, -1);
     v = duel_verdict(0x08u, slow); /* slower than pmpi: still no duel, the rounds judge */
-    assert_int_equal(ct_judge_plan_duel(&v, 6, 3, 3, 1, side), 3);
-    assert_int_equal(side[1], -1);
+    expect_duel(&v, 3, 3, 1, 3, 3, -1);
     /* A re-checked choice the rounds dropped runs no more: the favourite
      * does, against the best other. */
     v = duel_verdict(0x34u, pts);
-    assert_int_equal(ct_judge_plan_duel(&v, 6, 2, 3, 1, side), 2);
-    assert_int_equal(side[0], 2);
-    assert_int_equal(side[1], 4);
+    expect_duel(&v, 2, 3, 1, 2, 2, 4);
 }
 
 /* The start of the next round: on the grid of G (the smallest power of two
