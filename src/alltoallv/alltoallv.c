@@ -10,6 +10,7 @@
 #include "core/state.h"
 #include "driver.h"
 #include "select/decide.h"
+#include "core/copy.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -91,7 +92,7 @@ static int inplace_args(const ct_alltoallv_args *a, int P, ct_alltoallv_args *ou
     out->sendbuf = a->recvbuf;
     if (any && hi > lo) {
         CT_ALLOC(*tmp, (size_t)(hi - lo));
-        memcpy(*tmp, (char *)a->recvbuf + lo, (size_t)(hi - lo));
+        ct_memcpy(*tmp, (char *)a->recvbuf + lo, (size_t)(hi - lo));
         *tmp_bytes = (size_t)(hi - lo);
         /* The usual MPI idiom: a base address such that base + lo is the copy. */
         out->sendbuf = (char *)*tmp - lo;

@@ -42,6 +42,7 @@
 #include "core/shm_stream.h"
 
 #include "core/log.h"
+#include "core/copy.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -387,7 +388,7 @@ static int delivery_unpack(const lanes *L, int nw)
                 return MPI_ERR_INTERN;
             if (b > cap)
                 truncated = 1;
-            memcpy((char *)L->a->recvbuf + ct_vec_at(&L->a->rdispls, src),
+            ct_memcpy((char *)L->a->recvbuf + ct_vec_at(&L->a->rdispls, src),
                    blk + want->bytes - left, b < cap ? b : cap);
             left -= b;
         }

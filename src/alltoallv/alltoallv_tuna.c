@@ -62,6 +62,7 @@
  */
 #include "alltoallv/tuna.h"
 #include "alltoallv/tuna_index.h"
+#include "core/copy.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -336,7 +337,7 @@ static void round_pack(tuna *t, const round *rd, char *out)
             if (!known_there(g, fin, c))
                 hdr[h++] = (hdr_t)b;
             if (b > 0) {
-                memcpy(data, slot_data(t, o, c), b);
+                ct_memcpy(data, slot_data(t, o, c), b);
                 data += b;
             }
         }
@@ -404,7 +405,7 @@ static int round_unpack(tuna *t, const round *rd)
                 continue;
             dst = fin ? final_target(t, src, c, b) : tslot(t, o, c);
             if (dst != NULL)
-                memcpy(dst, data, b);
+                ct_memcpy(dst, data, b);
             data += b;
         }
     }
@@ -649,7 +650,7 @@ int ct_tuna_exchange(const ct_tuna_group *grp, ct_ctx *ctx, int radix, void *scr
         const char *src = grp->source(grp->arg, me, c, &b);
         char *dst = b > 0 ? final_target(&t, me, c, b) : NULL;
         if (dst != NULL)
-            memcpy(dst, src, b);
+            ct_memcpy(dst, src, b);
     }
     /* Digit positions x = 0 .. w-1 in order: a slot's digits are used low to high. */
     for (t.pw = 1; t.pw < P; t.pw *= radix, x++) {

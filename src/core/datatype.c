@@ -4,6 +4,7 @@
  */
 #include "core/datatype.h"
 #include "core/log.h"
+#include "core/copy.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -41,7 +42,7 @@ int ct_copy_typed(const void *src, MPI_Count scount, MPI_Datatype stype, void *d
     if (sbytes == 0 && rbytes == 0)
         return MPI_SUCCESS;
     if (s.contig && r.contig && sbytes <= rbytes) {
-        memcpy((char *)dst + r.true_lb, (const char *)src + s.true_lb, (size_t)sbytes);
+        ct_memcpy((char *)dst + r.true_lb, (const char *)src + s.true_lb, (size_t)sbytes);
         return MPI_SUCCESS;
     }
     CT_CALL(ct_sendrecv(src, scount, stype, rank, dst, rcount, rtype, rank, CT_TAG_SELF, comm));
@@ -208,9 +209,9 @@ static int pack_block(const ct_bytes *v, int j, int unpack, MPI_Comm comm)
         return MPI_SUCCESS;
     if (v->t.contig) { /* staged for a stream only */
         if (unpack)
-            memcpy(user + v->t.true_lb, ct_bytes_block(v, j), len);
+            ct_memcpy(user + v->t.true_lb, ct_bytes_block(v, j), len);
         else
-            memcpy(ct_bytes_block(v, j), user + v->t.true_lb, len);
+            ct_memcpy(ct_bytes_block(v, j), user + v->t.true_lb, len);
         return MPI_SUCCESS;
     }
     return ct_pack_elems(user, ct_vec_at(&v->counts, j), v->type, &v->t, ct_bytes_block(v, j),

@@ -6,6 +6,7 @@
 #include "core/shm_stream.h"
 #include "core/log.h"
 #include "core/state.h"
+#include "core/copy.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -164,7 +165,7 @@ typedef struct cursor {
 static void block_copy(char *dst, const ct_shm_out *o, size_t at, size_t len)
 {
     if (o->npiece == 0) {
-        memcpy(dst, o->src + at, len);
+        ct_memcpy(dst, o->src + at, len);
         return;
     }
     for (int i = 0; i < o->npiece && len > 0; i++) {
@@ -174,7 +175,7 @@ static void block_copy(char *dst, const ct_shm_out *o, size_t at, size_t len)
             continue;
         }
         const size_t n = min_size(len, p->bytes - at);
-        memcpy(dst, p->src + at, n);
+        ct_memcpy(dst, p->src + at, n);
         dst += n;
         len -= n;
         at = 0;
@@ -263,7 +264,7 @@ static void copy_out(const ct_shm_stream *s, const round_state *rs, int i,
         const size_t from = max_size(rs->lo, want[w].off);
         const size_t to = min_size(rs->hi, want[w].off + want[w].bytes);
         if (to > from)
-            memcpy(want[w].dst + (from - want[w].off), data + (from - rs->lo), to - from);
+            ct_memcpy(want[w].dst + (from - want[w].off), data + (from - rs->lo), to - from);
     }
 }
 

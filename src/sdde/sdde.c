@@ -14,6 +14,7 @@
 #include "stats.h"
 #include "driver.h"
 #include "select/decide.h"
+#include "core/copy.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -439,7 +440,7 @@ static int write_messages(const ct_sdde_args *c, const ct_sdde_box *got, const i
             char *at = o->vals + displ * rt->extent;
             int pos = 0;
             if (rt->contig)
-                memcpy(at + rt->true_lb, got->data + m->off, (size_t)m->bytes);
+                ct_memcpy(at + rt->true_lb, got->data + m->off, (size_t)m->bytes);
             else
                 CT_CALL(PMPI_Unpack(got->data + m->off, m->bytes, &pos, at, counts[k],
                                     c->recvtype, comm));

@@ -5,6 +5,7 @@
  */
 #include "sdde/sdde_exchange.h"
 #include "core/log.h"
+#include "core/copy.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,7 @@ int ct_sdde_box_copy(ct_sdde_box *b, int src, const void *data, size_t bytes)
     if (to == NULL)
         return MPI_ERR_NO_MEM;
     if (bytes > 0)
-        memcpy(to, data, bytes);
+        ct_memcpy(to, data, bytes);
     return MPI_SUCCESS;
 }
 

@@ -38,6 +38,7 @@
  */
 #include "sdde/sdde_exchange.h"
 #include "core/state.h"
+#include "core/copy.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +59,7 @@ static void put_record(char *at, int rank, const char *data, int bytes)
     int h[2] = {rank, bytes};
     memcpy(at, h, HEADER);
     if (bytes > 0)
-        memcpy(at + HEADER, data, (size_t)bytes);
+        ct_memcpy(at + HEADER, data, (size_t)bytes);
 }
 
 static const char *get_record(const char *at, int *rank, int *bytes)
