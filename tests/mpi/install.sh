@@ -52,8 +52,8 @@ check_man_pages() {
         n=$((n + 1))
     done
     echo "$n man pages render without warnings"
-    for name in coltune-info coltune-tune coltune-bench coltune-sim coltune-cluster coltune \
-        coltune.rules MPIX_Alltoallv_crs coltune_alltoallv_tuna; do
+    for name in coltune-info coltune-tune coltune-bench coltune-sim coltune-cluster \
+        coltune-compare coltune coltune.rules MPIX_Alltoallv_crs coltune_alltoallv_tuna; do
         MANPATH="$mandir" man -w "$name" > /dev/null 2>&1 || fail "man $name: no page" ||
             return 1
     done
