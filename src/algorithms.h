@@ -70,7 +70,15 @@ typedef struct ct_param_desc {
     ct_expr min, max; /* inclusive, evaluated against the communicator */
     ct_expr def;      /* default when the spec does not set it */
     const char *help;
+    int clamp; /* CT_CLAMP: a value set above max acts as max (its help says so),
+                  as MPICH's throttle does; 0: it is a restriction */
 } ct_param_desc;
+
+/* ct_param_desc.clamp of a parameter whose values above its range act as its
+ * maximum (src/coll_list.h; tests/unit/test_registry.c checks the help says
+ * so), and of one whose values out of range are a restriction. */
+#define CT_CLAMP 1
+#define CT_RANGE 0
 
 /* ------------------------------------------------------------------ */
 /* Call arguments, one struct per collective                           */

@@ -31,10 +31,13 @@
  * hints CT_L_*, algorithms.h),
  * a one-line summary with its paper reference, then its parameters, if any:
  * {name, min, max, default, help} with K(constant) and EXPR(P|Q|N|SQRT_P|
- * SQRT_Q|NM1_Q, offset) bounds. Defaults are clamped into their range at
- * resolve time (select/spec.c), so block_count's default of 32 (MPICH's
- * MPIR_CVAR_ALLTOALL_THROTTLE) means min(32, P); a value given explicitly out
- * of range is a restriction instead.
+ * SQRT_Q|NM1_Q, offset) bounds, and last CT_CLAMP where a value above the
+ * range acts as its maximum (the help says so), else CT_RANGE. Defaults are clamped into
+ * their range at resolve time (select/spec.c), so block_count's default of 32
+ * (MPICH's MPIR_CVAR_ALLTOALL_THROTTLE) means min(32, P); a value given
+ * explicitly above the range of a CT_CLAMP parameter is clamped too (so
+ * scattered:block_count=32 is min(32, P), as in MPICH), and any other value
+ * out of range is a restriction.
  *
  * CT_ALLTOALLV_ALG(name, restrictions, summary, params...)
  *   ct_alltoallv_<name>(), src/alltoallv/alltoallv_<name>.c: serves
@@ -94,45 +97,46 @@ CT_ALLTOALLV_ALG(linear, 0,
 CT_ALLTOALLV_ALG(scattered, 0,
     "spread-out order in batches of block_count peers, waiting on each "
     "batch (MPICH scattered; [Fan2024] II(d))",
-    {"block_count", K(1), EXPR(P, 0), K(32), "peers per batch (values above P act as P)"})
+    {"block_count", K(1), EXPR(P, 0), K(32), "peers per batch (values above P act as P)",
+     CT_CLAMP})
 CT_ALLTOALLV_ALG(multipair_blocking, 0,
     "pairwise order, stride exchanges in flight, Waitall per group ([Namugwanya2023] Alg. 3)",
-    {"stride", K(1), EXPR(P, 0), K(8), "exchanges per group"})
+    {"stride", K(1), EXPR(P, 0), K(8), "exchanges per group", CT_RANGE})
 CT_ALLTOALLV_ALG(multipair_waitany, 0,
     "pairwise order, stride exchanges in flight, refilled on Waitany "
     "([Namugwanya2023] Alg. 4)",
-    {"stride", K(1), EXPR(P, 0), K(8), "exchanges in flight"})
+    {"stride", K(1), EXPR(P, 0), K(8), "exchanges in flight", CT_RANGE})
 CT_ALLTOALLV_ALG(multipair_testany, 0,
     "pairwise order, stride exchanges in flight, refilled on Testany "
     "([Namugwanya2023] Alg. 5)",
-    {"stride", K(1), EXPR(P, 0), K(8), "exchanges in flight"})
+    {"stride", K(1), EXPR(P, 0), K(8), "exchanges in flight", CT_RANGE})
 /* tuna: any type, any offsets, and no collective before it (no M) */
 CT_ALLTOALLV_ALG(tuna, 0,
     "tunable-radix non-uniform Bruck: metadata then data per round, tight "
     "temporary buffer ([Fan2024] III, Alg. 1)",
     {"radix", K(2), EXPR(P, 0), K(2),
-     "Bruck radix: 2 fewest rounds, sqrt balanced, P-1 or P linear"})
+     "Bruck radix: 2 fewest rounds, sqrt balanced, P-1 or P linear", CT_RANGE})
 CT_ALLTOALLV_ALG(tuna_hier_coalesced, CT_A_BYTES | CT_R_INT_OFFSETS,
     "intra-node TuNA, then inter-node scattered with one message of Q blocks "
     "per node pair ([Fan2024] IV, Alg. 3)",
     {"radix", K(2), EXPR(Q, 1), K(2),
-     "intra-node TuNA radix (values >= Q act as Q; Q+1 lets Q=1 run)"},
+     "intra-node TuNA radix (values >= Q act as Q; Q+1 lets Q=1 run)", CT_CLAMP},
     {"block_count", K(1), EXPR(N, 0), K(1),
-     "node pairs per batch (values above N-1 act as N-1)"})
+     "node pairs per batch (values above N-1 act as N-1)", CT_CLAMP})
 CT_ALLTOALLV_ALG(tuna_hier_staggered, CT_A_BYTES | CT_R_INT_OFFSETS,
     "intra-node TuNA, then inter-node scattered with one block per step "
     "([Fan2024] IV, Alg. 2)",
     {"radix", K(2), EXPR(Q, 1), K(2),
-     "intra-node TuNA radix (values >= Q act as Q; Q+1 lets Q=1 run)"},
+     "intra-node TuNA radix (values >= Q act as Q; Q+1 lets Q=1 run)", CT_CLAMP},
     {"block_count", K(1), EXPR(NM1_Q, 1), K(1),
-     "blocks per batch (values above (N-1)*Q act as (N-1)*Q)"})
+     "blocks per batch (values above (N-1)*Q act as (N-1)*Q)", CT_CLAMP})
 CT_ALLTOALLV_ALG(shm, CT_R_SHARED_MEMORY | CT_L_WARM_UP,
     "through a shared-memory window: each rank copies its blocks in, one "
     "synchronisation, each copies its blocks out (bounded window, rounds); "
     "large blocks point-to-point",
     {"large", K(0), K(1L << 30), K(49152),
      "blocks of at least this many bytes go point-to-point, copied once by "
-     "the MPI library instead of twice through the window (0: none)"})
+     "the MPI library instead of twice through the window (0: none)", CT_RANGE})
 CT_ALLTOALLV_ALG(node_aware,
                  CT_A_BYTES | CT_R_NODE_SHARED_MEMORY | CT_L_ACROSS_NODES | CT_L_WARM_UP,
     "each node gathers its blocks per destination through its shared-memory "
@@ -142,13 +146,14 @@ CT_ALLTOALLV_ALG(node_aware,
     "per node pair (IV-B, Alg. 3)",
     {"radix", K(2), EXPR(N, 1), K(2),
      "TuNA radix over the nodes (values >= N-1 send to every node at once; "
-     "N+1 lets N=1 run)"},
+     "N+1 lets N=1 run)", CT_RANGE},
     {"block_count", K(1), EXPR(N, 0), EXPR(N, 0),
-     "nodes of different sizes: node pairs per batch (values above N-1 act as N-1)"},
+     "nodes of different sizes: node pairs per batch (values above N-1 act as N-1)",
+     CT_CLAMP},
     {"leaders", K(1), EXPR(Q, 0), EXPR(Q, 0),
      "equal nodes: ranks per node that exchange between nodes (Q: every "
      "rank; fewer: they carry the others' blocks, one more synchronisation "
-     "in the node)"})
+     "in the node)", CT_RANGE})
 
 /* ------------------------------------------------------------------ */
 /* Intercommunicator Allgather and Allgatherv                          */
@@ -174,7 +179,7 @@ CT_ALLGATHER_INTER_ALG(segmented, CT_A_BYTES | CT_R_INT_OFFSETS,
     "each group's byte stream cut into equal segments, one per remote rank, "
     "received in section 4.1 order, then one intra-group allgatherv per group "
     "([Kang2019] Alg. 2)",
-    {"linear", K(0), K(1), K(0), CT_HELP_AG_LINEAR})
+    {"linear", K(0), K(1), K(0), CT_HELP_AG_LINEAR, CT_RANGE})
 CT_ALLGATHER_INTER_ALG(direct, 0, CT_SUMMARY_AG_DIRECT, CT_SUMMARY_AG_DIRECT)
 CT_ALLGATHER_INTER_ALG(shm, CT_R_SHARED_MEMORY | CT_L_WARM_UP, CT_SUMMARY_AG_SHM, CT_SUMMARY_AG_SHM)
 

@@ -216,7 +216,7 @@ static int check_const_range(const ct_algorithm *alg, int i, ct_expr v, size_t c
     if (v.term != CT_TERM_CONST)
         return 0;
     int below = d->min.term == CT_TERM_CONST && v.offset < d->min.offset;
-    int above = d->max.term == CT_TERM_CONST && v.offset > d->max.offset;
+    int above = d->max.term == CT_TERM_CONST && v.offset > d->max.offset && !d->clamp;
     if (!below && !above)
         return 0;
     char lo[32], hi[32];
@@ -335,6 +335,8 @@ const char *ct_spec_resolve(const ct_spec *spec, const ct_shape *env, long *para
         }
         if (spec->set_mask & (1u << i)) {
             long v = ct_expr_eval(spec->values[i], env);
+            if (v > hi && d->clamp)
+                v = hi; /* acts as the maximum (coll_list.h, CT_CLAMP) */
             if (v < lo || v > hi) {
                 if (why == NULL || whylen == 0)
                     return fallback;

@@ -235,7 +235,7 @@ check_run "--check --np: offsets beyond int, errors, parsable values" check_answ
 # and parameter ranges (comments say what the cases below exercise).
 cat > "$tmp/q.rules" <<'EOF'
 alltoallv nodes=1 comm_size=3- msg_size=0-4k shm
-alltoallv nodes=2- msg_size=0-1k tuna_hier_coalesced:radix=Q+5   # out of range: skipped
+alltoallv nodes=2- msg_size=0-1k node_aware:leaders=Q+5   # out of range: skipped
 alltoallv nodes=2- msg_size=0-1k node_aware
 alltoallv comm_size=5 tuna:radix=sqrt
 alltoallv msg_size=4k- scattered:block_count=P-1

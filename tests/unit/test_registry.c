@@ -192,6 +192,49 @@ static void test_param_ranges(void **state)
     }
 }
 
+/* A parameter clamps (CT_CLAMP) exactly where its help promises that values
+ * above a bound "act as" it, and then a value set above its range resolves
+ * to the maximum at every shape; any other parameter set above its range
+ * makes the spec unable to serve the call. */
+static void test_clamp_as_help_says(void **state)
+{
+    (void)state;
+    int clamping = 0;
+    for (int i = 0; i < ct_algorithm_count(); i++) {
+        const ct_algorithm *a = ct_algorithm_at(i);
+        for (int p = 0; p < a->nparams; p++) {
+            const ct_param_desc *d = &a->params[p];
+            if ((d->clamp != 0) != (strstr(d->help, "act as") != NULL))
+                fail_msg("%s: %s: clamp %d, help \"%s\"", a->name, d->name, d->clamp, d->help);
+            clamping += d->clamp != 0;
+            for (long P = 1; P <= MAX_P; P++)
+                for (long N = 1; N <= P; N++) {
+                    const ct_shape env = {P, (P + N - 1) / N, N};
+                    long params[CT_MAX_PARAMS], lo = ct_expr_eval(d->min, &env),
+                         hi = ct_expr_eval(d->max, &env);
+                    ct_spec s;
+                    ct_spec_default(a, &s);
+                    s.values[p] = (ct_expr){CT_TERM_CONST, hi + 3};
+                    s.set_mask = 1u << p;
+                    const char *why = ct_spec_resolve(&s, &env, params, NULL, 0);
+                    int empty = 0; /* some range is empty: nothing can serve */
+                    for (int q = 0; q < a->nparams; q++)
+                        empty |= ct_expr_eval(a->params[q].min, &env) >
+                                 ct_expr_eval(a->params[q].max, &env);
+                    if (empty || lo > hi)
+                        continue;
+                    if (d->clamp && (why != NULL || params[p] != hi))
+                        fail_msg("%s:%s=%ld at P=%ld N=%ld: %s, not the maximum %ld", a->name,
+                                 d->name, hi + 3, P, N, why ? why : "resolved", hi);
+                    if (!d->clamp && why == NULL)
+                        fail_msg("%s:%s=%ld at P=%ld N=%ld resolved above its range", a->name,
+                                 d->name, hi + 3, P, N);
+                }
+        }
+    }
+    assert_true(clamping >= 6); /* scattered, tuna_hier_*, node_aware (coll_list.h) */
+}
+
 static void test_specs_round_trip(void **state)
 {
     (void)state;
@@ -339,6 +382,7 @@ int main(void)
         cmocka_unit_test(test_names_unique_per_collective),
         cmocka_unit_test(test_param_names),
         cmocka_unit_test(test_param_ranges),
+        cmocka_unit_test(test_clamp_as_help_says),
         cmocka_unit_test(test_specs_round_trip),
         cmocka_unit_test(test_fallback_per_collective),
         cmocka_unit_test(test_sdde_entries),

@@ -521,14 +521,24 @@ static void test_resolve_given_values(void **state)
     assert_int_equal(resolve_ok("multipair_testany:stride=sqrtQ", 64, 16, 4), 4);
 }
 
+/* A CT_CLAMP parameter given above its range acts as its maximum (as
+ * MPICH's throttle: scattered:block_count=32 is min(32, P)); below its
+ * range it is still out of range (test_resolve_out_of_range). */
+static void test_resolve_clamps_above(void **state)
+{
+    (void)state;
+    assert_int_equal(resolve_ok("scattered:block_count=100", 8, 8, 1), 8);
+    assert_int_equal(resolve_ok("scattered:block_count=5", 4, 2, 2), 4);
+    assert_int_equal(resolve_ok("scattered:block_count=P+1", 16, 4, 4), 16);
+    assert_int_equal(resolve_ok("scattered:block_count=32", 64, 64, 1), 32);
+    assert_int_equal(resolve_ok("tuna_hier_coalesced:radix=Q+5", 64, 16, 4), 17);
+}
+
 static void test_resolve_out_of_range(void **state)
 {
     (void)state;
-    resolve_fails("scattered:block_count=100", 8, 8, 1, "block_count=100 out of range 1..8 at P=8");
-    resolve_fails("scattered:block_count=5", 4, 2, 2, "block_count=5 out of range 1..4 at P=4");
-    resolve_fails("scattered:block_count=P+1", 16, 4, 4,
-                  "block_count=17 out of range 1..16 at P=16");
     resolve_fails("scattered:block_count=P-1", 1, 1, 1, "block_count=0 out of range 1..1 at P=1");
+    resolve_fails("scattered:block_count=P-9", 8, 8, 1, "block_count=-1 out of range 1..8 at P=8");
     resolve_fails("multipair_blocking:stride=(N-1)*Q", 4, 4, 1,
                   "stride=0 out of range 1..4 at P=4");
     resolve_fails("multipair_waitany:stride=sqrt-1", 2, 2, 1, "stride=0 out of range 1..2 at P=2");
@@ -542,7 +552,8 @@ static const ct_algorithm fake_tuna = {
     .coll = CT_COLL_ALLTOALLV,
     .summary = "test only",
     .nparams = 1,
-    .params = {{"radix", {CT_TERM_CONST, 2}, {CT_TERM_P, 0}, {CT_TERM_CONST, 2}, "digits"}},
+    .params = {{"radix", {CT_TERM_CONST, 2}, {CT_TERM_P, 0}, {CT_TERM_CONST, 2}, "digits",
+                CT_RANGE}},
 };
 
 static const ct_algorithm fake_two = {
@@ -550,8 +561,8 @@ static const ct_algorithm fake_two = {
     .coll = CT_COLL_ALLTOALLV,
     .summary = "test only",
     .nparams = 2,
-    .params = {{"a", {CT_TERM_CONST, 0}, {CT_TERM_Q, 0}, {CT_TERM_Q, 1}, "a"},
-               {"b", {CT_TERM_N, 0}, {CT_TERM_P, 0}, {CT_TERM_CONST, 0}, "b"}},
+    .params = {{"a", {CT_TERM_CONST, 0}, {CT_TERM_Q, 0}, {CT_TERM_Q, 1}, "a", CT_RANGE},
+               {"b", {CT_TERM_N, 0}, {CT_TERM_P, 0}, {CT_TERM_CONST, 0}, "b", CT_RANGE}},
 };
 
 static void test_resolve_fake_algorithms(void **state)
@@ -616,9 +627,9 @@ static void test_resolve_small_or_missing_why(void **state)
     ct_shape env = {8, 8, 1};
     long params[CT_MAX_PARAMS];
     char why[8];
-    parse_ok("scattered:block_count=100", &s);
+    parse_ok("multipair_waitany:stride=100", &s);
     assert_ptr_equal(ct_spec_resolve(&s, &env, params, why, sizeof why), why);
-    assert_string_equal(why, "block_c"); /* truncated, still terminated */
+    assert_string_equal(why, "stride="); /* truncated, still terminated */
     const char *r = ct_spec_resolve(&s, &env, params, NULL, 0);
     assert_non_null(r);
     assert_true(strlen(r) > 0);
@@ -691,6 +702,7 @@ int main(void)
         cmocka_unit_test(test_spec_default),
         cmocka_unit_test(test_resolve_clamps_defaults),
         cmocka_unit_test(test_resolve_given_values),
+        cmocka_unit_test(test_resolve_clamps_above),
         cmocka_unit_test(test_resolve_out_of_range),
         cmocka_unit_test(test_resolve_fake_algorithms),
         cmocka_unit_test(test_resolve_hand_made_spec),
