@@ -12,6 +12,7 @@
 #   CT_TEST_QUICK=1 the P sweep only (the MPICH smoke run, the ASan build)
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/mpi/common.sh"
 prog="$top_builddir/tests/mpi/test_adapt"
+need_progs "$prog"
 info="$top_builddir/info/coltune-info"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

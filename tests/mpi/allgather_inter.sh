@@ -11,6 +11,7 @@
 #   CT_TEST_BIG_NP  the world size that also runs the 250000-element blocks
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/mpi/common.sh"
 prog="$top_builddir/tests/mpi/test_allgather_inter"
+need_progs "$prog"
 
 # Strict: an algorithm that cannot serve a case returns an error, which the
 # test counts as a failure; the intercepted calls are forced to segmented.

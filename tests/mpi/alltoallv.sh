@@ -7,6 +7,7 @@
 #                   those P (used for the MPICH and AddressSanitizer runs)
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/mpi/common.sh"
 prog="$top_builddir/tests/mpi/test_alltoallv"
+need_progs "$prog"
 rules="$top_srcdir/tests/mpi/test.rules"
 
 # Strict: an algorithm that cannot serve a case returns an error, so every

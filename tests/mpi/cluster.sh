@@ -10,6 +10,8 @@
 # namespaces or Open MPI (MPICH is not reliable across hosts here: see
 # coltune-cluster help).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/mpi/common.sh"
+need_progs "$top_builddir/tests/mpi/test_alltoallv" "$top_builddir/tests/mpi/test_sdde" \
+    "$top_builddir/tests/mpi/test_allgather_inter"
 cluster="$top_srcdir/scripts/coltune-cluster"
 
 if [ "$MPI_IMPL" != openmpi ]; then

@@ -72,6 +72,18 @@ skip_part() {
     echo "SKIP-PART: $1: $2"
 }
 
+# need_progs PROG...: a script whose test programs were not built (configure
+# found no cmocka, or their build failed) is a SKIP (exit 77) that names
+# them and why, not a failure of every run.
+need_progs() {
+    for p in "$@"; do
+        [ -x "$p" ] && continue
+        echo "SKIP: $p was not built (it needs cmocka, libcmocka-dev, at configure time;" \
+            "see configure's output and 'make check')"
+        exit 77
+    done
+}
+
 # valgrind_usable NAME: true when the MPI programs can run under valgrind
 # here (VALGRIND set, Open MPI with its suppression file $vg_supp), else
 # records the part NAME as skipped with the reason.

@@ -8,6 +8,7 @@
 #                   (the MPICH smoke run, the ASan build)
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/mpi/common.sh"
 prog="$top_builddir/tests/mpi/test_sdde"
+need_progs "$prog"
 rules="$top_srcdir/tests/mpi/sdde.rules"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -16,6 +16,7 @@
 #                   oversubscribed, runs with 4: a larger run is made smaller)
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/mpi/common.sh"
 prog="$top_builddir/tests/mpi/test_alltoallv"
+need_progs "$prog"
 maxnp=${CT_TEST_MAXNP:-64}
 capped() { [ "$1" -le "$maxnp" ] && echo "$1" || echo "$maxnp"; }
 algs=shm,node_aware
