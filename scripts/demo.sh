@@ -16,12 +16,12 @@
 #      pencil-decomposed 3-D FFT on row and column sub-communicators with
 #      uneven blocks; what one COLTUNE_ADAPT=1 run learned
 #      (COLTUNE_ADAPT_OUT) is then reused as a rules file;
-#   4. the same for a real third-party library: FFTW's MPI 3-D FFT
-#      (examples/fftw_3d.c, Debian libfftw3-dev and libfftw3-mpi-dev), whose
-#      transposes call MPI_Alltoall, planned once natively (FFTW wisdom) so
-#      both runs execute the same plan (when the planner prefers FFTW's
-#      point-to-point transposes, the plan makes no MPI_Alltoall call and the
-#      demo says so instead of timing it);
+#   4. the same for a real third-party library: SpFFT's distributed 3-D FFT
+#      (examples/spfft_3d.c, Debian libspfft-dev), whose exchange between
+#      its z-column and slab layouts is one MPI_Alltoallv per transform,
+#      fixed when its grid is made (not timed, as FFTW's planner times its
+#      transposes and may prefer point-to-point ones), so every run makes
+#      the calls coltune serves;
 #   5. what IMB and OSU would show with these rules: coltune-bench --sweep of
 #      MPI_Alltoall and MPI_Alltoallv, equal blocks of 0 B to 1 MiB, native
 #      time / coltune time and the chosen algorithm per size.
@@ -29,16 +29,17 @@
 # library's own routine (pmpi), where the times differ only by coltune's
 # interception and noise.
 # Before step 1 it checks that everything the README's first command installs
-# is here (the tools, and FFTW by building examples/fftw_3d.c): a missing
+# is here (the tools, and SpFFT by building examples/spfft_3d.c): a missing
 # piece stops the demo at once, naming its Debian package, rather than after
 # minutes of building and tuning, or by skipping a step.
 # DEMO_NP (default 16) ranks, DEMO_ITERS (default 2000) exchanges per run,
 # DEMO_RUNS (default 5) runs per configuration, DEMO_SCALE (default 1) block
-# size multiplier (1 = the N1 blocks of 8 doubles of [Fan2024]); FFTW_NP
-# (default 8) ranks, FFTW_N (default 64) points per dimension and FFTW_ITERS
-# (default 50) transforms per run for step 4; FFTW_CFLAGS and FFTW_LIBS
-# (default -lfftw3_mpi -lfftw3 -lm) where FFTW is installed elsewhere;
-# DEMO_FFTW=0 leaves step 4 out, on purpose, for a machine without FFTW;
+# size multiplier (1 = the N1 blocks of 8 doubles of [Fan2024]); SPFFT_NP
+# (default 8) ranks, SPFFT_N (default 32) points per dimension and
+# SPFFT_ITERS (default 100) backward and forward transform pairs per run for
+# step 4; SPFFT_CFLAGS and SPFFT_LIBS (default -lspfft -lm) where SpFFT is
+# installed elsewhere; DEMO_SPFFT=0 leaves step 4 out, on purpose, for a
+# machine without SpFFT;
 # DEMO_SWEEP_ITERS (default 10) timed iterations per size in step 5.
 set -eu
 cd "$(dirname "$0")/.."
@@ -61,31 +62,31 @@ need mpicc "libopenmpi-dev openmpi-bin"
 need mpirun openmpi-bin
 need python3 python3
 need gnuplot gnuplot-nox
-fftw_log=""
-fftw_cflags=${FFTW_CFLAGS:-}
-fftw_libs=${FFTW_LIBS:--lfftw3_mpi -lfftw3 -lm}
-if [ "${DEMO_FFTW:-1}" != 0 ] && command -v mpicc > /dev/null 2>&1; then
+spfft_log=""
+spfft_cflags=${SPFFT_CFLAGS:-}
+spfft_libs=${SPFFT_LIBS:--lspfft -lm}
+if [ "${DEMO_SPFFT:-1}" != 0 ] && command -v mpicc > /dev/null 2>&1; then
     mkdir -p "$prefix/bin"
     # shellcheck disable=SC2086 # the flags are lists of words
-    if ! mpicc -O2 $fftw_cflags -o "$prefix/bin/fftw_3d" examples/fftw_3d.c $fftw_libs \
-        > "$prefix/fftw_build.log" 2>&1; then
-        missing="$missing libfftw3-dev libfftw3-mpi-dev"
-        fftw_log="$prefix/fftw_build.log"
+    if ! mpicc -O2 $spfft_cflags -o "$prefix/bin/spfft_3d" examples/spfft_3d.c $spfft_libs \
+        > "$prefix/spfft_build.log" 2>&1; then
+        missing="$missing libspfft-dev"
+        spfft_log="$prefix/spfft_build.log"
     fi
 fi
 if [ -n "$missing" ]; then
     {
         echo "demo.sh: FAILED before starting: missing what the README's first command installs."
-        if [ -n "$fftw_log" ]; then
-            echo "FFTW's MPI 3-D FFT (step 4) does not build:"
-            echo "  mpicc -O2 ${fftw_cflags:+$fftw_cflags }-o $prefix/bin/fftw_3d examples/fftw_3d.c $fftw_libs"
-            grep -E ': (fatal )?error|cannot find|undefined reference' "$fftw_log" | head -n 3 |
+        if [ -n "$spfft_log" ]; then
+            echo "SpFFT's distributed 3-D FFT (step 4) does not build:"
+            echo "  mpicc -O2 ${spfft_cflags:+$spfft_cflags }-o $prefix/bin/spfft_3d examples/spfft_3d.c $spfft_libs"
+            grep -E ': (fatal )?error|cannot find|undefined reference' "$spfft_log" | head -n 3 |
                 sed 's/^/    /'
-            echo "  (the whole output: $fftw_log)"
+            echo "  (the whole output: $spfft_log)"
         fi
         echo "Install (Debian 12, as root):"
         echo "  apt-get update && apt-get install -y$missing"
-        [ -n "$fftw_log" ] && echo "or leave step 4 out on purpose: DEMO_FFTW=0 $0"
+        [ -n "$spfft_log" ] && echo "or leave step 4 out on purpose: DEMO_SPFFT=0 $0"
     } >&2
     exit 1
 fi
@@ -206,34 +207,21 @@ printf '%-58s %10s %9s\n' "LD_PRELOAD=libcoltune.so, learned rules" "$learned" \
     "$(echo "$native $learned" | awk '{ printf "%.2f", $1 / $2 }')"
 
 echo
-echo "== 4. a third-party library: FFTW's MPI 3-D FFT (examples/fftw_3d.c, plain mpicc)"
-fnp=${FFTW_NP:-8}
-fn=${FFTW_N:-64}
-fiters=${FFTW_ITERS:-50}
-if [ "${DEMO_FFTW:-1}" = 0 ]; then
-    echo "left out: DEMO_FFTW=0"
+echo "== 4. a third-party library: SpFFT's distributed 3-D FFT (examples/spfft_3d.c, plain mpicc)"
+fnp=${SPFFT_NP:-8}
+fn=${SPFFT_N:-32}
+fiters=${SPFFT_ITERS:-100}
+if [ "${DEMO_SPFFT:-1}" = 0 ]; then
+    echo "left out: DEMO_SPFFT=0"
 else
-    wisdom="$prefix/tune/fftw-$fn-P$fnp.wisdom"
     flaunch() { mpirun --oversubscribe --mca mpi_yield_when_idle 1 -np "$fnp" "$@"; }
-    # FFTW's planner times its transposes (MPI_Alltoall among them) and keeps
-    # the fastest; the plan is made once, natively, and reused by every run.
-    [ -s "$wisdom" ] || flaunch "$prefix/bin/fftw_3d" "$fn" 1 "$wisdom" > /dev/null
+    echo "(SpFFT exchanges its z-columns and slabs with one MPI_Alltoallv per transform)"
     echo "-- one run under LD_PRELOAD with COLTUNE_VERBOSE=1 COLTUNE_STATS=1:"
     LD_PRELOAD="$lib" COLTUNE_RULES="$rules" COLTUNE_VERBOSE=1 COLTUNE_STATS=1 \
-        flaunch "$prefix/bin/fftw_3d" "$fn" "$fiters" "$wisdom" | tee "$prefix/fftw_3d.log"
-    falgs=$(served "$prefix/fftw_3d.log")
-    if [ -z "$falgs" ] && grep -q transpose_pairwise "$wisdom"; then
-        # Nothing to compare: both runs would make the same MPI calls.
-        echo
-        echo "FFTW's planner timed its transposes natively on this machine and chose its"
-        echo "point-to-point one over MPI_Alltoall (fftw_mpi_transpose_pairwise in the"
-        echo "wisdom file): this plan makes no call coltune serves, so there is no speedup"
-        echo "to measure. For a new plan, remove $wisdom and run again."
-    else
-        compare_runs flaunch "$prefix/bin/fftw_3d" "$fn" "$fiters" "$wisdom"
-        print_runs "FFTW 3-D FFT N=$fn, $fnp ranks, $fiters transforms per run"
-        what_ran "$falgs" "MPI_Alltoall(v)"
-    fi
+        flaunch "$prefix/bin/spfft_3d" "$fn" "$fiters" | tee "$prefix/spfft_3d.log"
+    compare_runs flaunch "$prefix/bin/spfft_3d" "$fn" "$fiters"
+    print_runs "SpFFT 3-D FFT N=$fn, $fnp ranks, $((2 * fiters)) MPI_Alltoallv calls per run"
+    what_ran "$(served "$prefix/spfft_3d.log")" MPI_Alltoallv
 fi
 
 echo
