@@ -69,7 +69,9 @@ typedef struct bench_options {
     int nsizes;
     bench_dist dist;
     int iters, warmup;
-    int burst;            /* --burst: calls per turn, the last timed */
+    int burst;            /* --burst: calls per turn, the last timed (--timing b2b: all) */
+    int burst_given;
+    int b2b;              /* --timing b2b: a turn's calls back to back, timed together */
     unsigned long seed;
     const char *ppn;      /* --ppn "n" or "n:cyclic", NULL when not given */
     int group_p, group_q; /* --group-sizes p:q, 0 when not given */

@@ -6,7 +6,9 @@
  * serve the call (with --check: compared byte for byte with PMPI_), then
  * --warmup untimed and --iters timed iterations. Within an iteration every
  * spec has one turn of --burst calls in a row (the last timed), each after a
- * barrier, in an order drawn afresh each iteration
+ * barrier (--timing b2b: all of them back to back after one barrier, timed
+ * together, their mean the call's time, as IMB times), in an order drawn
+ * afresh each iteration
  * (from --seed, alike on every rank), so drift of the machine hits all specs
  * alike and no spec always follows the same one. The time of an iteration is
  * that of the slowest rank (one MPI_MAX reduction of all times at the end of
@@ -240,6 +242,12 @@ static void csv_alg(FILE *f, const bench_alg *alg)
     csv_field(f, alg->aa ? "" : alg->params);
 }
 
+/* How a turn is timed: --timing. */
+static const char *timing_of(const bench_options *o)
+{
+    return o->b2b ? "b2b" : "barrier";
+}
+
 /* --sweep: the table's header. */
 static void print_sweep_header(const bench_run *r)
 {
@@ -248,8 +256,8 @@ static void print_sweep_header(const bench_run *r)
     char full[32];
     bench_format_size(SWEEP_FULL_UPTO, full, sizeof full);
     printf("# coltune-bench --sweep %s: P=%d nodes=%d ppn=%d input=%s seed=%lu warmup=%d "
-           "burst=%d check=%s\n", o->coll, r->env.P, r->env.N, r->env.Q, r->input, o->seed,
-           o->warmup, o->burst, o->check ? "yes" : "no");
+           "burst=%d timing=%s check=%s\n", o->coll, r->env.P, r->env.N, r->env.Q, r->input,
+           o->seed, o->warmup, o->burst, timing_of(o), o->check ? "yes" : "no");
     if (o->iters_given)
         printf("# iters=%d at every size\n", o->iters);
     else
@@ -270,9 +278,9 @@ static void print_header(const bench_run *r)
         print_sweep_header(r);
     } else {
         printf("# coltune-bench %s: P=%d nodes=%d ppn=%d input=%s seed=%lu iters=%d warmup=%d "
-           "burst=%d specs=%d check=%s speedup-over=%s\n",
+           "burst=%d timing=%s specs=%d check=%s speedup-over=%s\n",
            o->coll, r->env.P, r->env.N, r->env.Q, r->input, o->seed, o->iters, o->warmup,
-           o->burst, r->algs.n, o->check ? "yes" : "no", baseline_of(r->drv));
+           o->burst, timing_of(o), r->algs.n, o->check ? "yes" : "no", baseline_of(r->drv));
         printf("%-*s  %-*s  %5s  %5s  %4s  %6s  %-*s  %10s  %10s  %10s  %7s  %9s\n",
                r->coll_width, "coll", r->alg_width, "alg", "P", "nodes", "ppn", "size",
                r->input_width, "input", "median_us", "min_us", "max_us", "speedup",
@@ -625,9 +633,13 @@ static int size_loop(bench_run *r, size_run *sr, int iters, int timed)
             if (sr->status[a] != ALG_OK)
                 continue;
             double t0 = 0, t1 = 0;
-            for (int b = 0; b < r->o->burst; b++) { /* the last call of the burst is timed */
+            if (r->o->b2b) /* the whole burst back to back is timed (IMB) */
                 BENCH_CALL(MPI_Barrier(r->env.comm));
-                t0 = MPI_Wtime();
+            for (int b = 0; b < r->o->burst; b++) { /* else the last call is timed (OSU) */
+                if (!r->o->b2b)
+                    BENCH_CALL(MPI_Barrier(r->env.comm));
+                if (!r->o->b2b || b == 0)
+                    t0 = MPI_Wtime();
                 rc = r->drv->run(sr->state, coltune_spec(&r->algs.v[a]));
                 t1 = MPI_Wtime();
                 if (rc != MPI_SUCCESS) {
@@ -636,7 +648,8 @@ static int size_loop(bench_run *r, size_run *sr, int iters, int timed)
                 }
             }
             if (timed)
-                sr->local[(size_t)a * (size_t)iters + (size_t)it] = t1 - t0;
+                sr->local[(size_t)a * (size_t)iters + (size_t)it] =
+                    (t1 - t0) / (r->o->b2b ? r->o->burst : 1);
             if (timed && r->drv->internode_msgs != NULL)
                 BENCH_CALL(count_msgs(r, sr, a));
         }

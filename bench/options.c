@@ -227,7 +227,16 @@ static int set_warmup(bench_options *o, const char *v, char *err, size_t len)
 
 static int set_burst(bench_options *o, const char *v, char *err, size_t len)
 {
+    o->burst_given = 1;
     return set_int(&o->burst, "burst", v, 1, 1000, err, len);
+}
+
+static int set_timing(bench_options *o, const char *v, char *err, size_t len)
+{
+    if (strcmp(v, "barrier") != 0 && strcmp(v, "b2b") != 0)
+        return fail(err, len, "--timing: bad value '%s' (barrier or b2b)", v);
+    o->b2b = strcmp(v, "b2b") == 0;
+    return 0;
 }
 
 static int set_seed(bench_options *o, const char *v, char *err, size_t len)
@@ -368,7 +377,7 @@ static const struct {
     {"coll", 1, set_coll},       {"algs", 1, set_algs},
     {"sizes", 1, set_sizes},     {"dist", 1, set_dist},
     {"iters", 1, set_iters},     {"warmup", 1, set_warmup},
-    {"burst", 1, set_burst},
+    {"burst", 1, set_burst},     {"timing", 1, set_timing},
     {"seed", 1, set_seed},       {"ppn", 1, set_ppn},
     {"group-sizes", 1, set_groups}, {"pattern", 1, set_pattern},
     {"setting", 1, set_setting},
@@ -407,6 +416,9 @@ static int parse_one(int argc, char **argv, int *i, bench_options *o, char *err,
 }
 
 /* --sweep: --algs rules --dist equal --sizes 0..1m, each unless given. */
+/* Calls of a --timing b2b turn when --burst is not given. */
+enum { B2B_BURST = 10 };
+
 static int sweep_preset(bench_options *o, char *err, size_t len)
 {
     if (strcmp(o->coll, "alltoallv") != 0 && strcmp(o->coll, "alltoall") != 0)
@@ -440,6 +452,8 @@ int bench_options_parse(int argc, char **argv, bench_options *o, char *err, size
     for (int i = 1; i < argc; i++)
         if (parse_one(argc, argv, &i, o, err, errlen) != 0)
             return -1;
+    if (o->b2b && !o->burst_given)
+        o->burst = B2B_BURST;
     return o->sweep ? sweep_preset(o, err, errlen) : 0;
 }
 
@@ -503,6 +517,11 @@ void bench_options_usage(const char *prog)
         "                     untimed ones leave the spec's own state (a shared window,\n"
         "                     the MPI library's buffers) warm, as in an application that\n"
         "                     calls it again and again, not cold from the specs before it\n"
+        "  --timing MODE      barrier (default): each timed call starts after a barrier, as\n"
+        "                     OSU times; b2b: a turn's --burst calls (default 10) run back\n"
+        "                     to back after one barrier and their mean is the time, as\n"
+        "                     IMB times (a call may start while others still finish the\n"
+        "                     last one)\n"
         "  --ppn N[:cyclic]   emulate nodes of N ranks: sets COLTUNE_PPN for coltune's\n"
         "                     topology (consecutive ranks, or dealt round-robin with :cyclic)\n"
         "  --group-sizes p:q  allgather_inter, allgatherv_inter: the intercommunicator's\n"

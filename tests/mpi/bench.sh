@@ -108,6 +108,23 @@ burst_run() {
 }
 check_run "bench P=$P --burst 3" burst_run
 
+# --timing b2b: a turn's calls back to back, 10 by default: 1 probe + (1
+# warmup + 2 timed) x 10 = 31 calls per spec, still one sample per timed
+# iteration (the mean of the turn's calls), each a positive time.
+b2b_run() {
+    COLTUNE_STATS=1 run_mpi "$P" "$bench" --coll alltoallv --algs pmpi,linear --sizes 16 \
+        --iters 2 --warmup 1 --timing b2b --no-progress --samples "$tmp/b2b-samples.csv" \
+        > "$tmp/b2b.out" 2>&1 || { cat "$tmp/b2b.out"; return 1; }
+    cat "$tmp/b2b.out"
+    grep -q '^# coltune-bench alltoallv: .* burst=10 timing=b2b ' "$tmp/b2b.out" &&
+        grep -Eq '^alltoallv +linear +31 ' "$tmp/b2b.out" &&
+        [ "$(tail -n +2 "$tmp/b2b-samples.csv" | wc -l)" = 4 ] &&
+        tail -n +2 "$tmp/b2b-samples.csv" | awk -F, '{ if (!($NF > 0)) exit 1 }' ||
+        { echo "not 10 calls back to back per turn, or not one sample per iteration" >&2
+          return 1; }
+}
+check_run "bench P=$P --timing b2b" b2b_run
+
 # Intercommunicators: groups 1:3 and 2:2 (of 4 ranks), settings of [Kang2019].
 inter_run() { # GROUPS COLL SETTING
     check_run "bench P=4 $2 --group-sizes $1 --setting $3 --check" bench_run \
@@ -192,6 +209,7 @@ expect_exit() {
 }
 check_run "bench usage error exits 2" expect_exit 2 --sizes 4x
 check_run "bench --burst 0 exits 2" expect_exit 2 --burst 0
+check_run "bench --timing other exits 2" expect_exit 2 --timing other
 check_run "bench unknown algorithm exits 2" expect_exit 2 --algs pmpi,nosuch
 check_run "bench unknown collective exits 2" expect_exit 2 --coll nosuch
 check_run "bench group sizes not the world exits 2" expect_exit 2 --coll allgather_inter \
