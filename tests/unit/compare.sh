@@ -4,7 +4,7 @@
 # runs the program once with the -x variables it is given, and IMB-MPI1 and
 # OSU programs that print their real output formats with times chosen here
 # (coltune's runs, LD_PRELOAD set, 2x faster, except one run per cell 0.8x
-# as fast). Checks the alternation of native and coltune runs, the parsing
+# as fast; the A/A runs, COLTUNE_DISABLE=1 too, 0.8x). Checks the alternation of native and coltune runs, the parsing
 # of both formats, each cell's median and worst ratio, the flags, runs.csv
 # and the exit status. No MPI, no timing.
 : "${top_builddir:=$(pwd)}"
@@ -33,11 +33,13 @@ SH
 cat > "$tmp/times.sh" <<'SH'
 side=native
 [ -n "${LD_PRELOAD:-}" ] && side=coltune
+[ "${COLTUNE_DISABLE:-}" = 1 ] && side=aa
 echo "$side" >> "$STATE/order"
 n=$(grep -c . "$STATE/order")
 time_of() {
     awk -v s="$1" -v side=$side -v n="$n" -v slow="${SLOW:-0}" 'BEGIN {
         t = 10 + s / 1000; if (side == "coltune") t = (n == slow) ? t * 1.25 : t / 2
+        if (side == "aa") t = t * 1.25
         printf "%.2f", t }'
 }
 SH
@@ -101,6 +103,18 @@ grep -Eq '^osu +alltoallv +4 +1 .* 2\.00 +2\.00 *$' "$tmp/osu/table" ||
     fail "osu: the alltoallv rows are not 2.00"
 grep -q '^3 of 6 cells below a target (median 0.97, every run 0.90):' "$tmp/osu/table" ||
     fail "osu: summary line: $(tail -n 5 "$tmp/osu/table")"
+
+# --aa: a third run per pair, the order rotating; its columns (native 10
+# against 12.5: 0.80) beside coltune's, and in runs.csv.
+run aa 0 --imb "$tmp/IMB-MPI1" -np 4 --pairs 3 --colls alltoall --aa
+[ "$rc" = 0 ] || fail "aa: exit $rc, expected 0 (the A/A ratio is no target)"
+[ "$(tr '\n' ' ' < "$tmp/aa/order")" = \
+    "native coltune aa coltune aa native aa native coltune " ] ||
+    fail "aa: runs in order $(tr '\n' ' ' < "$tmp/aa/order")"
+grep -Eq '^imb +alltoall +4 +0 +10\.0 +5\.0 +2\.00 +2\.00 +0\.80 +0\.80 *$' "$tmp/aa/table" ||
+    fail "aa: no A/A columns of 0.80: $(cat "$tmp/aa/table")"
+grep -q '^imb,alltoall,4,0,1,10.0,5.0,2.0000,12.5,0.8000$' "$tmp/aa/out/runs.csv" ||
+    fail "aa: runs.csv: $(head -n 3 "$tmp/aa/out/runs.csv")"
 
 # A median below --min-median flags the cell as such.
 run strict 0 --osu "$tmp/osu" -np 4 --pairs 1 --colls alltoall --min-median 2.5
