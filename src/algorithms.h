@@ -71,7 +71,7 @@ typedef struct ct_param_desc {
     ct_expr def;      /* default when the spec does not set it */
     const char *help;
     int clamp; /* CT_CLAMP: a value set above max acts as max (its help says so),
-                  as MPICH's throttle does; 0: it is a restriction */
+                  as MPICH's throttle does; CT_RANGE: it is a restriction */
 } ct_param_desc;
 
 /* ct_param_desc.clamp of a parameter whose values above its range act as its

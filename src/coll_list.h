@@ -30,14 +30,14 @@
  * is named after it), restrictions (CT_R_*, adapters CT_A_* and the learner's
  * hints CT_L_*, algorithms.h),
  * a one-line summary with its paper reference, then its parameters, if any:
- * {name, min, max, default, help} with K(constant) and EXPR(P|Q|N|SQRT_P|
- * SQRT_Q|NM1_Q, offset) bounds, and last CT_CLAMP where a value above the
- * range acts as its maximum (the help says so), else CT_RANGE. Defaults are clamped into
- * their range at resolve time (select/spec.c), so block_count's default of 32
- * (MPICH's MPIR_CVAR_ALLTOALL_THROTTLE) means min(32, P); a value given
- * explicitly above the range of a CT_CLAMP parameter is clamped too (so
- * scattered:block_count=32 is min(32, P), as in MPICH), and any other value
- * out of range is a restriction.
+ * {name, min, max, default, help, clamp} with K(constant) and EXPR(P|Q|N|
+ * SQRT_P|SQRT_Q|NM1_Q, offset) bounds, clamp CT_CLAMP where a value above
+ * the range acts as its maximum (the help says so), else CT_RANGE. Defaults
+ * are clamped into their range at resolve time (select/spec.c), so
+ * block_count's default of 32 (MPICH's MPIR_CVAR_ALLTOALL_THROTTLE) means
+ * min(32, P); a value given explicitly above the range of a CT_CLAMP
+ * parameter is clamped too (scattered:block_count=32 is min(32, P), as in
+ * MPICH), and any other value out of range is a restriction.
  *
  * CT_ALLTOALLV_ALG(name, restrictions, summary, params...)
  *   ct_alltoallv_<name>(), src/alltoallv/alltoallv_<name>.c: serves

@@ -389,7 +389,7 @@ static int delivery_unpack(const lanes *L, int nw)
             if (b > cap)
                 truncated = 1;
             ct_memcpy((char *)L->a->recvbuf + ct_vec_at(&L->a->rdispls, src),
-                   blk + want->bytes - left, b < cap ? b : cap);
+                      blk + want->bytes - left, b < cap ? b : cap);
             left -= b;
         }
     }
