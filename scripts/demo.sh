@@ -220,7 +220,7 @@ else
     LD_PRELOAD="$lib" COLTUNE_RULES="$rules" COLTUNE_VERBOSE=1 COLTUNE_STATS=1 \
         flaunch "$prefix/bin/spfft_3d" "$fn" "$fiters" | tee "$prefix/spfft_3d.log"
     compare_runs flaunch "$prefix/bin/spfft_3d" "$fn" "$fiters"
-    print_runs "SpFFT 3-D FFT N=$fn, $fnp ranks, $((2 * fiters)) MPI_Alltoallv calls per run"
+    print_runs "SpFFT 3-D FFT N=$fn, $fnp ranks, $((2 * fiters + 2)) MPI_Alltoallv calls per run"
     what_ran "$(served "$prefix/spfft_3d.log")" MPI_Alltoallv
 fi
 
