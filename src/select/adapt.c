@@ -101,6 +101,7 @@ typedef struct ct_learner {
     ct_verdict v;          /* the last verdict */
     long explore_calls, check_gap;
     long explore_start; /* explore_calls when the current exploration began */
+    int announced;      /* the current exploration's first round call was logged */
     double explore_time, agree_time, leader;
     double first_time; /* of the first round, in explore_time */
     int warm;          /* the first round (not judged) is over */
@@ -368,26 +369,58 @@ static void explore(ct_learner *l, uint64_t alive, int recheck)
     l->favour = l->prior;
     l->lost = 0;
     l->explore_start = l->explore_calls;
+    l->announced = 0;
     crowd_mark(l);
     plan_round(l);
+}
+
+/* "alltoall (1024-2047 B) on MPI_COMM_WORLD#0": the learner in a log line. */
+static void learner_name(const ct_ctx *ctx, const ct_learner *l, char *buf, size_t len)
+{
+    char size[48] = "";
+    if (l->cls > 0)
+        snprintf(size, sizeof size, " (%ld-%ld B)", 1L << (l->cls - 1), (1L << l->cls) - 1);
+    snprintf(buf, len, "%s%s on %s#%d", ct_coll_name(l->coll), size, ctx->name, ctx->serial);
+}
+
+/* COLTUNE_VERBOSE=1: an exploration's first round call (the first of the
+ * learner, a re-check, a parameter sweep, a relearning after a demotion). */
+static void log_explore(const ct_ctx *ctx, const ct_learner *l)
+{
+    if (!settings()->verbose || ctx->decide_rank != 0)
+        return;
+    char name[160];
+    learner_name(ctx, l, name, sizeof name);
+    const int ncands = __builtin_popcountll(l->alive & ~(uint64_t)3); /* not pmpi, its copy */
+    if (l->recheck && l->choice > CT_ADAPT_AA)
+        ct_log("%s: adapt: re-checking its choice against pmpi from call %ld", name, l->calls);
+    else if (l->recheck)
+        ct_log("%s: adapt: re-checking pmpi against %d candidates from call %ld", name, ncands,
+               l->calls);
+    else if (l->refine)
+        ct_log("%s: adapt: sweeping the winner's parameters, %d values, from call %ld", name,
+               ncands, l->calls);
+    else if (l->lead > 0 && l->calls > l->lead)
+        ct_log("%s: adapt: exploring %d candidates and pmpi from call %ld (the rules' choice "
+               "ran the first %ld)", name, ncands, l->calls, l->lead);
+    else
+        ct_log("%s: adapt: exploring %d candidates and pmpi from call %ld", name, ncands,
+               l->calls);
 }
 
 static void log_decision(const ct_ctx *ctx, const ct_learner *l, const char *what)
 {
     if (!settings()->verbose || ctx->decide_rank != 0)
         return;
-    char spec[160], size[48] = "";
+    char spec[160], name[160], speed[64] = "1.00x [1.00, 1.00]"; /* pmpi */
     const int s = l->choice;
     ct_spec_format_resolved(l->slot[s].alg, l->slot[s].params, spec, sizeof spec);
-    if (l->cls > 0)
-        snprintf(size, sizeof size, " (%ld-%ld B)", 1L << (l->cls - 1), (1L << l->cls) - 1);
-    const ct_estimate *e = &l->v.est[s];
-    ct_log("%s%s on %s#%d: adapt: %s %s, %.2fx [%.2f, %.2f] over pmpi (noise %.0f%%); "
-           "%d candidates, %d rounds, %ld calls, %.6f s exploring",
-           ct_coll_name(l->coll), size, ctx->name, ctx->serial, what, spec,
-           s > CT_ADAPT_AA ? e->point : 1.0, s > CT_ADAPT_AA ? e->lo : 1.0,
-           s > CT_ADAPT_AA ? e->hi : 1.0, 100.0 * l->v.noise, l->nslots - 2, l->nrounds,
-           l->explore_calls, l->explore_time);
+    learner_name(ctx, l, name, sizeof name);
+    if (s > CT_ADAPT_AA)
+        ct_judge_format(&l->v.est[s], speed, sizeof speed);
+    ct_log("%s: adapt: %s %s, %s over pmpi (noise %.0f%%); "
+           "%d candidates, %d rounds, %ld calls, %.6f s exploring", name, what, spec, speed,
+           100.0 * l->v.noise, l->nslots - 2, l->nrounds, l->explore_calls, l->explore_time);
 }
 
 /* COLTUNE_VERBOSE=2: each round's agreed times, in microseconds by slot,
@@ -822,6 +855,10 @@ int ct_adapt_record(ct_ctx *ctx, const ct_adapt_turn *turn)
     l->last_count = count;
     if (turn->duel >= 0)
         return duel_record(ctx, l, turn->duel, gap, alone);
+    if (!l->announced) {
+        l->announced = 1;
+        log_explore(ctx, l);
+    }
     l->explore_calls++;
     if (l->pos > 0) /* the first call's gap began before the round */
         l->elapsed += gap;
@@ -1021,11 +1058,11 @@ static void print_stats(const learned *r, int n)
     printf("%-16s %5s %5s %4s %-13s %9s %9s %12s %11s  %s\n", "collective", "P", "nodes", "ppn",
            "msg_size", "calls", "exploring", "explore [s]", "agree [s]", "choice");
     for (int i = 0; i < n; i++) {
-        char size[64], speed[64] = "", state[64] = "";
+        char size[64], speed[64] = " ", state[64] = "";
         size_range(&r[i], r[i].cls, size, sizeof size);
-        if (r[i].est.n > 0)
-            snprintf(speed, sizeof speed, " %.2fx [%.2f, %.2f]", r[i].est.point, r[i].est.lo,
-                     r[i].est.hi);
+        ct_judge_format(&r[i].est, speed + 1, sizeof speed - 1);
+        if (r[i].est.n <= 0)
+            speed[0] = '\0';
         if (r[i].waits > 0)
             snprintf(state, sizeof state, " (the rules' choice; learning from call %ld)",
                      r[i].waits);

@@ -8,6 +8,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 ct_judge_knobs ct_judge_knobs_default(void)
@@ -90,6 +91,18 @@ ct_estimate ct_judge_estimate(const ct_judge_input *in, int base, int k, double 
         e.hi = ratios[hi];
     }
     return e;
+}
+
+void ct_judge_format(const ct_estimate *e, char *buf, size_t len)
+{
+    if (len == 0)
+        return;
+    if (e->n <= 0)
+        buf[0] = '\0';
+    else if (e->n == 1)
+        snprintf(buf, len, "%.2fx (1 round, no interval yet)", e->point);
+    else
+        snprintf(buf, len, "%.2fx [%.2f, %.2f]", e->point, e->lo, e->hi);
 }
 
 /* The live candidate with the highest point (the first of equals), -1 when

@@ -24,6 +24,7 @@
 #ifndef CT_ADAPT_JUDGE_H
 #define CT_ADAPT_JUDGE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define CT_ADAPT_BASE 0   /* slot of pmpi, the baseline */
@@ -108,6 +109,11 @@ void ct_median_interval_ranks(int n, double confidence, int *lo, int *hi);
 /* The speedup of slot k over slot base from the rounds where both ran
  * (n 0 when none did). */
 ct_estimate ct_judge_estimate(const ct_judge_input *in, int base, int k, double confidence);
+
+/* What an estimate can say, for a person: "1.50x [1.41, 1.58]"; from one
+ * round, which has no interval, "1.50x (1 round, no interval yet)"; ""
+ * with no round. */
+void ct_judge_format(const ct_estimate *e, char *buf, size_t len);
 
 /* Judges the rounds so far (see the file comment): drops candidates that
  * cannot beat pmpi by the margin (after min_drop rounds, min_demote for what

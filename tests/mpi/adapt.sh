@@ -151,6 +151,10 @@ incumbent() {
         grep ': adapt: ' "$tmp/incumbent"
         return 1
     }
+    # COLTUNE_VERBOSE says when exploring began, after the incumbent's calls
+    began=": adapt: exploring [0-9]* candidates and pmpi from call [0-9]*"
+    adapt_says "$tmp/incumbent" "$began (the rules' choice ran the first [0-9]*)\$" \
+        "no line when the exploration began"
 }
 check_run "adapt P=4 the rules' choice runs until the first round, which waits" incumbent
 
@@ -185,7 +189,9 @@ kept() {
         TEST_FILTER=test_alltoallv TEST_CALLS=300 -- \
         run_mpi 4 "$prog" > "$tmp/kept" 2>&1 || { cat "$tmp/kept"; return 1; }
     adapt_says "$tmp/kept" ': adapt: kept, no candidate won: tuna:radix=4, ' \
-        "the rules' choice was not kept"
+        "the rules' choice was not kept" &&
+        adapt_says "$tmp/kept" ': adapt: exploring [0-9]* candidates and pmpi from call 1$' \
+            "no line when the exploration began (share 100: at the first call)"
 }
 check_run "adapt P=4 the rules' choice stays when no candidate wins" kept
 

@@ -557,6 +557,22 @@ static void test_fastest_winner(void **state)
     assert_true(v.est[2].lo >= v.threshold);
 }
 
+/* What an estimate says to a person: no interval from one round (the demo
+ * printed "83.02x [83.02, 83.02]" under load), nothing without a round. */
+static void test_format_estimate(void **state)
+{
+    (void)state;
+    char buf[64];
+    ct_judge_format(&(ct_estimate){0, 0, 0, 0}, buf, sizeof buf);
+    assert_string_equal(buf, "");
+    ct_judge_format(&(ct_estimate){83.02, 83.02, 83.02, 1}, buf, sizeof buf);
+    assert_string_equal(buf, "83.02x (1 round, no interval yet)");
+    ct_judge_format(&(ct_estimate){1.5, 1.41, 1.58, 4}, buf, sizeof buf);
+    assert_string_equal(buf, "1.50x [1.41, 1.58]");
+    ct_judge_format(&(ct_estimate){1.5, 1.41, 1.58, 4}, buf, 6);
+    assert_string_equal(buf, "1.50x"); /* cut, still terminated */
+}
+
 static void test_size_classes(void **state)
 {
     (void)state;
@@ -647,6 +663,7 @@ int main(void)
         cmocka_unit_test(test_plan_duel),
         cmocka_unit_test(test_next_round),
         cmocka_unit_test(test_fastest_winner),
+        cmocka_unit_test(test_format_estimate),
         cmocka_unit_test(test_size_classes),
         cmocka_unit_test(test_adapt_rules),
     };
