@@ -427,17 +427,16 @@ static void log_decision(const ct_ctx *ctx, const ct_learner *l, const char *wha
  * and the learner's calls before it. */
 static void log_round(const ct_ctx *ctx, const ct_learner *l, const double *t)
 {
-    char line[CT_ADAPT_MAX_SLOTS * 12] = "";
+    char line[CT_ADAPT_MAX_SLOTS * 12] = "", name[160];
     size_t used = 0;
     if (settings()->verbose < 2 || ctx->decide_rank != 0)
         return;
     for (int k = 0; k < l->nslots && used < sizeof line; k++)
         used += (size_t)snprintf(line + used, sizeof line - used, t[k] > 0 ? " %.1f" : " -",
                                  1e6 * t[k]);
-    ct_log("%s on %s#%d: adapt: round %d after call %ld (us by slot: pmpi, pmpi, "
-           "candidates):%s",
-           ct_coll_name(l->coll), ctx->name, ctx->serial, l->nrounds,
-           l->calls - (long)l->nturns * l->burst, line);
+    learner_name(ctx, l, name, sizeof name);
+    ct_log("%s: adapt: round %d after call %ld (us by slot: pmpi, pmpi, candidates):%s", name,
+           l->nrounds, l->calls - (long)l->nturns * l->burst, line);
 }
 
 /* The slowest rank's values of buf (one allreduce, MPI_MAX, on the private
@@ -462,11 +461,12 @@ static void log_duel(const ct_ctx *ctx, const ct_learner *l, const double *t)
 {
     if (settings()->verbose < 2 || ctx->decide_rank != 0)
         return;
-    char a[160], b[160];
+    char a[160], b[160], name[160];
     ct_spec_format_resolved(l->slot[l->duel[0]].alg, l->slot[l->duel[0]].params, a, sizeof a);
     ct_spec_format_resolved(l->slot[l->duel[1]].alg, l->slot[l->duel[1]].params, b, sizeof b);
-    ct_log("%s on %s#%d: adapt: duel between rounds: %s %.1f us, %s %.1f us per iteration",
-           ct_coll_name(l->coll), ctx->name, ctx->serial, a, 1e6 * t[0], b, 1e6 * t[1]);
+    learner_name(ctx, l, name, sizeof name);
+    ct_log("%s: adapt: duel between rounds: %s %.1f us, %s %.1f us per iteration", name, a,
+           1e6 * t[0], b, 1e6 * t[1]);
 }
 
 /* The slots of alg's parameter sweep, pmpi's two included. */
