@@ -1058,19 +1058,18 @@ static void print_stats(const learned *r, int n)
     printf("%-16s %5s %5s %4s %-13s %9s %9s %12s %11s  %s\n", "collective", "P", "nodes", "ppn",
            "msg_size", "calls", "exploring", "explore [s]", "agree [s]", "choice");
     for (int i = 0; i < n; i++) {
-        char size[64], speed[64] = " ", state[64] = "";
+        char size[64], speed[64], state[64] = "";
         size_range(&r[i], r[i].cls, size, sizeof size);
-        ct_judge_format(&r[i].est, speed + 1, sizeof speed - 1);
-        if (r[i].est.n <= 0)
-            speed[0] = '\0';
+        ct_judge_format(&r[i].est, speed, sizeof speed);
         if (r[i].waits > 0)
             snprintf(state, sizeof state, " (the rules' choice; learning from call %ld)",
                      r[i].waits);
         else if (!r[i].decided)
             snprintf(state, sizeof state, " (still learning)");
-        printf("%-16s %5ld %5ld %4ld %-13s %9ld %9ld %12.6f %11.6f  %s%s%s\n",
+        printf("%-16s %5ld %5ld %4ld %-13s %9ld %9ld %12.6f %11.6f  %s%s%s%s\n",
                ct_coll_name((ct_coll)r[i].coll), r[i].P, r[i].N, r[i].Q, size, r[i].calls,
-               r[i].explore_calls, r[i].explore_time, r[i].agree_time, r[i].spec, speed, state);
+               r[i].explore_calls, r[i].explore_time, r[i].agree_time, r[i].spec,
+               speed[0] != '\0' ? " " : "", speed, state);
     }
     fflush(stdout);
 }
