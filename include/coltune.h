@@ -126,7 +126,8 @@ int coltune_alltoallv_linear(const void *sendbuf, const int sendcounts[], const 
                              MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
 
-/* Spread-out in batches of block_count peers (MPICH scattered), 1 <= block_count <= P. */
+/* Spread-out in batches of block_count peers (MPICH scattered), 1 <= block_count <= P;
+ * larger values act as P, as MPICH's throttle. */
 int coltune_alltoallv_scattered(const void *sendbuf, const int sendcounts[],
                                 const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
                                 const int recvcounts[], const int rdispls[],
@@ -163,7 +164,8 @@ int coltune_alltoallv_tuna(const void *sendbuf, const int sendcounts[], const in
  * local index in batches of block_count. Coalesced: one message of Q blocks
  * per node pair, 1 <= block_count <= N (long messages). Staggered: one block
  * per message, 1 <= block_count <= (N-1)*Q+1 (short messages). Values above
- * the number of inter-node steps act as that number. */
+ * the number of inter-node steps act as that number, and radix values from Q
+ * up act as Q (the exchange inside the node is then linear). */
 int coltune_alltoallv_tuna_hier_coalesced(const void *sendbuf, const int sendcounts[],
                                           const int sdispls[], MPI_Datatype sendtype,
                                           void *recvbuf, const int recvcounts[],
