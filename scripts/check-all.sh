@@ -125,7 +125,16 @@ build() { # build DIR CONFIGURE-ARGS...
 check() { # check DIR MAKE-ARGS...: runs make check, keeping its output
     dir=$1
     shift
-    make -C "$dir" -j"$jobs" check "$@" > "$dir/check.out" 2>&1
+    if ! make -C "$dir" -j"$jobs" check "$@" > "$dir/check.out" 2>&1 &&
+        ! grep -qE '^(FAIL|ERROR|XPASS): ' "$dir/check.out"; then
+        # make check failed with no test failing: it stopped before its tests
+        # ran (a test program that does not build), which must not read as
+        # "0 passed, 0 failed"
+        tail -n 30 "$dir/check.out"
+        echo "### FAILED: make check in $dir stopped before its tests ran" >&2
+        failed=$((failed + 1))
+        failed_names="$failed_names [$dir: make check $*]"
+    fi
     grep -E '^(PASS|FAIL|ERROR|SKIP|XFAIL|XPASS): |^# ' "$dir/check.out"
     return 0
 }
