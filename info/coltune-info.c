@@ -398,6 +398,31 @@ static int report_rules(const info_out *o, const ct_config *cfg)
     return bad != 0;
 }
 
+/* What a job may keep between calls (core/cache.h) and the shared
+ * windows' size, as the job's configuration sets them. */
+static void report_memory(const info_out *o, const ct_config *cfg)
+{
+    const ct_settings *set = &cfg->set;
+    if (o->parsable) {
+        if (set->cache_auto)
+            info_kv(o, "cache:limit", "auto:%zu", CT_CACHE_FLOOR);
+        else
+            info_kv(o, "cache:limit", "%zu", set->cache);
+        info_kv(o, "shm:window", "%zu", set->shm_window);
+        return;
+    }
+    fprintf(o->f, "Memory kept between calls, per process (COLTUNE_CACHE)\n");
+    if (set->cache_auto)
+        fprintf(o->f, "  limit: auto, the larger of %zu MiB and twice the largest need of one "
+                      "call\n", CT_CACHE_FLOOR >> 20);
+    else
+        fprintf(o->f, "  limit: %zu bytes%s\n", set->cache,
+                set->cache == 0 ? " (nothing kept: every call allocates and frees)" : "");
+    fprintf(o->f, "  least recently used buffers freed first; a shared window (about 2 x %zu "
+                  "bytes per rank, COLTUNE_SHM_WINDOW) made only within the limit\n",
+            set->shm_window);
+}
+
 /* Every COLTUNE_* variable in the environment, with the job's verdict. */
 static int report_environment(const info_out *o, const ct_config *cfg, int rules_bad)
 {
@@ -571,6 +596,7 @@ static int report(const info_out *o, const char *library, const ct_config *cfg)
     report_algorithms(o);
     int rules_bad = report_rules(o, cfg);
     bad |= rules_bad;
+    report_memory(o, cfg);
     bad |= report_environment(o, cfg, rules_bad);
     return bad;
 }

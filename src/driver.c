@@ -3,6 +3,7 @@
  * driver.c - the one skeleton of every collective's driver (driver.h).
  */
 #include "driver.h"
+#include "core/cache.h"
 #include "core/state.h"
 #include "stats.h"
 
@@ -11,7 +12,9 @@ int ct_drive_run(const ct_driver *d, ct_ctx *ctx, const ct_choice *ch, const ct_
     const int stats = ct_settings_get()->stats;
     const double t0 = stats ? PMPI_Wtime() : 0;
     ctx->call_extra = 0;
+    ct_cache_enter(ctx);
     const int rc = d->run(ctx, ch, in);
+    ct_cache_leave(ctx);
     if (rc == MPI_SUCCESS && stats)
         ct_stats_record(ct_algorithm_index(ch->alg), d->bytes_sent(in->args, ctx),
                         PMPI_Wtime() - t0, ctx->call_extra);

@@ -5,6 +5,7 @@
  */
 #include "stats.h"
 #include "algorithms.h"
+#include "core/cache.h"
 #include "core/log.h"
 #include "core/state.h"
 
@@ -94,6 +95,43 @@ static void print_table(const double *maxv, const double *sumv, int n)
     fflush(stdout);
 }
 
+/* Bytes in the unit that reads best (B, KiB, MiB, GiB). */
+static void format_bytes(double b, char *out, size_t n)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB"};
+    int u = 0;
+    while (b >= 1024 && u < 3) {
+        b /= 1024;
+        u++;
+    }
+    snprintf(out, n, u == 0 ? "%.0f %s" : "%.1f %s", b, unit[u]);
+}
+
+/* One line on what coltune kept between calls (core/cache.h): the most any
+ * rank kept at a call boundary, against the limit, and what the limit cost. */
+static int report_cache(MPI_Comm comm, int rank)
+{
+    ct_cache_report r;
+    int rc = MPI_SUCCESS;
+    ct_cache_get_report(&r);
+    double local[4] = {(double)r.peak, (double)r.limit, (double)r.released_buffers,
+                       (double)r.refused_windows};
+    double maxv[4];
+    char peak[32], limit[32];
+    CT_CALL(PMPI_Reduce(local, maxv, 4, MPI_DOUBLE, MPI_MAX, 0, comm));
+    if (rank != 0)
+        goto out;
+    format_bytes(maxv[0], peak, sizeof peak);
+    format_bytes(maxv[1], limit, sizeof limit);
+    printf("coltune cache: kept between calls at peak %s per rank, limit %s%s; buffers "
+           "released %.0f times, windows refused %.0f times (max over ranks)\n",
+           peak, limit, ct_settings_get()->cache_auto ? " (COLTUNE_CACHE=auto)" : "",
+           maxv[2], maxv[3]);
+    fflush(stdout);
+out:
+    return rc;
+}
+
 int ct_stats_report(MPI_Comm comm)
 {
     ct_stats *s = &the_stats;
@@ -117,6 +155,7 @@ int ct_stats_report(MPI_Comm comm)
     CT_CALL(PMPI_Reduce(local, sumv, FIELDS * n + CT_COLL_COUNT, MPI_DOUBLE, MPI_SUM, 0, comm));
     if (rank == 0)
         print_table(maxv, sumv, n);
+    CT_CALL(report_cache(comm, rank));
 out:
     free(local);
     free(maxv);

@@ -134,7 +134,7 @@ static int shm_exchange(ct_ctx *ctx, const ct_ag_view *d)
     ct_bytes rv = {0};
     ct_shm_stream *s;
     static const ct_ctx_key window_key = CT_SHM_STREAM_KEY("shm Allgather window");
-    CT_CALL(ct_shm_stream_get(ctx, &window_key, ctx->union_comm, 0, 1, "shm", &s));
+    CT_CALL(ct_shm_stream_get(ctx, &window_key, ctx->union_comm, 1, "shm", &s));
     if (s == NULL)
         return ct_ag_direct_exchange(ctx, d); /* no window on some rank: every rank comes here */
     ct_shm_want *want = ct_ctx_scratch(ctx, (size_t)ctx->remote_size * sizeof *want);

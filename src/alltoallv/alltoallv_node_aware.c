@@ -57,13 +57,7 @@ static const ct_ctx_buf_key buf_lane = {"node_aware lane"}, buf_stash = {"node_a
 static int node_window(ct_ctx *ctx, ct_shm_stream **s)
 {
     static const ct_ctx_key window_key = CT_SHM_STREAM_KEY("node_aware window");
-    int rc = MPI_SUCCESS;
-    MPI_Comm node = MPI_COMM_NULL;
-    if (ct_ctx_ext_find(ctx, &window_key) == NULL)
-        CT_CALL(PMPI_Comm_split(ctx->comm, ctx->topo.node, ctx->topo.local_rank, &node));
-    CT_CALL(ct_shm_stream_get(ctx, &window_key, node, 1, ctx->size, "node_aware", s));
-out:
-    return rc;
+    return ct_shm_stream_get(ctx, &window_key, MPI_COMM_NULL, ctx->size, "node_aware", s);
 }
 
 /* ------------------------------------------------------------------ */

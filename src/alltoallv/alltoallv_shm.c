@@ -352,7 +352,7 @@ int ct_alltoallv_shm(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params
     if (P == 1)
         return ct_a2av_self_copy(&x);
     static const ct_ctx_key window_key = CT_SHM_STREAM_KEY("shm window");
-    CT_CALL(ct_shm_stream_get(ctx, &window_key, ctx->comm, 0, P, "shm", &s));
+    CT_CALL(ct_shm_stream_get(ctx, &window_key, ctx->comm, P, "shm", &s));
     if (s == NULL)
         return a->forward(a); /* no window on some rank: every rank comes here */
     large = direct_limit(large, s->W, P);

@@ -323,10 +323,7 @@ static void ctx_free(ct_ctx *ctx)
     if (ctx->union_comm != MPI_COMM_NULL)
         PMPI_Comm_free(&ctx->union_comm);
     ct_topo_free(&ctx->topo);
-    free(ctx->scratch);
-    free(ctx->reqs);
-    for (int i = 0; i < CT_CTX_NBUFS; i++)
-        free(ctx->buf[i].p);
+    ct_ctx_drop_buffers(ctx);
     free(ctx);
 }
 
@@ -557,6 +554,48 @@ int ct_ctx_ext(ct_ctx *ctx, const ct_ctx_key *key, void *arg, void **obj)
     ctx->ext[ctx->next].key = key;
     ctx->ext[ctx->next++].obj = *obj;
     return rc;
+}
+
+/* Releases entry i and closes the gap (the others keep their order). */
+static void ext_remove(ct_ctx *ctx, int i)
+{
+    const ct_ctx_key *key = ctx->ext[i].key;
+    void *obj = ctx->ext[i].obj;
+    ctx->next--;
+    memmove(&ctx->ext[i], &ctx->ext[i + 1], (size_t)(ctx->next - i) * sizeof ctx->ext[0]);
+    key->release(obj);
+}
+
+void ct_ctx_ext_drop(ct_ctx *ctx, const ct_ctx_key *key)
+{
+    for (int i = 0; i < ctx->next; i++)
+        if (ctx->ext[i].key == key) {
+            ext_remove(ctx, i);
+            return;
+        }
+}
+
+size_t ct_ctx_local_bytes(const ct_ctx *ctx)
+{
+    size_t n = ctx->scratch_size + (size_t)ctx->nreqs * sizeof *ctx->reqs;
+    for (int i = 0; i < CT_CTX_NBUFS; i++)
+        n += ctx->buf[i].size;
+    return n;
+}
+
+void ct_ctx_drop_buffers(ct_ctx *ctx)
+{
+    free(ctx->scratch);
+    ctx->scratch = NULL;
+    ctx->scratch_size = 0;
+    free(ctx->reqs);
+    ctx->reqs = NULL;
+    ctx->nreqs = 0;
+    for (int i = 0; i < CT_CTX_NBUFS; i++) { /* the keys stay: each keeps its entry */
+        free(ctx->buf[i].p);
+        ctx->buf[i].p = NULL;
+        ctx->buf[i].size = 0;
+    }
 }
 
 void ct_ctx_ext_release(ct_ctx *ctx)

@@ -56,7 +56,7 @@ typedef struct ct_ctx_key {
     void (*release)(void *obj);
 } ct_ctx_key;
 
-#define CT_CTX_NEXT 8 /* objects one context can hold (the library has 6 keys) */
+#define CT_CTX_NEXT 8 /* objects one context can hold (the library has 7 keys) */
 
 /*
  * A growable buffer of a context (ct_ctx_buffer): each user defines one
@@ -148,6 +148,13 @@ size_t ct_ctx_buffer_size(const ct_ctx *ctx, const ct_ctx_buf_key *key);
 int ct_ctx_ext(ct_ctx *ctx, const ct_ctx_key *key, void *arg, void **obj);
 /* The object key hangs on ctx, NULL when there is none yet (local). */
 void *ct_ctx_ext_find(const ct_ctx *ctx, const ct_ctx_key *key);
+/* Releases the object of key hung on ctx, if any, and forgets it (local
+ * unless the object's release is collective). */
+void ct_ctx_ext_drop(ct_ctx *ctx, const ct_ctx_key *key);
+/* Bytes of the reusable buffers (scratch, requests, ct_ctx_buffer) ctx keeps. */
+size_t ct_ctx_local_bytes(const ct_ctx *ctx);
+/* Frees them (no call may be running on ctx); they grow again on demand. */
+void ct_ctx_drop_buffers(ct_ctx *ctx);
 /* Releases every object hung on ctx (ctx_free does it first; the unit tests
  * use it on contexts of their own). */
 void ct_ctx_ext_release(ct_ctx *ctx);

@@ -29,6 +29,11 @@ typedef struct ct_settings {
     int ppn_cyclic; /* COLTUNE_PPN=n:cyclic: ranks dealt round-robin over the nodes */
     size_t shm_window; /* COLTUNE_SHM_WINDOW: data bytes per rank per half of the
                           Alltoall(v) shared windows (core/shm_stream.h) */
+    /* COLTUNE_CACHE: what coltune may keep between calls, process-wide
+     * (core/cache.h): cache bytes, or cache_auto (the default) for the larger
+     * of CT_CACHE_FLOOR and twice the largest need of one call seen. */
+    size_t cache;
+    int cache_auto;
     int test_shm_fail; /* COLTUNE_TEST_SHM_FAIL=r: rank r of every communicator
                           cannot use a shared window (tests only); -1 none */
     int test_sdde_piece; /* COLTUNE_TEST_SDDE_PIECE=b: the locality-aware sparse
@@ -64,5 +69,9 @@ typedef struct ct_settings {
 #define CT_SHM_WINDOW_DEFAULT ((size_t)256 << 10)
 #define CT_SHM_WINDOW_MIN ((size_t)64)
 #define CT_SHM_WINDOW_MAX ((size_t)1 << 30)
+
+/* COLTUNE_CACHE=auto: at least this much, and twice the largest need of
+ * one call (core/cache.h). */
+#define CT_CACHE_FLOOR ((size_t)64 << 20)
 
 #endif

@@ -4,6 +4,7 @@
  * rounds (shm_stream.h).
  */
 #include "core/shm_stream.h"
+#include "core/cache.h"
 #include "core/log.h"
 #include "core/state.h"
 #include "core/copy.h"
@@ -55,7 +56,10 @@ static void stream_free(void *p)
     ct_shm_stream *s = p;
     if (s == NULL)
         return;
-    ct_shm_win_free(s->w); /* collective over s->comm, before it goes */
+    if (s->w != NULL) {
+        ct_shm_win_free(s->w); /* collective over s->comm, before it goes */
+        ct_cache_shared(s->ctx, -(long long)s->charged);
+    }
     free_tables(s);
     if (s->owns_comm && s->comm != MPI_COMM_NULL)
         PMPI_Comm_free(&s->comm);
@@ -104,6 +108,9 @@ static int stream_create(ct_ctx *ctx, MPI_Comm comm, int owns_comm, int nblocks,
     s->nblocks = nblocks;
     s->W = ct_settings_get()->shm_window;
     s->hdr = head_bytes(nblocks);
+    s->ctx = ctx;
+    s->charged = ct_shm_stream_bytes(nblocks);
+    ct_cache_shared(ctx, (long long)s->charged);
     *out = s;
     s = NULL;
 out:
@@ -116,36 +123,89 @@ out:
 /* What ct_shm_stream_get hands to ct_shm_stream_create. */
 typedef struct stream_args {
     MPI_Comm comm;
-    int owns_comm, nblocks;
+    int nblocks;
     const char *who;
+    int room; /* the ranks have agreed there is room for it */
 } stream_args;
+
+/* A window the cache limit kept from being made (cache.h): how many calls
+ * have asked for it, this one included. */
+typedef struct refused {
+    ct_shm_stream s; /* w NULL */
+    unsigned long asked;
+} refused;
+
+/* Whether every rank has room for a window of bytes under the cache limit
+ * (collective over ctx->decide_comm, before anything is made). */
+static int room_everywhere(ct_ctx *ctx, size_t bytes, int *all)
+{
+    int rc = MPI_SUCCESS, room = ct_cache_room(bytes);
+    CT_CALL(PMPI_Allreduce(&room, all, 1, MPI_INT, MPI_MIN, ctx->decide_comm));
+    if (!*all)
+        ct_cache_refused();
+out:
+    return rc;
+}
 
 int ct_shm_stream_create(ct_ctx *ctx, void *arg, void **obj)
 {
     const stream_args *a = arg;
-    ct_shm_stream *s;
-    int rc = stream_create(ctx, a->comm, a->owns_comm, a->nblocks, a->who, &s);
-    if (s == NULL && a->owns_comm) {
-        MPI_Comm comm = a->comm;
-        PMPI_Comm_free(&comm);
+    ct_shm_stream *s = NULL;
+    MPI_Comm comm = a->comm;
+    int rc, all;
+    *obj = (void *)&no_window;
+    all = a->room;
+    if (!all)
+        CT_CALL(room_everywhere(ctx, ct_shm_stream_bytes(a->nblocks), &all));
+    if (!all) {
+        refused *r = calloc(1, sizeof *r);
+        if (r != NULL)
+            r->asked = 1; /* this call: the next to ask again is the 2nd */
+        *obj = r != NULL ? (void *)r : NULL; /* NULL: asked again at the next call */
+        return MPI_SUCCESS;
     }
-    *obj = s != NULL ? (void *)s : (void *)&no_window;
+    if (a->comm == MPI_COMM_NULL) /* the window spans this rank's node */
+        CT_CALL(PMPI_Comm_split(ctx->comm, ctx->topo.node, ctx->topo.local_rank, &comm));
+    rc = stream_create(ctx, comm, a->comm == MPI_COMM_NULL, a->nblocks, a->who, &s);
+    if (s == NULL && a->comm == MPI_COMM_NULL)
+        PMPI_Comm_free(&comm);
+    if (s != NULL)
+        *obj = s;
+out:
     return rc;
 }
 
 void ct_shm_stream_release(void *obj)
 {
-    if (obj != (const void *)&no_window)
-        stream_free(obj);
+    ct_shm_stream *s = obj;
+    if (s == &no_window)
+        return;
+    if (s->w == NULL) /* refused */
+        free(obj);
+    else
+        stream_free(s);
 }
 
-int ct_shm_stream_get(ct_ctx *ctx, const ct_ctx_key *key, MPI_Comm comm, int owns_comm,
-                      int nblocks, const char *who, ct_shm_stream **out)
+/* A power of two: the calls at which a refused window is asked for again. */
+static int power_of_two(unsigned long n) { return n != 0 && (n & (n - 1)) == 0; }
+
+int ct_shm_stream_get(ct_ctx *ctx, const ct_ctx_key *key, MPI_Comm comm, int nblocks,
+                      const char *who, ct_shm_stream **out)
 {
-    stream_args a = {comm, owns_comm, nblocks, who};
+    stream_args a = {comm, nblocks, who, 0};
+    ct_shm_stream *s = ct_ctx_ext_find(ctx, key);
+    int rc = MPI_SUCCESS;
     void *obj;
-    int rc = ct_ctx_ext(ctx, key, &a, &obj);
-    *out = obj == (const void *)&no_window ? NULL : obj;
+    if (s != NULL && s != &no_window && s->w == NULL &&
+        power_of_two(++((refused *)s)->asked)) { /* the same count on every rank */
+        CT_CALL(room_everywhere(ctx, ct_shm_stream_bytes(nblocks), &a.room));
+        if (a.room)
+            ct_ctx_ext_drop(ctx, key);
+    }
+    rc = ct_ctx_ext(ctx, key, &a, &obj);
+    s = obj;
+out:
+    *out = s == NULL || s == &no_window || s->w == NULL ? NULL : s;
     return rc;
 }
 

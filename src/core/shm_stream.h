@@ -105,6 +105,8 @@ typedef struct ct_shm_stream {
     ct_shm_win *w;
     MPI_Comm comm; /* the window's group: ctx->comm, ctx->union_comm, or a node
                       communicator it owns */
+    ct_ctx *ctx;   /* the context it hangs on (its bytes count in the cache) */
+    size_t charged; /* bytes counted in the cache (core/cache.h) */
     int owns_comm;
     int nblocks;
     size_t W;   /* data bytes per half */
@@ -149,16 +151,18 @@ void ct_shm_stream_release(void *obj);
 
 /*
  * The context's window under key over comm (ranks that share memory:
- * ctx->comm itself, an intercommunicator's ctx->union_comm, or a node
- * communicator of ctx->comm, which the window then owns and frees), created
- * collectively over ctx->decide_comm (every rank of the communicator, both
- * groups of an intercommunicator) by the first call. *out is NULL on every
- * rank when some rank could not set up its window (a small /dev/shm, say),
- * on that call and every later one; who names the algorithm in the one log
- * message.
+ * ctx->comm itself or an intercommunicator's ctx->union_comm), or, with
+ * comm MPI_COMM_NULL, over this rank's node of ctx->comm (a node
+ * communicator the window owns), created collectively over ctx->decide_comm
+ * (every rank of the communicator, both groups of an intercommunicator) by
+ * the first call. *out is NULL on every rank when some rank could not set
+ * up its window (a small /dev/shm, say), on that call and every later one;
+ * who names the algorithm in the one log message. It is NULL too where the
+ * window does not fit the cache limit on some rank (core/cache.h): then it
+ * is asked for again at this key's 2nd, 4th, 8th, ... call.
  */
-int ct_shm_stream_get(ct_ctx *ctx, const ct_ctx_key *key, MPI_Comm comm, int owns_comm,
-                      int nblocks, const char *who, ct_shm_stream **out);
+int ct_shm_stream_get(ct_ctx *ctx, const ct_ctx_key *key, MPI_Comm comm, int nblocks,
+                      const char *who, ct_shm_stream **out);
 
 /*
  * One exchange. out[0 .. nblocks-1] is this rank's stream (a block of 0

@@ -53,6 +53,15 @@ typedef struct ct_state {
     _Alignas(64) unsigned long learner_calls;
     unsigned long learner_seen;
     char learner_calls_line[64 - 2 * sizeof(unsigned long)];
+    /* What coltune keeps between calls, process-wide (core/cache.c), under
+     * the lock: the contexts from least to most recently used, the bytes
+     * they keep (and the learners' records), the most kept at a call
+     * boundary, the largest need of one call, and what the limit cost. */
+    struct {
+        void *oldest, *newest; /* core/cache.c: a context's record */
+        size_t kept, peak, largest;
+        unsigned long released_buffers, refused_windows;
+    } cache;
     /* The configuration's settings (select/config.h), set once it is read;
      * all zero before. */
     const ct_settings *settings;

@@ -3,6 +3,7 @@
  * adapt.c - the online learner (adapt.h).
  */
 #include "select/adapt.h"
+#include "core/cache.h"
 #include "core/log.h"
 #include "core/state.h"
 #include "select/spec.h"
@@ -203,6 +204,13 @@ static void sync_record(ct_learner *l, const ct_ctx *ctx, int release)
 /* The learners of a context                                           */
 /* ------------------------------------------------------------------ */
 
+/* What a learner keeps while it lives (counted in the cache, core/cache.h). */
+static size_t learner_bytes(const ct_learner *l)
+{
+    return sizeof *l + (size_t)ct_judge_knobs_default().max_rounds * (size_t)l->nslots *
+                           sizeof *l->t;
+}
+
 static int learners_create(ct_ctx *ctx, void *arg, void **obj)
 {
     (void)ctx;
@@ -220,6 +228,7 @@ static void learners_release(void *obj)
                 next = l->next;
                 if (l->record >= 0) /* keep the counts since its last round */
                     sync_record(l, NULL, 1);
+                ct_cache_records(-(long long)learner_bytes(l));
                 free(l->t);
                 free(l);
             }
@@ -726,6 +735,7 @@ struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls, const ct_
         free(l);
         return NULL;
     }
+    ct_cache_records((long long)learner_bytes(l));
     /* A learner that waits for its first round, which agrees the leader,
      * has a record on its rank 0, which knows it: COLTUNE_STATS and
      * COLTUNE_ADAPT_OUT show it should the run end before that round. */

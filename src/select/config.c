@@ -38,7 +38,7 @@ static const char *const plain_vars[] = {
     "COLTUNE_FALLBACK", "COLTUNE_PPN",     "COLTUNE_SHM_WINDOW", "COLTUNE_TEST_SHM_FAIL",
     "COLTUNE_TEST_SDDE_PIECE", "COLTUNE_DEVICE", "COLTUNE_ADAPT", "COLTUNE_ADAPT_OUT",
     "COLTUNE_ADAPT_CALLS", "COLTUNE_ADAPT_SHARE", "COLTUNE_ADAPT_RECHECK",
-    "COLTUNE_TEST_ADAPT_DELAY", "COLTUNE_TEST_ADAPT_PHASE",
+    "COLTUNE_TEST_ADAPT_DELAY", "COLTUNE_TEST_ADAPT_PHASE", "COLTUNE_CACHE",
 };
 
 int ct_config_known_variable(const char *name)
@@ -205,8 +205,27 @@ static void read_rules(ct_config *cfg, const char *(*get)(const char *))
              "; rules file ignored, every call uses pmpi");
 }
 
+/* COLTUNE_CACHE=auto, or bytes with an optional k, m or g suffix (0: keep
+ * nothing between calls) */
+static void read_cache(ct_config *cfg, const char *(*get)(const char *))
+{
+    const char *v = get("COLTUNE_CACHE");
+    long n;
+    if (v == NULL || strcmp(v, "auto") == 0)
+        return;
+    if (ct_size_parse(v, strlen(v), &n) != 0 || n < 0) {
+        add_error(cfg, "COLTUNE_CACHE",
+                  "COLTUNE_CACHE='%s': expected auto or a size (bytes, or with a k, m or g "
+                  "suffix; 0 keeps nothing between calls); variable ignored", v);
+        return;
+    }
+    cfg->set.cache = (size_t)n;
+    cfg->set.cache_auto = 0;
+}
+
 static void set_defaults(ct_config *cfg)
 {
+    cfg->set.cache_auto = 1;
     cfg->set.shm_window = CT_SHM_WINDOW_DEFAULT;
     cfg->set.test_shm_fail = -1;
     cfg->set.adapt_calls = CT_ADAPT_CALLS_DEFAULT;
@@ -253,6 +272,7 @@ void ct_config_read(ct_config *cfg, const char *(*getenv_fn)(const char *name))
         cfg->set.device_always = w;
     read_ppn(cfg, get);
     read_shm_window(cfg, get);
+    read_cache(cfg, get);
     read_int(cfg, get, "COLTUNE_TEST_SHM_FAIL", 0, INT_MAX, "a rank >= 0",
              &cfg->set.test_shm_fail);
     read_int(cfg, get, "COLTUNE_TEST_SDDE_PIECE", 1, INT_MAX, "a byte count >= 1",

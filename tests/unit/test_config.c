@@ -119,6 +119,26 @@ static void test_shm_window(void **state)
         assert_int_equal(cfg.set.shm_window, good[i].bytes);
         ct_config_free(&cfg);
     }
+    /* COLTUNE_CACHE: auto (the default), or a size, 0 included */
+    read_env(&cfg, (const char *[]){NULL});
+    assert_int_equal(cfg.set.cache_auto, 1);
+    ct_config_free(&cfg);
+    read_env(&cfg, (const char *[]){"COLTUNE_CACHE", "auto", NULL});
+    assert_int_equal(cfg.nerrors, 0);
+    assert_int_equal(cfg.set.cache_auto, 1);
+    ct_config_free(&cfg);
+    const struct {
+        const char *text;
+        size_t bytes;
+    } caches[] = {{"0", 0}, {"100k", 100 << 10}, {"256m", (size_t)256 << 20},
+                  {"2g", (size_t)2 << 30}};
+    for (size_t i = 0; i < sizeof caches / sizeof caches[0]; i++) {
+        read_env(&cfg, (const char *[]){"COLTUNE_CACHE", caches[i].text, NULL});
+        assert_int_equal(cfg.nerrors, 0);
+        assert_int_equal(cfg.set.cache_auto, 0);
+        assert_int_equal(cfg.set.cache, caches[i].bytes);
+        ct_config_free(&cfg);
+    }
     read_env(&cfg, (const char *[]){"COLTUNE_TEST_SHM_FAIL", "3", NULL});
     assert_int_equal(cfg.set.test_shm_fail, 3);
     ct_config_free(&cfg);
@@ -182,6 +202,12 @@ static void test_bad_values(void **state)
                  bad_windows[i]);
         expect_one_error("COLTUNE_SHM_WINDOW", bad_windows[i], msg);
     }
+    expect_one_error("COLTUNE_CACHE", "-1m",
+                     "COLTUNE_CACHE='-1m': expected auto or a size (bytes, or with a k, m or g "
+                     "suffix; 0 keeps nothing between calls); variable ignored");
+    expect_one_error("COLTUNE_CACHE", "lots",
+                     "COLTUNE_CACHE='lots': expected auto or a size (bytes, or with a k, m or g "
+                     "suffix; 0 keeps nothing between calls); variable ignored");
     expect_one_error("COLTUNE_TEST_SHM_FAIL", "-2",
                      "COLTUNE_TEST_SHM_FAIL='-2': expected a rank >= 0; variable ignored");
     expect_one_error("COLTUNE_TEST_SDDE_PIECE", "0",
@@ -223,6 +249,7 @@ static void test_known_variables(void **state)
         "COLTUNE_ALLGATHERV_INTER", "COLTUNE_ALLTOALL_CRS", "COLTUNE_ALLTOALLV_CRS",
         "COLTUNE_DEVICE", "COLTUNE_ADAPT", "COLTUNE_ADAPT_OUT", "COLTUNE_ADAPT_CALLS",
         "COLTUNE_ADAPT_SHARE", "COLTUNE_ADAPT_RECHECK", "COLTUNE_TEST_ADAPT_DELAY",
+        "COLTUNE_CACHE",
         "COLTUNE_TEST_ADAPT_PHASE"};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         assert_true(ct_config_known_variable(known[i]));

@@ -4,7 +4,10 @@
  * (src/core/context.h), without MPI: ct_ctx_ext makes an object once per
  * key, keeps none that create did not make, and releases them in the
  * reverse order of creation; ct_ctx_buffer gives each key its own buffer,
- * grown with its contents kept.
+ * grown with its contents kept; the process-wide cache (src/core/cache.h)
+ * frees the least recently used contexts' buffers first, never those of a
+ * context a call is running on, the calling context's own last, and sets
+ * its automatic limit from the largest need of one call.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cache.h"
 #include "core/context.h"
+#include "core/state.h"
 
 static int made, released[4], nreleased;
 
@@ -96,11 +101,93 @@ static void test_buffers(void **state)
     free(ctx);
 }
 
+/* One call on ctx that grows its buffer to n bytes. */
+static void call(ct_ctx *ctx, size_t n)
+{
+    ct_cache_enter(ctx);
+    assert_non_null(ct_ctx_buffer(ctx, &buf_x, n));
+    ct_cache_leave(ctx);
+}
+
+static size_t kept(void)
+{
+    ct_cache_report r;
+    ct_cache_get_report(&r);
+    return r.kept;
+}
+
+static void test_cache(void **state)
+{
+    (void)state;
+    ct_state *st = ct_state_get();
+    const ct_settings *saved = st->settings;
+    ct_settings set = {.cache = 1000};
+    st->settings = &set;
+    ct_ctx *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b), *c = calloc(1, sizeof *c);
+    assert_true(a != NULL && b != NULL && c != NULL);
+    call(a, 400);
+    call(b, 400);
+    assert_int_equal(kept(), 800);
+    call(c, 400); /* 1200: a, the least recently used, goes */
+    assert_int_equal(kept(), 800);
+    assert_int_equal(ct_ctx_local_bytes(a), 0);
+    assert_int_equal(ct_ctx_local_bytes(b), 400);
+    call(b, 400); /* b is now more recent than c */
+    call(a, 400); /* 1200: c goes, not b */
+    assert_int_equal(ct_ctx_local_bytes(c), 0);
+    assert_int_equal(ct_ctx_local_bytes(b), 400);
+    assert_int_equal(kept(), 800);
+    call(a, 2000); /* more than the limit: b goes, then a itself */
+    assert_int_equal(ct_ctx_local_bytes(b), 0);
+    assert_int_equal(ct_ctx_local_bytes(a), 0);
+    assert_int_equal(kept(), 0);
+    /* a call running on b (another thread's) keeps b's buffers */
+    ct_cache_enter(b);
+    assert_non_null(ct_ctx_buffer(b, &buf_x, 400));
+    call(c, 900);
+    assert_int_equal(kept(), 900);
+    ct_cache_leave(b); /* 1300: c, idle and older, goes */
+    assert_int_equal(ct_ctx_local_bytes(c), 0);
+    assert_int_equal(ct_ctx_local_bytes(b), 400);
+    /* room for a window: idle buffers are freed for it, a busy one is not */
+    assert_true(ct_cache_room(800));
+    assert_int_equal(ct_ctx_local_bytes(b), 0);
+    assert_false(ct_cache_room(1001));
+    ct_cache_enter(a);
+    assert_non_null(ct_ctx_buffer(a, &buf_x, 400));
+    call(c, 400);
+    ct_cache_enter(c);
+    assert_false(ct_cache_room(700)); /* c's 400 are in use (a's count from its leave) */
+    ct_cache_leave(c);
+    ct_cache_leave(a);
+    /* windows count until they are freed */
+    assert_int_equal(kept(), 800);
+    ct_cache_shared(b, 300);
+    assert_int_equal(kept(), 1100);
+    ct_cache_shared(b, -300);
+    assert_int_equal(kept(), 800);
+    /* automatic: the floor, then twice the largest need of one call */
+    set.cache_auto = 1;
+    assert_int_equal(ct_cache_limit(), CT_CACHE_FLOOR);
+    call(c, 40u << 20);
+    assert_int_equal(ct_cache_limit(), 80u << 20);
+    assert_int_equal(ct_ctx_local_bytes(c), 40u << 20); /* a job of one call keeps it */
+    ct_ctx *all[3] = {a, b, c};
+    for (int i = 0; i < 3; i++) { /* as ctx_free: the records go with the contexts */
+        ct_ctx_ext_release(all[i]);
+        ct_ctx_drop_buffers(all[i]);
+        free(all[i]);
+    }
+    assert_int_equal(kept(), 0);
+    st->settings = saved;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ext),
         cmocka_unit_test(test_buffers),
+        cmocka_unit_test(test_cache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

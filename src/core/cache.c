@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * cache.c - the process-wide limit on what coltune keeps between calls
+ * (cache.h).
+ */
+#include "core/cache.h"
+#include "core/state.h"
+
+#include <stdlib.h>
+
+/* What the cache knows of a context, hung on it (ct_ctx_ext) by its first
+ * call, so that it goes with the context; under ct_state_lock. */
+typedef struct member {
+    ct_ctx *ctx;
+    struct member *older, *newer; /* the least recently used list */
+    size_t local;  /* bytes of the context's buffers at its last call boundary */
+    size_t shared; /* bytes of its shared windows */
+    int busy;      /* calls running on it (ct_cache_enter .. leave) */
+    int listed;
+} member;
+
+static size_t limit_of(const ct_state *st)
+{
+    const ct_settings *set = ct_settings_get();
+    if (!set->cache_auto)
+        return set->cache;
+    return st->cache.largest > CT_CACHE_FLOOR / 2 ? 2 * st->cache.largest : CT_CACHE_FLOOR;
+}
+
+size_t ct_cache_limit(void)
+{
+    ct_state *st = ct_state_get();
+    ct_state_lock(st);
+    const size_t limit = limit_of(st);
+    ct_state_unlock(st);
+    return limit;
+}
+
+/* The list runs from st->cache.oldest (least recently used) to newest. */
+static void unlink_member(ct_state *st, member *m)
+{
+    if (!m->listed)
+        return;
+    if (m->older != NULL)
+        m->older->newer = m->newer;
+    else
+        st->cache.oldest = m->newer;
+    if (m->newer != NULL)
+        m->newer->older = m->older;
+    else
+        st->cache.newest = m->older;
+    m->older = m->newer = NULL;
+    m->listed = 0;
+}
+
+/* Makes m the most recently used. */
+static void touch(ct_state *st, member *m)
+{
+    unlink_member(st, m);
+    member *newest = st->cache.newest;
+    m->older = newest;
+    m->newer = NULL;
+    if (newest != NULL)
+        newest->newer = m;
+    else
+        st->cache.oldest = m;
+    st->cache.newest = m;
+    m->listed = 1;
+}
+
+static int member_create(ct_ctx *ctx, void *arg, void **obj)
+{
+    (void)arg;
+    member *m = calloc(1, sizeof *m);
+    if (m != NULL)
+        m->ctx = ctx;
+    *obj = m;
+    return m != NULL ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+/* The context goes: the cache forgets it (its windows, made after this
+ * record, went before it). */
+static void member_release(void *obj)
+{
+    member *m = obj;
+    ct_state *st = ct_state_get();
+    ct_state_lock(st);
+    unlink_member(st, m);
+    st->cache.kept -= m->local + m->shared;
+    ct_state_unlock(st);
+    free(m);
+}
+
+static const ct_ctx_key member_key = {"cache", member_create, member_release};
+
+/* ctx's record, made on first use (NULL when out of memory: the context is
+ * then not counted). */
+static member *member_of(ct_ctx *ctx)
+{
+    void *obj;
+    (void)ct_ctx_ext(ctx, &member_key, NULL, &obj);
+    return obj;
+}
+
+/* Frees idle contexts' buffers, least recently used first, until the total
+ * is within limit; the busy ones have a call running (another thread's). */
+static void free_buffers(ct_state *st, size_t limit)
+{
+    for (member *m = st->cache.oldest; m != NULL && st->cache.kept > limit; m = m->newer) {
+        if (m->busy > 0 || m->local == 0)
+            continue;
+        st->cache.kept -= m->local;
+        m->local = 0;
+        ct_ctx_drop_buffers(m->ctx);
+        st->cache.released_buffers++;
+    }
+}
+
+static void note_peak(ct_state *st)
+{
+    if (st->cache.kept > st->cache.peak)
+        st->cache.peak = st->cache.kept;
+}
+
+void ct_cache_enter(ct_ctx *ctx)
+{
+    ct_state *st = ct_state_get();
+    member *m = member_of(ctx);
+    if (m == NULL)
+        return;
+    ct_state_lock(st);
+    m->busy++;
+    touch(st, m);
+    ct_state_unlock(st);
+}
+
+void ct_cache_leave(ct_ctx *ctx)
+{
+    ct_state *st = ct_state_get();
+    member *m = ct_ctx_ext_find(ctx, &member_key);
+    if (m == NULL)
+        return;
+    ct_state_lock(st);
+    const size_t local = ct_ctx_local_bytes(ctx);
+    st->cache.kept = st->cache.kept - m->local + local;
+    m->local = local;
+    if (local + m->shared > st->cache.largest)
+        st->cache.largest = local + m->shared;
+    m->busy--;
+    touch(st, m); /* the most recently used: its buffers go last */
+    free_buffers(st, limit_of(st));
+    note_peak(st);
+    ct_state_unlock(st);
+}
+
+int ct_cache_room(size_t bytes)
+{
+    ct_state *st = ct_state_get();
+    ct_state_lock(st);
+    const size_t limit = limit_of(st);
+    const int fits = bytes <= limit;
+    if (fits)
+        free_buffers(st, limit - bytes);
+    const int room = fits && st->cache.kept + bytes <= limit;
+    ct_state_unlock(st);
+    return room;
+}
+
+void ct_cache_refused(void)
+{
+    ct_state *st = ct_state_get();
+    ct_state_lock(st);
+    st->cache.refused_windows++;
+    ct_state_unlock(st);
+}
+
+void ct_cache_shared(ct_ctx *ctx, long long bytes)
+{
+    ct_state *st = ct_state_get();
+    /* a window is freed before the record (made first) goes: never made here */
+    member *m = bytes >= 0 ? member_of(ctx) : ct_ctx_ext_find(ctx, &member_key);
+    if (m == NULL)
+        return;
+    ct_state_lock(st);
+    if (bytes >= 0) {
+        m->shared += (size_t)bytes;
+        st->cache.kept += (size_t)bytes;
+    } else {
+        m->shared -= (size_t)-bytes;
+        st->cache.kept -= (size_t)-bytes;
+    }
+    note_peak(st);
+    ct_state_unlock(st);
+}
+
+void ct_cache_records(long long bytes)
+{
+    ct_state *st = ct_state_get();
+    ct_state_lock(st);
+    if (bytes >= 0)
+        st->cache.kept += (size_t)bytes;
+    else
+        st->cache.kept -= (size_t)-bytes;
+    note_peak(st);
+    ct_state_unlock(st);
+}
+
+void ct_cache_get_report(ct_cache_report *r)
+{
+    ct_state *st = ct_state_get();
+    ct_state_lock(st);
+    r->limit = limit_of(st);
+    r->peak = st->cache.peak;
+    r->kept = st->cache.kept;
+    r->released_buffers = st->cache.released_buffers;
+    r->refused_windows = st->cache.refused_windows;
+    ct_state_unlock(st);
+}
