@@ -442,10 +442,69 @@ static void remember_last(MPI_Comm comm, ct_ctx *ctx)
     }
 }
 
+/* A communicator whose context a thread is making (ct_state.making). */
+typedef struct ct_making {
+    MPI_Comm comm;
+    struct ct_making *next;
+} ct_making;
+
+static ct_making **making_of(ct_state *st, MPI_Comm comm)
+{
+    ct_making **m = &st->making;
+    while (*m != NULL && (*m)->comm != comm)
+        m = &(*m)->next;
+    return m;
+}
+
+/*
+ * Makes the context of comm and caches it on comm, once however many threads
+ * of the process ask at the same time (its first use is collective: one
+ * MPI_Comm_dup per process). The first thread to register comm in
+ * ct_state.making makes it; the others wait until it is done, then find it
+ * on comm (or, if making it failed, try again themselves). No MPI call is
+ * made under the lock: the context's delete callback takes it, called by the
+ * MPI library, which may hold a lock of its own then.
+ */
+static int ctx_make(MPI_Comm comm, int keyval, ct_ctx **out)
+{
+    ct_state *st = ct_state_get();
+    ct_making me = {comm, NULL};
+    ct_ctx *ctx = NULL;
+    void *val = NULL;
+    int rc, flag = 0;
+    ct_state_lock(st);
+    while (*making_of(st, comm) != NULL)
+        ct_state_wait(st);
+    me.next = st->making;
+    st->making = &me;
+    ct_state_unlock(st);
+    /* Made by another thread before this one registered? */
+    CT_CALL(PMPI_Comm_get_attr(comm, keyval, &val, &flag));
+    if (flag) {
+        ctx = val;
+        goto out;
+    }
+    CT_CALL(ctx_create(comm, &ctx));
+    rc = PMPI_Comm_set_attr(comm, keyval, ctx);
+    if (rc != MPI_SUCCESS) {
+        ct_log_mpi_error(rc, "MPI_Comm_set_attr", __FILE__, __LINE__);
+        ctx_free(ctx);
+        ctx = NULL;
+    }
+out:
+    ct_state_lock(st);
+    *making_of(st, comm) = me.next;
+    ct_state_wake(st);
+    ct_state_unlock(st);
+    *out = ctx;
+    return rc;
+}
+
 int ct_ctx_get(MPI_Comm comm, ct_ctx **out)
 {
     int rc, keyval, flag = 0;
     void *val = NULL;
+    ct_ctx *ctx;
     const ct_state *st = ct_state_get();
     if (st->last.ctx != NULL && st->last.comm == comm) { /* usable: see keyval_get */
         *out = st->last.ctx;
@@ -455,19 +514,9 @@ int ct_ctx_get(MPI_Comm comm, ct_ctx **out)
     if ((rc = keyval_get(&keyval)) != MPI_SUCCESS)
         return rc;
     CT_CALL(PMPI_Comm_get_attr(comm, keyval, &val, &flag));
-    if (flag) {
-        *out = val;
-        remember_last(comm, val);
-        return MPI_SUCCESS;
-    }
-    ct_ctx *ctx = NULL;
-    CT_CALL(ctx_create(comm, &ctx));
-    rc = PMPI_Comm_set_attr(comm, keyval, ctx);
-    if (rc != MPI_SUCCESS) {
-        ct_log_mpi_error(rc, "MPI_Comm_set_attr", __FILE__, __LINE__);
-        ctx_free(ctx);
-        return rc;
-    }
+    ctx = val;
+    if (!flag)
+        CT_CALL(ctx_make(comm, keyval, &ctx));
     *out = ctx;
     remember_last(comm, ctx);
 out:
