@@ -582,29 +582,51 @@ void *ct_ctx_buffer(ct_ctx *ctx, const ct_ctx_buf_key *key, size_t n)
     return ctx->buf[which].p;
 }
 
+/* Objects are appended under the state lock and published by the release
+ * store of next: a reader sees every entry below the count it loads. */
 void *ct_ctx_ext_find(const ct_ctx *ctx, const ct_ctx_key *key)
 {
-    for (int i = 0; i < ctx->next; i++)
+    const int n = __atomic_load_n(&ctx->next, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++)
         if (ctx->ext[i].key == key)
             return ctx->ext[i].obj;
     return NULL;
 }
 
+/* Hangs obj on ctx under key, unless another thread hung one there since
+ * ct_ctx_ext looked (returned then, obj not kept) or there is no room
+ * (*full). */
+static void *ext_append(ct_ctx *ctx, const ct_ctx_key *key, void *obj, int *full)
+{
+    ct_state *st = ct_state_get();
+    ct_state_lock(st);
+    void *theirs = ct_ctx_ext_find(ctx, key);
+    *full = theirs == NULL && ctx->next == CT_CTX_NEXT;
+    if (theirs == NULL && !*full) {
+        ctx->ext[ctx->next].key = key;
+        ctx->ext[ctx->next].obj = obj;
+        __atomic_store_n(&ctx->next, ctx->next + 1, __ATOMIC_RELEASE);
+    }
+    ct_state_unlock(st);
+    return theirs;
+}
+
 int ct_ctx_ext(ct_ctx *ctx, const ct_ctx_key *key, void *arg, void **obj)
 {
+    int full;
     *obj = ct_ctx_ext_find(ctx, key);
     if (*obj != NULL)
         return MPI_SUCCESS;
     int rc = key->create(ctx, arg, obj);
     if (*obj == NULL)
         return rc;
-    if (ctx->next == CT_CTX_NEXT) { /* more keys than CT_CTX_NEXT */
+    void *theirs = ext_append(ctx, key, *obj, &full);
+    if (theirs != NULL || full) { /* made by another thread meanwhile (local), or no room */
         key->release(*obj);
-        *obj = NULL;
-        return rc != MPI_SUCCESS ? rc : MPI_ERR_INTERN;
+        *obj = theirs;
+        if (full)
+            return rc != MPI_SUCCESS ? rc : MPI_ERR_INTERN; /* more keys than CT_CTX_NEXT */
     }
-    ctx->ext[ctx->next].key = key;
-    ctx->ext[ctx->next++].obj = *obj;
     return rc;
 }
 

@@ -48,7 +48,11 @@ typedef struct ct_ctx_key {
     const char *name; /* for readers and debuggers */
     /* Makes the object (arg: what the caller of ct_ctx_ext passed); may be
      * collective, when every rank calls ct_ctx_ext for the key in the same
-     * call. A NULL *obj is not kept: the next ct_ctx_ext makes it again. */
+     * call. A NULL *obj is not kept: the next ct_ctx_ext makes it again.
+     * A key reached from a local call (coltune_decision: the decision's
+     * cache) may be reached by several threads at once: each makes one,
+     * the first hung on the context is kept and the others are released at
+     * once, so its create and release must be local. */
     int (*create)(struct ct_ctx *ctx, void *arg, void **obj);
     /* Frees it with the context, before the private communicator is freed
      * (it may be collective); objects go in the reverse order of creation,
@@ -107,7 +111,9 @@ typedef struct ct_ctx {
      * MPI library's own routine, unseen (the decision layer sets it: see
      * ct_ctx_forwards). */
     unsigned forwards;
-    /* The modules' objects (ct_ctx_ext), in order of creation. */
+    /* The modules' objects (ct_ctx_ext), in order of creation: appended
+     * under the state lock, next published with a release store, so that a
+     * local call in another thread (coltune_decision) may look them up. */
     struct {
         const ct_ctx_key *key;
         void *obj;
