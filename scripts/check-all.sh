@@ -10,6 +10,7 @@
 #      and the shared-memory tests at up to 4 ranks (make check runs two
 #      scripts at once, and MPICH spins when its ranks outnumber the cores).
 #   3. AddressSanitizer (Open MPI): unit tests and the MPI tests at small P.
+#   4. ThreadSanitizer (Open MPI): the threads test (tests/mpi/threads.sh).
 # Nothing is left out silently: a suite that exits 77 (SKIP) and a part of
 # a suite that does not run here (a "SKIP-PART: <part>: <reason>" line of its
 # log: tests/mpi/common.sh skip_part, tests/mpi/harness.h th_skip) are each
@@ -17,7 +18,8 @@
 # declared in expected_skips below; with CI=true any other skip fails the run.
 # Ends with one line "N passed, N failed, N skipped" and exits non-zero on any
 # failure (and, under CI=true, on any unexpected skip).
-# Run from the source tree; builds go to build/, build-mpich/, build-asan/.
+# Run from the source tree; builds go to build/, build-mpich/, build-asan/,
+# build-tsan/.
 set -u
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -176,12 +178,21 @@ if step "build: AddressSanitizer" build build-asan --enable-asan; then
     mv build-asan/check.out build-asan/check-unit.out
     ASAN_OPTIONS=detect_leaks=0 check build-asan \
         TESTS="tests/mpi/alltoallv.sh tests/mpi/isolation.sh tests/mpi/sdde.sh \
-        tests/mpi/allgather_inter.sh tests/mpi/shm.sh tests/mpi/adapt.sh" \
+        tests/mpi/allgather_inter.sh tests/mpi/shm.sh tests/mpi/adapt.sh \
+        tests/mpi/threads.sh" \
         CT_TEST_NP="1 3 4 7" CT_TEST_NP_TINY="1 3 7" CT_TEST_NP_NODES_TINY=7 \
         CT_TEST_NP_NODES_EVEN=6 \
         CT_TEST_CHURN=300 CT_TEST_QUICK=1 \
         VALGRIND=
     tally build-asan
+fi
+
+# ThreadSanitizer: coltune's code races between the threads of a process
+# (tests/mpi/threads.sh sets TSAN_OPTIONS: the MPI library, not
+# instrumented, is left out; a report fails the run).
+if step "build: ThreadSanitizer" build build-tsan --enable-tsan; then
+    check build-tsan TESTS="tests/mpi/threads.sh" VALGRIND=
+    tally build-tsan
 fi
 
 echo

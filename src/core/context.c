@@ -439,10 +439,69 @@ static void remember_last(MPI_Comm comm, ct_ctx *ctx)
     }
 }
 
+/* A communicator whose context a thread is making (ct_state.making). */
+typedef struct ct_making {
+    MPI_Comm comm;
+    struct ct_making *next;
+} ct_making;
+
+static ct_making **making_of(ct_state *st, MPI_Comm comm)
+{
+    ct_making **m = &st->making;
+    while (*m != NULL && (*m)->comm != comm)
+        m = &(*m)->next;
+    return m;
+}
+
+/*
+ * Makes the context of comm and caches it on comm, once however many threads
+ * of the process ask at the same time (its first use is collective: one
+ * MPI_Comm_dup per process). The first thread to register comm in
+ * ct_state.making makes it; the others wait until it is done, then find it
+ * on comm (or, if making it failed, try again themselves). No MPI call is
+ * made under the lock: the context's delete callback takes it, called by the
+ * MPI library, which may hold a lock of its own then.
+ */
+static int ctx_make(MPI_Comm comm, int keyval, ct_ctx **out)
+{
+    ct_state *st = ct_state_get();
+    ct_making me = {comm, NULL};
+    ct_ctx *ctx = NULL;
+    void *val = NULL;
+    int rc, flag = 0;
+    ct_state_lock(st);
+    while (*making_of(st, comm) != NULL)
+        ct_state_wait(st);
+    me.next = st->making;
+    st->making = &me;
+    ct_state_unlock(st);
+    /* Made by another thread before this one registered? */
+    CT_CALL(PMPI_Comm_get_attr(comm, keyval, &val, &flag));
+    if (flag) {
+        ctx = val;
+        goto out;
+    }
+    CT_CALL(ctx_create(comm, &ctx));
+    rc = PMPI_Comm_set_attr(comm, keyval, ctx);
+    if (rc != MPI_SUCCESS) {
+        ct_log_mpi_error(rc, "MPI_Comm_set_attr", __FILE__, __LINE__);
+        ctx_free(ctx);
+        ctx = NULL;
+    }
+out:
+    ct_state_lock(st);
+    *making_of(st, comm) = me.next;
+    ct_state_wake(st);
+    ct_state_unlock(st);
+    *out = ctx;
+    return rc;
+}
+
 int ct_ctx_get(MPI_Comm comm, ct_ctx **out)
 {
     int rc, keyval, flag = 0;
     void *val = NULL;
+    ct_ctx *ctx;
     const ct_state *st = ct_state_get();
     if (st->last.ctx != NULL && st->last.comm == comm) { /* usable: see keyval_get */
         *out = st->last.ctx;
@@ -452,19 +511,9 @@ int ct_ctx_get(MPI_Comm comm, ct_ctx **out)
     if ((rc = keyval_get(&keyval)) != MPI_SUCCESS)
         return rc;
     CT_CALL(PMPI_Comm_get_attr(comm, keyval, &val, &flag));
-    if (flag) {
-        *out = val;
-        remember_last(comm, val);
-        return MPI_SUCCESS;
-    }
-    ct_ctx *ctx = NULL;
-    CT_CALL(ctx_create(comm, &ctx));
-    rc = PMPI_Comm_set_attr(comm, keyval, ctx);
-    if (rc != MPI_SUCCESS) {
-        ct_log_mpi_error(rc, "MPI_Comm_set_attr", __FILE__, __LINE__);
-        ctx_free(ctx);
-        return rc;
-    }
+    ctx = val;
+    if (!flag)
+        CT_CALL(ctx_make(comm, keyval, &ctx));
     *out = ctx;
     remember_last(comm, ctx);
 out:
@@ -530,49 +579,67 @@ void *ct_ctx_buffer(ct_ctx *ctx, const ct_ctx_buf_key *key, size_t n)
     return ctx->buf[which].p;
 }
 
+/* Objects are appended under the state lock and published by the release
+ * store of next: a reader sees every entry below the count it loads. */
 void *ct_ctx_ext_find(const ct_ctx *ctx, const ct_ctx_key *key)
 {
-    for (int i = 0; i < ctx->next; i++)
+    const int n = __atomic_load_n(&ctx->next, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++)
         if (ctx->ext[i].key == key)
             return ctx->ext[i].obj;
     return NULL;
 }
 
+/* Hangs obj on ctx under key, unless another thread hung one there since
+ * ct_ctx_ext looked (returned then, obj not kept) or there is no room
+ * (*full). */
+static void *ext_append(ct_ctx *ctx, const ct_ctx_key *key, void *obj, int *full)
+{
+    ct_state *st = ct_state_get();
+    ct_state_lock(st);
+    void *theirs = ct_ctx_ext_find(ctx, key);
+    *full = theirs == NULL && ctx->next == CT_CTX_NEXT;
+    if (theirs == NULL && !*full) {
+        ctx->ext[ctx->next].key = key;
+        ctx->ext[ctx->next].obj = obj;
+        __atomic_store_n(&ctx->next, ctx->next + 1, __ATOMIC_RELEASE);
+    }
+    ct_state_unlock(st);
+    return theirs;
+}
+
 int ct_ctx_ext(ct_ctx *ctx, const ct_ctx_key *key, void *arg, void **obj)
 {
+    int full;
     *obj = ct_ctx_ext_find(ctx, key);
     if (*obj != NULL)
         return MPI_SUCCESS;
     int rc = key->create(ctx, arg, obj);
     if (*obj == NULL)
         return rc;
-    if (ctx->next == CT_CTX_NEXT) { /* more keys than CT_CTX_NEXT */
+    void *theirs = ext_append(ctx, key, *obj, &full);
+    if (theirs != NULL || full) { /* made by another thread meanwhile (local), or no room */
         key->release(*obj);
-        *obj = NULL;
-        return rc != MPI_SUCCESS ? rc : MPI_ERR_INTERN;
+        *obj = theirs;
+        if (full)
+            return rc != MPI_SUCCESS ? rc : MPI_ERR_INTERN; /* more keys than CT_CTX_NEXT */
     }
-    ctx->ext[ctx->next].key = key;
-    ctx->ext[ctx->next++].obj = *obj;
     return rc;
 }
 
 /* Releases entry i and closes the gap (the others keep their order). */
-static void ext_remove(ct_ctx *ctx, int i)
+void *ct_ctx_ext_swap(ct_ctx *ctx, const ct_ctx_key *key, void *obj)
 {
-    const ct_ctx_key *key = ctx->ext[i].key;
-    void *obj = ctx->ext[i].obj;
-    ctx->next--;
-    memmove(&ctx->ext[i], &ctx->ext[i + 1], (size_t)(ctx->next - i) * sizeof ctx->ext[0]);
-    key->release(obj);
-}
-
-void ct_ctx_ext_drop(ct_ctx *ctx, const ct_ctx_key *key)
-{
-    for (int i = 0; i < ctx->next; i++)
+    ct_state *st = ct_state_get();
+    void *old = NULL;
+    ct_state_lock(st);
+    for (int i = 0; i < ctx->next && old == NULL; i++)
         if (ctx->ext[i].key == key) {
-            ext_remove(ctx, i);
-            return;
+            old = ctx->ext[i].obj;
+            __atomic_store_n(&ctx->ext[i].obj, obj, __ATOMIC_RELEASE);
         }
+    ct_state_unlock(st);
+    return old;
 }
 
 size_t ct_ctx_local_bytes(const ct_ctx *ctx)

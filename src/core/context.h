@@ -48,7 +48,11 @@ typedef struct ct_ctx_key {
     const char *name; /* for readers and debuggers */
     /* Makes the object (arg: what the caller of ct_ctx_ext passed); may be
      * collective, when every rank calls ct_ctx_ext for the key in the same
-     * call. A NULL *obj is not kept: the next ct_ctx_ext makes it again. */
+     * call. A NULL *obj is not kept: the next ct_ctx_ext makes it again.
+     * A key reached from a local call (coltune_decision: the decision's
+     * cache) may be reached by several threads at once: each makes one,
+     * the first hung on the context is kept and the others are released at
+     * once, so its create and release must be local. */
     int (*create)(struct ct_ctx *ctx, void *arg, void **obj);
     /* Frees it with the context, before the private communicator is freed
      * (it may be collective); objects go in the reverse order of creation,
@@ -107,7 +111,9 @@ typedef struct ct_ctx {
      * MPI library's own routine, unseen (the decision layer sets it: see
      * ct_ctx_forwards). */
     unsigned forwards;
-    /* The modules' objects (ct_ctx_ext), in order of creation. */
+    /* The modules' objects (ct_ctx_ext), in order of creation: appended
+     * under the state lock, next published with a release store, so that a
+     * local call in another thread (coltune_decision) may look them up. */
     struct {
         const ct_ctx_key *key;
         void *obj;
@@ -148,9 +154,10 @@ size_t ct_ctx_buffer_size(const ct_ctx *ctx, const ct_ctx_buf_key *key);
 int ct_ctx_ext(ct_ctx *ctx, const ct_ctx_key *key, void *arg, void **obj);
 /* The object key hangs on ctx, NULL when there is none yet (local). */
 void *ct_ctx_ext_find(const ct_ctx *ctx, const ct_ctx_key *key);
-/* Releases the object of key hung on ctx, if any, and forgets it (local
- * unless the object's release is collective). */
-void ct_ctx_ext_drop(ct_ctx *ctx, const ct_ctx_key *key);
+/* Puts obj in the place of key's object on ctx (which keeps its place in the
+ * order of release) and returns that object, for the caller to release;
+ * NULL, and obj not kept, when key has none. */
+void *ct_ctx_ext_swap(ct_ctx *ctx, const ct_ctx_key *key, void *obj);
 /* Bytes of the reusable buffers (scratch, requests, ct_ctx_buffer) ctx keeps. */
 size_t ct_ctx_local_bytes(const ct_ctx *ctx);
 /* Frees them (no call may be running on ctx); they grow again on demand. */

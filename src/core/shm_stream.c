@@ -199,10 +199,15 @@ int ct_shm_stream_get(ct_ctx *ctx, const ct_ctx_key *key, MPI_Comm comm, int nbl
     if (s != NULL && s != &no_window && s->w == NULL &&
         power_of_two(++((refused *)s)->asked)) { /* the same count on every rank */
         CT_CALL(room_everywhere(ctx, ct_shm_stream_bytes(nblocks), &a.room));
-        if (a.room)
-            ct_ctx_ext_drop(ctx, key);
+        if (a.room) { /* made in the refused one's place, on every rank */
+            void *made = NULL;
+            rc = ct_shm_stream_create(ctx, &a, &made);
+            if (made != NULL)
+                ct_shm_stream_release(ct_ctx_ext_swap(ctx, key, made));
+        }
     }
-    rc = ct_ctx_ext(ctx, key, &a, &obj);
+    const int rc_ext = ct_ctx_ext(ctx, key, &a, &obj);
+    rc = rc != MPI_SUCCESS ? rc : rc_ext;
     s = obj;
 out:
     *out = s == NULL || s == &no_window || s->w == NULL ? NULL : s;

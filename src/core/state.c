@@ -14,6 +14,7 @@ static ct_state the_state = {
     .node = {.leader = -1},
     .settings = &no_settings,
     .lock = PTHREAD_MUTEX_INITIALIZER,
+    .made = PTHREAD_COND_INITIALIZER,
     .fortran = {.once = PTHREAD_ONCE_INIT},
 };
 
@@ -21,6 +22,8 @@ ct_state *ct_state_get(void) { return &the_state; }
 
 void ct_state_lock(ct_state *st) { pthread_mutex_lock(&st->lock); }
 void ct_state_unlock(ct_state *st) { pthread_mutex_unlock(&st->lock); }
+void ct_state_wait(ct_state *st) { pthread_cond_wait(&st->made, &st->lock); }
+void ct_state_wake(ct_state *st) { pthread_cond_broadcast(&st->made); }
 
 void ct_state_free(void)
 {

@@ -34,6 +34,11 @@ typedef struct ct_state {
         void *ctx;
     } last;
     int ctx_serial; /* numbers contexts for log messages */
+    /* The communicators whose context a thread is making now (core/context.c,
+     * ctx_make): another thread that needs one of them waits on made (with
+     * lock) instead of making a second. Under the lock. */
+    struct ct_making *making;
+    pthread_cond_t made;
     /* This process's node (core/context.c, learn_node), learnt from the
      * first context of a communicator with MPI_COMM_WORLD's group: the
      * lowest MPI_COMM_WORLD rank on its node (-1 until then) and its world's
@@ -87,5 +92,8 @@ void ct_state_free(void);
 static inline const ct_settings *ct_settings_get(void) { return ct_state_get()->settings; }
 void ct_state_lock(ct_state *st);
 void ct_state_unlock(ct_state *st);
+/* Waits, the lock held, until ct_state_wake: a context has been made. */
+void ct_state_wait(ct_state *st);
+void ct_state_wake(ct_state *st);
 
 #endif

@@ -394,11 +394,17 @@ static void log_decision(ct_ctx *ctx, const ct_decide_input *call, const ct_choi
     snprintf(key, sizeof key, "%s %s %s", ct_coll_name(call->coll), spec, where);
     decide_state *s = state_of(ctx);
     if (cfg->set.verbose == 1 && s != NULL) {
-        for (int i = 0; i < s->nlogged; i++)
-            if (strcmp(s->logged[i], key) == 0)
-                return;
-        if (s->nlogged < MAX_LOGGED)
+        /* Under the lock: coltune_decision may log from several threads. */
+        ct_state *st = ct_state_get();
+        int seen = 0;
+        ct_state_lock(st);
+        for (int i = 0; i < s->nlogged && !seen; i++)
+            seen = strcmp(s->logged[i], key) == 0;
+        if (!seen && s->nlogged < MAX_LOGGED)
             s->logged[s->nlogged++] = strdup(key);
+        ct_state_unlock(st);
+        if (seen)
+            return;
     }
     char facts[48] = "";
     if (call->have_facts)
@@ -606,7 +612,10 @@ int ct_decide(ct_ctx *ctx, ct_decide_input *call, const ct_spec *forced, ct_choi
     const int cacheable = forced == NULL && !cfg->forced_set[call->coll];
     int rc;
     decide_state *s = state_of(ctx);
-    if (cacheable && s != NULL && s->cached[call->coll].valid) {
+    /* Acquire: a coltune_decision in another thread may read the cache the
+     * collective's thread fills (the choice first, then valid). */
+    if (cacheable && s != NULL &&
+        __atomic_load_n(&s->cached[call->coll].valid, __ATOMIC_ACQUIRE)) {
         *out = s->cached[call->coll].choice;
         rc = MPI_SUCCESS;
     } else {
@@ -616,8 +625,8 @@ int ct_decide(ct_ctx *ctx, ct_decide_input *call, const ct_spec *forced, ct_choi
          * every call. */
         if (cacheable && s != NULL && rc == MPI_SUCCESS && !call->have_facts &&
             !call->used_msg_size) {
-            s->cached[call->coll].valid = 1;
             s->cached[call->coll].choice = *out;
+            __atomic_store_n(&s->cached[call->coll].valid, 1, __ATOMIC_RELEASE);
             /* Forwarded every time, and nothing to count: the shim may skip
              * the driver (ct_ctx_forwards). */
             if (out->alg == s->fallback[call->coll] && !out->adapt && !cfg->set.stats)
