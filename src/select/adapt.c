@@ -845,6 +845,9 @@ static int duel_record(ct_ctx *ctx, ct_learner *l, int h, double gap, int alone)
     if (rc != MPI_SUCCESS)
         return rc;
     log_duel(ctx, l, t);
+    /* The duel's cost beyond the faster side's is exploration's (the share):
+     * pace counts it with the rounds' when it plans the next gap. */
+    l->explore_time += ct_judge_duel_cost(t, DUEL_CALLS);
     l->favour = l->best = ct_judge_duel(l->duel, t, l->best, standing_of(l), &l->lost);
     l->duel[0] = l->duel[1] = -1;
     return MPI_SUCCESS;

@@ -143,9 +143,11 @@ static int below_standing(const ct_verdict *v, const ct_judge_input *in, int sta
     return e.n >= kn->min_drop && e.hi < 1.0 + kn->margin;
 }
 
-/* Drops the candidates that have had min_drop rounds (min_demote for the one
- * that stands) and cannot beat pmpi by the margin (their interval's upper end
- * stays below it), and those that cannot beat what stands by the margin
+/* Drops the candidates that have had min_drop rounds and can never win
+ * (futility: their interval's upper end stays below the win threshold,
+ * 1 + max(margin, noise)), what stands after min_demote rounds where it
+ * cannot beat pmpi by the margin (it need not win, only not be slower), and
+ * those that cannot beat what stands by the margin
  * (below_standing); every halve_every rounds, the live candidates ranked in
  * the lower half go too (at least keep stay), except the favoured ones and
  * the one that stands, which only the first rule drops. Three rounds of a
@@ -158,8 +160,11 @@ static void drop_losers(ct_verdict *v, const ct_judge_input *in, int nslots, int
     for (int k = CT_ADAPT_AA + 1; k < nslots; k++) {
         const ct_estimate *e = &v->est[k];
         const int rounds = k == standing ? kn->min_demote : kn->min_drop;
-        if ((v->alive >> k & 1u) && ((e->n >= rounds && e->hi < 1.0 + kn->margin) ||
-                                     below_standing(v, in, standing, k, kn)))
+        /* futility: an upper end below the threshold can never win; what
+         * stands need not win, only not be slower, which its rounds judge */
+        const double bar = k == standing ? 1.0 + kn->margin : v->threshold;
+        if ((v->alive >> k & 1u) &&
+            ((e->n >= rounds && e->hi < bar) || below_standing(v, in, standing, k, kn)))
             v->alive &= ~((uint64_t)1 << k);
     }
     if (kn->halve_every <= 0 || in->nrounds % kn->halve_every != 0)
@@ -348,6 +353,11 @@ int ct_judge_duel(const int side[2], const double t[2], int favour, int standing
         return favour;
     *lost = 0;
     return winner;
+}
+
+double ct_judge_duel_cost(const double t[2], int calls)
+{
+    return calls > 0 && t[0] > 0 && t[1] > 0 ? calls * fabs(t[0] - t[1]) : 0.0;
 }
 
 /* want is clamped so that no sum below overflows (beyond any run). */

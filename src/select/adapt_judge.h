@@ -11,7 +11,9 @@
  * pmpi's time / its time in the same round, with the distribution-free
  * interval of the sign test (order statistics of the ratios). It wins when
  * the interval's lower end clears 1 + max(margin, noise), noise being how far
- * the A/A interval reaches from 1 (never below the floor). Where a candidate
+ * the A/A interval reaches from 1 (never below the floor); one whose upper
+ * end stays below that threshold can never win, and is dropped after
+ * min_drop rounds (futility). Where a candidate
  * stands (the rules' choice, a choice at its re-check, a sweep's defaults),
  * a candidate that cannot beat it by the margin (their ratio paired by
  * round, as against pmpi) is dropped after min_drop rounds while it beats
@@ -116,8 +118,9 @@ ct_estimate ct_judge_estimate(const ct_judge_input *in, int base, int k, double 
 void ct_judge_format(const ct_estimate *e, char *buf, size_t len);
 
 /* Judges the rounds so far (see the file comment): drops candidates that
- * cannot beat pmpi by the margin (after min_drop rounds, min_demote for what
- * stands) or what stands (after min_drop rounds, while it beats pmpi by the
+ * can never clear the win threshold (after min_drop rounds; what stands
+ * after min_demote, where it cannot beat pmpi by the margin) or that cannot
+ * beat what stands (after min_drop rounds, while it beats pmpi by the
  * margin), halves the field every halve_every rounds (successive halving:
  * the slower half by median goes, except the favoured and what stands), and
  * says whether a candidate wins, none can (BASELINE), the rounds ran out,
@@ -172,6 +175,12 @@ int ct_judge_plan_duel(const ct_verdict *v, int nslots, int favour, int standing
  * until it has lost CT_JUDGE_DUEL_UPSETS duels in a row; *lost counts them
  * (back to 0 when the favourite wins or is displaced). */
 int ct_judge_duel(const int side[2], const double t[2], int favour, int standing, int *lost);
+
+/* What a duel of `calls` iterations a side, measured t[0] and t[1] per
+ * iteration, cost beyond running the faster side throughout: exploration's
+ * cost, charged to the share (adapt.c) like a round's, so that the next
+ * round waits the longer. */
+double ct_judge_duel_cost(const double t[2], int calls);
 
 /* The calls from call `calls`, at the end of a judged round, to the start of
  * the next: the multiple of G nearest to calls + want, and at least the first
