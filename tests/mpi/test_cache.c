@@ -19,7 +19,7 @@
  * TEST_CACHE_FREE_HALFWAY=k, the first k communicators are freed after half
  * the passes, and this process's shared mappings must be more at the end
  * than right after (windows refused before, made once room was given back:
- * Open MPI maps every window). Exits 0 on success, 1 on a wrong result,
+ * Open MPI and MPICH map a segment per window). Exits 0 on success, 1 on a wrong result,
  * growth beyond the limit or no window made.
  */
 #include <mpi.h>
