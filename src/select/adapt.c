@@ -51,6 +51,11 @@ typedef struct ct_learner {
     struct ct_learner *next; /* of the same collective and class, another rule's */
     phase ph;
     int best, choice;        /* slots: the best so far, the decision */
+    /* The slot the next call runs, as a question (coltune_decision) answers
+     * it: written by the thread whose calls advance the learner after each
+     * of its changes (publish), read by any (atomic), so that a question
+     * from another thread never reads the rest while it changes. */
+    int answer;
     /* The calls between rounds open with a duel: the best candidate so far
      * and the runner-up (duel[1] < 0: none, as where the rounds rank the
      * favourite first; ct_judge_plan_duel), in slot order, run DUEL_CALLS
@@ -252,7 +257,8 @@ static ct_learner **slot_of(ct_ctx *ctx, ct_coll coll, int cls, int make)
 struct ct_learner *ct_adapt_find(ct_ctx *ctx, ct_coll coll, int cls, const ct_rule *rule)
 {
     ct_learner **p = slot_of(ctx, coll, cls, 0); /* a query makes nothing */
-    ct_learner *l = p != NULL ? *p : NULL;
+    /* acquire: a question from another thread sees a learner made whole */
+    ct_learner *l = p != NULL ? __atomic_load_n(p, __ATOMIC_ACQUIRE) : NULL;
     while (l != NULL && l->rule != rule)
         l = l->next;
     return l;
@@ -682,6 +688,21 @@ static int end_round(ct_ctx *ctx, ct_learner *l)
 /* The learner's interface                                             */
 /* ------------------------------------------------------------------ */
 
+/* The slot the next call will run, as ct_adapt_next finds it (read only). */
+static int next_slot(const ct_learner *l)
+{
+    /* just before a re-check, its first call: pmpi's turn opens its
+     * screening round (plan_round) */
+    if (l->ph == PHASE_DECIDED)
+        return l->next_check >= 0 && l->calls + 1 >= l->next_check ? CT_ADAPT_BASE : l->choice;
+    if (l->exploit_left > 0)
+        return l->duel[1] >= 0 ? l->duel[l->duel_seen[0] < DUEL_CALLS ? 0 : 1] : l->best;
+    return l->order[l->pos / l->burst];
+}
+
+/* Publishes l's answer to questions (ct_learner.answer). */
+static void publish(ct_learner *l) { __atomic_store_n(&l->answer, next_slot(l), __ATOMIC_RELEASE); }
+
 /* Sets up a zeroed learner for its first call: its slots, its incumbent and
  * its first exploration, without its rounds' times, record or list. */
 static void learner_init(ct_learner *l, ct_coll coll, int cls, const ct_rule *rule,
@@ -717,6 +738,7 @@ static void learner_init(ct_learner *l, ct_coll coll, int cls, const ct_rule *ru
         l->best = l->prior; /* it runs until the first round */
         l->exploit_left = l->lead = first_wait(l);
     }
+    publish(l);
 }
 
 struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls, const ct_rule *rule,
@@ -744,7 +766,7 @@ struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls, const ct_
         sync_record(l, ctx, 0);
     }
     l->next = *p;
-    *p = l;
+    __atomic_store_n(p, l, __ATOMIC_RELEASE); /* see ct_adapt_find */
     return l;
 }
 
@@ -764,41 +786,40 @@ void ct_adapt_next(struct ct_learner *l, int advance, ct_adapt_turn *turn, ct_ad
     turn->learner = l;
     turn->timed = 0;
     turn->duel = -1;
-    if (advance) {
-        if (l->lead > 0 && l->calls == l->lead) /* the wait is over: count from here */
-            crowd_mark(l);
-        l->calls++;
-        __atomic_fetch_add(&ct_state_get()->learner_seen, 1, __ATOMIC_RELAXED);
-        /* Only exploring learners share the budget. */
-        if (l->ph == PHASE_EXPLORE && l->calls > l->lead)
-            __atomic_fetch_add(&ct_state_get()->learner_calls, 1, __ATOMIC_RELAXED);
+    if (!advance) { /* a question, maybe from another thread: the published answer */
+        turn->slot = __atomic_load_n(&l->answer, __ATOMIC_ACQUIRE);
+        *out = l->slot[turn->slot];
+        return;
     }
-    if (l->ph == PHASE_DECIDED && advance && l->next_check >= 0 && l->calls >= l->next_check)
+    if (l->lead > 0 && l->calls == l->lead) /* the wait is over: count from here */
+        crowd_mark(l);
+    l->calls++;
+    __atomic_fetch_add(&ct_state_get()->learner_seen, 1, __ATOMIC_RELAXED);
+    /* Only exploring learners share the budget. */
+    if (l->ph == PHASE_EXPLORE && l->calls > l->lead)
+        __atomic_fetch_add(&ct_state_get()->learner_calls, 1, __ATOMIC_RELAXED);
+    if (l->ph == PHASE_DECIDED && l->next_check >= 0 && l->calls >= l->next_check)
         explore(l, l->choice > CT_ADAPT_AA
                        ? (1u << CT_ADAPT_BASE) | (1u << CT_ADAPT_AA) | ((uint64_t)1 << l->choice)
                        : l->firsts,
                 1);
     if (l->ph == PHASE_DECIDED) {
-        /* A query (advance 0) just before a re-check answers its first
-         * call: pmpi's turn opens its screening round (plan_round). */
-        const int rechecks = !advance && l->next_check >= 0 && l->calls + 1 >= l->next_check;
-        s = rechecks ? CT_ADAPT_BASE : l->choice;
+        s = l->choice;
     } else if (l->exploit_left > 0) {
         if (l->duel[1] >= 0) { /* the duel: its first side, then its second */
             turn->duel = l->duel_seen[0] < DUEL_CALLS ? 0 : 1;
             turn->timed = 1;
         }
         s = turn->duel >= 0 ? l->duel[turn->duel] : l->best;
-        if (advance) {
-            l->exploit_left--;
-            l->exploit_time += l->best_time;
-        }
+        l->exploit_left--;
+        l->exploit_time += l->best_time;
     } else {
         s = l->order[l->pos / l->burst];
         turn->timed = 1;
     }
     turn->slot = s;
     *out = l->slot[s];
+    publish(l);
 }
 
 /* The tests' hooks, in a round's timed call of slot s (tests/mpi/adapt.sh):
@@ -853,11 +874,21 @@ static int duel_record(ct_ctx *ctx, ct_learner *l, int h, double gap, int alone)
     return MPI_SUCCESS;
 }
 
+static int record(ct_ctx *ctx, ct_learner *l, const ct_adapt_turn *turn);
+
 int ct_adapt_record(ct_ctx *ctx, const ct_adapt_turn *turn)
 {
     ct_learner *l = turn->learner;
     if (l == NULL || !turn->timed)
         return MPI_SUCCESS;
+    const int rc = record(ctx, l, turn);
+    publish(l); /* a round or a duel may have ended: what runs next changed */
+    return rc;
+}
+
+/* A timed call's time, into its turn or duel (ct_adapt_record). */
+static int record(ct_ctx *ctx, ct_learner *l, const ct_adapt_turn *turn)
+{
     if (turn->duel < 0)
         test_delay(ctx, l, turn->slot);
     const double exit = PMPI_Wtime();

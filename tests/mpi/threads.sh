@@ -59,8 +59,7 @@ check_run "threads P=4: $T threads, rules file, COLTUNE_VERBOSE=1 COLTUNE_STATS=
     COLTUNE_STATS=1 -- run_mpi 4 "$prog" "$T" 2 4
 
 # Learners on every thread's communicators (30 calls: their first rounds),
-# their records gathered at MPI_Finalize. No collective on the shared
-# communicator meanwhile: a question there reads the learner its calls advance.
+# their records gathered at MPI_Finalize.
 adapt() {
     with_env COLTUNE_ADAPT=1 COLTUNE_STATS=1 -- run_mpi 3 "$prog" "$T" 1 30 0 \
         > "$tmp/adapt" 2>&1 || { cat "$tmp/adapt"; return 1; }
@@ -71,4 +70,8 @@ adapt() {
         { cat "$tmp/adapt"; echo "$rows alltoallv learners, not $((2 * T))"; return 1; }
 }
 check_run "threads P=3 COLTUNE_ADAPT=1: $T threads, learners and their records" adapt
+# Questions while the main thread's calls advance the shared communicator's
+# learners (its first rounds: 40 calls of each collective).
+check_run "threads P=3 COLTUNE_ADAPT=1: questions while the learners they read advance" \
+    with_env COLTUNE_ADAPT=1 TEST_ANSWERS_MOVE=1 -- run_mpi 3 "$prog" "$T" 1 6 40
 finish
