@@ -19,6 +19,24 @@ typedef struct member {
     int listed;
 } member;
 
+/* Takes the state lock where several threads may call MPI at once
+ * (MPI_THREAD_MULTIPLE: ct_state.last.usable is 0); where one thread calls
+ * at a time (usable), the calls are ordered already and the lock, some
+ * 10 ns a call twice, is left out. Returns whether it was taken. */
+static int cache_lock(ct_state *st)
+{
+    const int multiple = !st->last.usable;
+    if (multiple)
+        ct_state_lock(st);
+    return multiple;
+}
+
+static void cache_unlock(ct_state *st, int locked)
+{
+    if (locked)
+        ct_state_unlock(st);
+}
+
 static size_t limit_of(const ct_state *st)
 {
     const ct_settings *set = ct_settings_get();
@@ -30,9 +48,9 @@ static size_t limit_of(const ct_state *st)
 size_t ct_cache_limit(void)
 {
     ct_state *st = ct_state_get();
-    ct_state_lock(st);
+    const int locked = cache_lock(st);
     const size_t limit = limit_of(st);
-    ct_state_unlock(st);
+    cache_unlock(st, locked);
     return limit;
 }
 
@@ -56,6 +74,8 @@ static void unlink_member(ct_state *st, member *m)
 /* Makes m the most recently used. */
 static void touch(ct_state *st, member *m)
 {
+    if (st->cache.newest == m)
+        return;
     unlink_member(st, m);
     member *newest = st->cache.newest;
     m->older = newest;
@@ -84,22 +104,24 @@ static void member_release(void *obj)
 {
     member *m = obj;
     ct_state *st = ct_state_get();
-    ct_state_lock(st);
+    const int locked = cache_lock(st);
     unlink_member(st, m);
     st->cache.kept -= m->local + m->shared;
-    ct_state_unlock(st);
+    cache_unlock(st, locked);
+    m->ctx->cache = NULL;
     free(m);
 }
 
 static const ct_ctx_key member_key = {"cache", member_create, member_release};
 
 /* ctx's record, made on first use (NULL when out of memory: the context is
- * then not counted). */
+ * then not counted); kept in ctx->cache too, to spare every call the
+ * search. */
 static member *member_of(ct_ctx *ctx)
 {
-    void *obj;
-    (void)ct_ctx_ext(ctx, &member_key, NULL, &obj);
-    return obj;
+    if (ctx->cache == NULL)
+        (void)ct_ctx_ext(ctx, &member_key, NULL, &ctx->cache);
+    return ctx->cache;
 }
 
 /* Frees idle contexts' buffers, least recently used first, until the total
@@ -128,19 +150,19 @@ void ct_cache_enter(ct_ctx *ctx)
     member *m = member_of(ctx);
     if (m == NULL)
         return;
-    ct_state_lock(st);
+    const int locked = cache_lock(st);
     m->busy++;
     touch(st, m);
-    ct_state_unlock(st);
+    cache_unlock(st, locked);
 }
 
 void ct_cache_leave(ct_ctx *ctx)
 {
     ct_state *st = ct_state_get();
-    member *m = ct_ctx_ext_find(ctx, &member_key);
+    member *m = ctx->cache;
     if (m == NULL)
         return;
-    ct_state_lock(st);
+    const int locked = cache_lock(st);
     const size_t local = ct_ctx_local_bytes(ctx);
     st->cache.kept = st->cache.kept - m->local + local;
     m->local = local;
@@ -150,38 +172,38 @@ void ct_cache_leave(ct_ctx *ctx)
     touch(st, m); /* the most recently used: its buffers go last */
     free_buffers(st, limit_of(st));
     note_peak(st);
-    ct_state_unlock(st);
+    cache_unlock(st, locked);
 }
 
 int ct_cache_room(size_t bytes)
 {
     ct_state *st = ct_state_get();
-    ct_state_lock(st);
+    const int locked = cache_lock(st);
     const size_t limit = limit_of(st);
     const int fits = bytes <= limit;
     if (fits)
         free_buffers(st, limit - bytes);
     const int room = fits && st->cache.kept + bytes <= limit;
-    ct_state_unlock(st);
+    cache_unlock(st, locked);
     return room;
 }
 
 void ct_cache_refused(void)
 {
     ct_state *st = ct_state_get();
-    ct_state_lock(st);
+    const int locked = cache_lock(st);
     st->cache.refused_windows++;
-    ct_state_unlock(st);
+    cache_unlock(st, locked);
 }
 
 void ct_cache_shared(ct_ctx *ctx, long long bytes)
 {
     ct_state *st = ct_state_get();
     /* a window is freed before the record (made first) goes: never made here */
-    member *m = bytes >= 0 ? member_of(ctx) : ct_ctx_ext_find(ctx, &member_key);
+    member *m = bytes >= 0 ? member_of(ctx) : ctx->cache;
     if (m == NULL)
         return;
-    ct_state_lock(st);
+    const int locked = cache_lock(st);
     if (bytes >= 0) {
         m->shared += (size_t)bytes;
         st->cache.kept += (size_t)bytes;
@@ -190,29 +212,29 @@ void ct_cache_shared(ct_ctx *ctx, long long bytes)
         st->cache.kept -= (size_t)-bytes;
     }
     note_peak(st);
-    ct_state_unlock(st);
+    cache_unlock(st, locked);
 }
 
 void ct_cache_records(long long bytes)
 {
     ct_state *st = ct_state_get();
-    ct_state_lock(st);
+    const int locked = cache_lock(st);
     if (bytes >= 0)
         st->cache.kept += (size_t)bytes;
     else
         st->cache.kept -= (size_t)-bytes;
     note_peak(st);
-    ct_state_unlock(st);
+    cache_unlock(st, locked);
 }
 
 void ct_cache_get_report(ct_cache_report *r)
 {
     ct_state *st = ct_state_get();
-    ct_state_lock(st);
+    const int locked = cache_lock(st);
     r->limit = limit_of(st);
     r->peak = st->cache.peak;
     r->kept = st->cache.kept;
     r->released_buffers = st->cache.released_buffers;
     r->refused_windows = st->cache.refused_windows;
-    ct_state_unlock(st);
+    cache_unlock(st, locked);
 }

@@ -111,6 +111,8 @@ typedef struct ct_ctx {
      * MPI library's own routine, unseen (the decision layer sets it: see
      * ct_ctx_forwards). */
     unsigned forwards;
+    void *cache; /* the process-wide cache's record of it (core/cache.c), also
+                    hung on it as an object below */
     /* The modules' objects (ct_ctx_ext), in order of creation: appended
      * under the state lock, next published with a release store, so that a
      * local call in another thread (coltune_decision) may look them up. */
