@@ -419,7 +419,8 @@ static void report_memory(const info_out *o, const ct_config *cfg)
         fprintf(o->f, "  limit: %zu bytes%s\n", set->cache,
                 set->cache == 0 ? " (nothing kept: every call allocates and frees)" : "");
     fprintf(o->f, "  least recently used buffers freed first; a shared window (about 2 x %zu "
-                  "bytes per rank, COLTUNE_SHM_WINDOW) made only within the limit\n",
+                  "bytes per rank, COLTUNE_SHM_WINDOW) made only within the limit, the least "
+                  "recently used asked back\n",
             set->shm_window);
 }
 

@@ -114,19 +114,20 @@ static int report_cache(MPI_Comm comm, int rank)
     ct_cache_report r;
     int rc = MPI_SUCCESS;
     ct_cache_get_report(&r);
-    double local[4] = {(double)r.peak, (double)r.limit, (double)r.released_buffers,
-                       (double)r.refused_windows};
-    double maxv[4];
+    double local[5] = {(double)r.peak, (double)r.limit, (double)r.released_buffers,
+                       (double)r.refused_windows, (double)r.released_windows};
+    double maxv[5];
     char peak[32], limit[32];
-    CT_CALL(PMPI_Reduce(local, maxv, 4, MPI_DOUBLE, MPI_MAX, 0, comm));
+    CT_CALL(PMPI_Reduce(local, maxv, 5, MPI_DOUBLE, MPI_MAX, 0, comm));
     if (rank != 0)
         goto out;
     format_bytes(maxv[0], peak, sizeof peak);
     format_bytes(maxv[1], limit, sizeof limit);
     printf("coltune cache: kept between calls at peak %s per rank, limit %s%s; buffers "
-           "released %.0f times, windows refused %.0f times (max over ranks)\n",
+           "released %.0f times, windows refused %.0f times, windows released %.0f times "
+           "(max over ranks)\n",
            peak, limit, ct_settings_get()->cache_auto ? " (COLTUNE_CACHE=auto)" : "",
-           maxv[2], maxv[3]);
+           maxv[2], maxv[3], maxv[4]);
     fflush(stdout);
 out:
     return rc;

@@ -15,8 +15,11 @@ typedef struct member {
     struct member *older, *newer; /* the least recently used list */
     size_t local;  /* bytes of the context's buffers at its last call boundary */
     size_t shared; /* bytes of its shared windows */
+    size_t releasable; /* of those, the windows the cache may ask back */
+    size_t reserved; /* room a window being made holds (ct_cache_room) */
     int busy;      /* calls running on it (ct_cache_enter .. leave) */
     int listed;
+    int wish;      /* its windows are asked back (read without the lock: atomic) */
 } member;
 
 /* Takes the state lock where several threads may call MPI at once
@@ -106,13 +109,13 @@ static void member_release(void *obj)
     ct_state *st = ct_state_get();
     const int locked = cache_lock(st);
     unlink_member(st, m);
-    st->cache.kept -= m->local + m->shared;
+    st->cache.kept -= m->local + m->shared + m->reserved;
     cache_unlock(st, locked);
     m->ctx->cache = NULL;
     free(m);
 }
 
-static const ct_ctx_key member_key = {"cache", member_create, member_release};
+static const ct_ctx_key member_key = {"cache", member_create, member_release, NULL};
 
 /* ctx's record, made on first use (NULL when out of memory: the context is
  * then not counted); kept in ctx->cache too, to spare every call the
@@ -135,6 +138,24 @@ static void free_buffers(ct_state *st, size_t limit)
         m->local = 0;
         ct_ctx_drop_buffers(m->ctx);
         st->cache.released_buffers++;
+    }
+}
+
+static void set_wish(member *m, int wish) { __atomic_store_n(&m->wish, wish, __ATOMIC_RELAXED); }
+
+/* A window of need bytes found no room: asks windows back, least recently
+ * used first, until what is asked covers the shortfall; the ranks of each
+ * release it at the end of its communicator's next exchange on it. The
+ * asking context's own are not asked (the call needs them). */
+static void ask_windows(ct_state *st, const member *asking, size_t need, size_t limit)
+{
+    const size_t want = st->cache.kept + need > limit ? st->cache.kept + need - limit : 0;
+    size_t asked = 0;
+    for (member *m = st->cache.oldest; m != NULL && asked < want; m = m->newer) {
+        if (m == asking || m->releasable == 0)
+            continue;
+        set_wish(m, 1);
+        asked += m->releasable;
     }
 }
 
@@ -162,6 +183,9 @@ void ct_cache_leave(ct_ctx *ctx)
     member *m = ctx->cache;
     if (m == NULL)
         return;
+    /* The windows whose ranks agreed in this call to release them: each
+     * rank of their groups is here (collective, so outside the lock). */
+    ct_ctx_ext_retire(ctx);
     const int locked = cache_lock(st);
     const size_t local = ct_ctx_local_bytes(ctx);
     st->cache.kept = st->cache.kept - m->local + local;
@@ -175,17 +199,36 @@ void ct_cache_leave(ct_ctx *ctx)
     cache_unlock(st, locked);
 }
 
-int ct_cache_room(size_t bytes)
+int ct_cache_room(ct_ctx *ctx, size_t bytes)
 {
     ct_state *st = ct_state_get();
+    member *m = member_of(ctx);
     const int locked = cache_lock(st);
     const size_t limit = limit_of(st);
     const int fits = bytes <= limit;
     if (fits)
         free_buffers(st, limit - bytes);
-    const int room = fits && st->cache.kept + bytes <= limit;
+    const int room = m != NULL && fits && st->cache.kept + bytes <= limit;
+    if (room) { /* held until the window is made or given up */
+        m->reserved += bytes;
+        st->cache.kept += bytes;
+    } else if (fits) {
+        ask_windows(st, m, bytes, limit);
+    }
     cache_unlock(st, locked);
     return room;
+}
+
+void ct_cache_unreserve(ct_ctx *ctx, size_t bytes)
+{
+    ct_state *st = ct_state_get();
+    member *m = ctx->cache;
+    if (m == NULL)
+        return;
+    const int locked = cache_lock(st);
+    m->reserved -= bytes;
+    st->cache.kept -= bytes;
+    cache_unlock(st, locked);
 }
 
 void ct_cache_refused(void)
@@ -196,7 +239,21 @@ void ct_cache_refused(void)
     cache_unlock(st, locked);
 }
 
-void ct_cache_shared(ct_ctx *ctx, long long bytes)
+int ct_cache_wish(const ct_ctx *ctx)
+{
+    const member *m = ctx->cache;
+    return m != NULL && __atomic_load_n(&m->wish, __ATOMIC_RELAXED);
+}
+
+void ct_cache_released(void)
+{
+    ct_state *st = ct_state_get();
+    const int locked = cache_lock(st);
+    st->cache.released_windows++;
+    cache_unlock(st, locked);
+}
+
+void ct_cache_shared(ct_ctx *ctx, long long bytes, int releasable)
 {
     ct_state *st = ct_state_get();
     /* a window is freed before the record (made first) goes: never made here */
@@ -204,12 +261,19 @@ void ct_cache_shared(ct_ctx *ctx, long long bytes)
     if (m == NULL)
         return;
     const int locked = cache_lock(st);
+    const size_t n = bytes >= 0 ? (size_t)bytes : (size_t)-bytes;
     if (bytes >= 0) {
-        m->shared += (size_t)bytes;
-        st->cache.kept += (size_t)bytes;
+        const size_t held = m->reserved < n ? m->reserved : n; /* ct_cache_room's */
+        m->reserved -= held;
+        m->shared += n;
+        m->releasable += releasable ? n : 0;
+        st->cache.kept += n - held;
     } else {
-        m->shared -= (size_t)-bytes;
-        st->cache.kept -= (size_t)-bytes;
+        m->shared -= n;
+        m->releasable -= releasable ? n : 0;
+        st->cache.kept -= n;
+        if (m->releasable == 0)
+            set_wish(m, 0); /* nothing left to ask back */
     }
     note_peak(st);
     cache_unlock(st, locked);
@@ -236,5 +300,6 @@ void ct_cache_get_report(ct_cache_report *r)
     r->kept = st->cache.kept;
     r->released_buffers = st->cache.released_buffers;
     r->refused_windows = st->cache.refused_windows;
+    r->released_windows = st->cache.released_windows;
     cache_unlock(st, locked);
 }

@@ -642,6 +642,17 @@ void *ct_ctx_ext_swap(ct_ctx *ctx, const ct_ctx_key *key, void *obj)
     return old;
 }
 
+void ct_ctx_ext_retire(ct_ctx *ctx)
+{
+    const int n = __atomic_load_n(&ctx->next, __ATOMIC_ACQUIRE);
+    for (int i = n - 1; i >= 0; i--) { /* as ctx_free: newest first */
+        const ct_ctx_key *key = ctx->ext[i].key;
+        void *by = key->retire != NULL ? key->retire(ctx->ext[i].obj) : NULL;
+        if (by != NULL)
+            key->release(ct_ctx_ext_swap(ctx, key, by));
+    }
+}
+
 size_t ct_ctx_local_bytes(const ct_ctx *ctx)
 {
     size_t n = ctx->scratch_size + (size_t)ctx->nreqs * sizeof *ctx->reqs;

@@ -58,6 +58,11 @@ typedef struct ct_ctx_key {
      * (it may be collective); objects go in the reverse order of creation,
      * the same on every rank. */
     void (*release)(void *obj);
+    /* Optional: where the object's ranks agreed, in the call now ending, to
+     * release it (a shared window the cache asked back, core/cache.h), the
+     * object that takes its place (ct_ctx_ext_retire then releases it);
+     * NULL to keep it. */
+    void *(*retire)(void *obj);
 } ct_ctx_key;
 
 #define CT_CTX_NEXT 8 /* objects one context can hold (the library has 7 keys) */
@@ -160,6 +165,9 @@ void *ct_ctx_ext_find(const ct_ctx *ctx, const ct_ctx_key *key);
  * order of release) and returns that object, for the caller to release;
  * NULL, and obj not kept, when key has none. */
 void *ct_ctx_ext_swap(ct_ctx *ctx, const ct_ctx_key *key, void *obj);
+/* Replaces and releases the objects whose ranks agreed to release them in
+ * the call now ending (key->retire); every rank that holds one calls it. */
+void ct_ctx_ext_retire(ct_ctx *ctx);
 /* Bytes of the reusable buffers (scratch, requests, ct_ctx_buffer) ctx keeps. */
 size_t ct_ctx_local_bytes(const ct_ctx *ctx);
 /* Frees them (no call may be running on ctx); they grow again on demand. */

@@ -18,6 +18,7 @@ typedef struct stream_head {
     uint64_t error; /* the member has nothing to publish: the call fails */
     uint64_t table; /* block[] is filled in (even with error: the direct flags) */
     uint64_t direct; /* blocks marked direct */
+    uint64_t release; /* the member's cache asks the window back (cache.h) */
     struct {
         uint64_t off, bytes;
     } block[]; /* [nblocks] where each block lies in the stream (off DIRECT: not in it) */
@@ -49,6 +50,7 @@ static void free_tables(ct_shm_stream *s)
     free(s->want);
     free(s->reqs);
     free(s->members);
+    free(s->spare);
 }
 
 static void stream_free(void *p)
@@ -58,7 +60,9 @@ static void stream_free(void *p)
         return;
     if (s->w != NULL) {
         ct_shm_win_free(s->w); /* collective over s->comm, before it goes */
-        ct_cache_shared(s->ctx, -(long long)s->charged);
+        ct_cache_shared(s->ctx, -(long long)s->charged, s->whole);
+        if (s->retire)
+            ct_cache_released();
     }
     free_tables(s);
     if (s->owns_comm && s->comm != MPI_COMM_NULL)
@@ -72,17 +76,26 @@ static const ct_shm_stream no_window = {.w = NULL};
 const ct_ctx_buf_key ct_buf_shm_send = {"shm send"}, ct_buf_shm_recv = {"shm receive"},
                      ct_buf_shm_plan = {"shm plan"};
 
+/* A window the cache limit kept from being made (cache.h): how many calls
+ * have asked for it, this one included. */
+typedef struct refused {
+    ct_shm_stream s; /* w NULL */
+    unsigned long asked;
+} refused;
+
 /* Creates the window over comm and agrees over ctx->decide_comm (the
  * window's group may be one node of it) whether every group has one. */
 static int stream_create(ct_ctx *ctx, MPI_Comm comm, int owns_comm, int nblocks,
                          const char *who, ct_shm_stream **out)
 {
-    int rc, size, here, everywhere;
+    int rc, size, decide_size, here, everywhere;
     ct_shm_stream *s = calloc(1, sizeof *s);
     ct_shm_win *w = NULL;
     *out = NULL;
     CT_CALL(PMPI_Comm_size(comm, &size));
+    CT_CALL(PMPI_Comm_size(ctx->decide_comm, &decide_size));
     if (s != NULL) { /* want_first, want_count, pending: [size] each */
+        s->spare = calloc(1, sizeof(refused));
         s->want_first = malloc((size_t)size * 3 * sizeof(int));
         s->out = malloc((size_t)nblocks * sizeof *s->out);
         s->want = malloc((size_t)nblocks * sizeof *s->want);
@@ -90,7 +103,7 @@ static int stream_create(ct_ctx *ctx, MPI_Comm comm, int owns_comm, int nblocks,
     }
     rc = ct_shm_win_create(comm, ct_shm_stream_bytes(nblocks), who, &w);
     here = rc == MPI_SUCCESS && w != NULL && s != NULL && s->want_first != NULL &&
-           s->out != NULL && s->want != NULL && s->reqs != NULL;
+           s->out != NULL && s->want != NULL && s->reqs != NULL && s->spare != NULL;
     CT_CALL(PMPI_Allreduce(&here, &everywhere, 1, MPI_INT, MPI_MIN, ctx->decide_comm));
     if (!everywhere) {
         if (w != NULL) /* the group's window is whole: freed by all its ranks */
@@ -110,7 +123,8 @@ static int stream_create(ct_ctx *ctx, MPI_Comm comm, int owns_comm, int nblocks,
     s->hdr = head_bytes(nblocks);
     s->ctx = ctx;
     s->charged = ct_shm_stream_bytes(nblocks);
-    ct_cache_shared(ctx, (long long)s->charged);
+    s->whole = size == decide_size;
+    ct_cache_shared(ctx, (long long)s->charged, s->whole);
     *out = s;
     s = NULL;
 out:
@@ -128,35 +142,32 @@ typedef struct stream_args {
     int room; /* the ranks have agreed there is room for it */
 } stream_args;
 
-/* A window the cache limit kept from being made (cache.h): how many calls
- * have asked for it, this one included. */
-typedef struct refused {
-    ct_shm_stream s; /* w NULL */
-    unsigned long asked;
-} refused;
-
 /* Whether every rank has room for a window of bytes under the cache limit
  * (collective over ctx->decide_comm, before anything is made). */
 static int room_everywhere(ct_ctx *ctx, size_t bytes, int *all)
 {
-    int rc = MPI_SUCCESS, room = ct_cache_room(bytes);
+    int rc = MPI_SUCCESS, room = ct_cache_room(ctx, bytes);
+    *all = 0;
     CT_CALL(PMPI_Allreduce(&room, all, 1, MPI_INT, MPI_MIN, ctx->decide_comm));
     if (!*all)
         ct_cache_refused();
 out:
+    if (room && !*all) /* the room this rank held goes back */
+        ct_cache_unreserve(ctx, bytes);
     return rc;
 }
 
 int ct_shm_stream_create(ct_ctx *ctx, void *arg, void **obj)
 {
     const stream_args *a = arg;
+    const size_t bytes = ct_shm_stream_bytes(a->nblocks);
     ct_shm_stream *s = NULL;
     MPI_Comm comm = a->comm;
     int rc, all;
     *obj = (void *)&no_window;
     all = a->room;
     if (!all)
-        CT_CALL(room_everywhere(ctx, ct_shm_stream_bytes(a->nblocks), &all));
+        CT_CALL(room_everywhere(ctx, bytes, &all));
     if (!all) {
         refused *r = calloc(1, sizeof *r);
         if (r != NULL)
@@ -172,6 +183,8 @@ int ct_shm_stream_create(ct_ctx *ctx, void *arg, void **obj)
     if (s != NULL)
         *obj = s;
 out:
+    if (all && s == NULL) /* the room held for it (ct_cache_room) goes back */
+        ct_cache_unreserve(ctx, bytes);
     return rc;
 }
 
@@ -184,6 +197,17 @@ void ct_shm_stream_release(void *obj)
         free(obj);
     else
         stream_free(s);
+}
+
+void *ct_shm_stream_retire(void *obj)
+{
+    ct_shm_stream *s = obj;
+    if (s == &no_window || s->w == NULL || !s->retire)
+        return NULL;
+    refused *r = s->spare; /* asked again at the next call (its 2nd ask) */
+    s->spare = NULL;
+    r->asked = 1;
+    return r;
 }
 
 /* A power of two: the calls at which a refused window is asked for again. */
@@ -264,9 +288,10 @@ static void copy_in(char *data, const ct_shm_out *out, int nblocks, size_t lo, s
 }
 
 static void write_head(stream_head *h, const ct_shm_out *out, int nblocks, size_t total,
-                       int error)
+                       int error, int release)
 {
     size_t off = 0;
+    h->release = (uint64_t)release;
     h->total = total;
     h->error = (uint64_t)error;
     h->table = out != NULL;
@@ -286,6 +311,7 @@ typedef struct round_state {
     int first;         /* round 0: headers to read */
     size_t longest;    /* the longest stream seen (round 0) */
     int direct;        /* some member marked a block direct (round 0) */
+    int release;       /* some member's cache asks the window back (round 0) */
     int error, truncated;
 } round_state;
 
@@ -299,6 +325,8 @@ static void read_head(const ct_shm_stream *s, round_state *rs, int i, ct_shm_wan
         rs->direct = 1;
     if (h->error)
         rs->error = 1;
+    if (h->release)
+        rs->release = 1;
     for (int w = 0; w < n; w++) {
         if (!h->table) { /* nothing sent at all */
             want[w].direct = 0;
@@ -442,13 +470,15 @@ int ct_shm_stream_run(ct_shm_stream *s, const ct_shm_out *out, int local_rc, ct_
         char *mine = half_of(s, w->rank, rs.seq);
         if (r == 0) {
             s->seq0 = rs.seq;
-            write_head((stream_head *)mine, out, s->nblocks, total, local_rc != MPI_SUCCESS);
+            write_head((stream_head *)mine, out, s->nblocks, total, local_rc != MPI_SUCCESS,
+                       s->whole && ct_cache_wish(s->ctx));
         }
         if (local_rc == MPI_SUCCESS)
             copy_in(mine + s->hdr, out, s->nblocks, rs.lo, rs.hi, &c);
         ct_shm_publish(w);
         read_round(s, &rs, want, idle);
         if (r == 0) {
+            s->retire = rs.release; /* every member read every header: the same on all */
             if (rs.error || local_rc != MPI_SUCCESS) {
                 if (local_rc == MPI_SUCCESS)
                     ct_log_once("shm: another rank could not prepare its buffers; the call "

@@ -107,6 +107,12 @@ typedef struct ct_shm_stream {
                       communicator it owns */
     ct_ctx *ctx;   /* the context it hangs on (its bytes count in the cache) */
     size_t charged; /* bytes counted in the cache (core/cache.h) */
+    int whole;      /* its group is the whole of ctx->decide_comm: the cache may ask
+                       it back (a node's window of several is kept, cache.h) */
+    int retire;     /* in the last exchange some member asked for its release:
+                       read from every member's header, so the same on all */
+    void *spare;    /* what takes its place when it is released (made with it, so
+                       that no rank can fail to make it then) */
     int owns_comm;
     int nblocks;
     size_t W;   /* data bytes per half */
@@ -147,7 +153,9 @@ size_t ct_shm_stream_bytes(int nblocks);
  * to ct_shm_stream_get. */
 int ct_shm_stream_create(ct_ctx *ctx, void *arg, void **obj);
 void ct_shm_stream_release(void *obj);
-#define CT_SHM_STREAM_KEY(name) {(name), ct_shm_stream_create, ct_shm_stream_release}
+void *ct_shm_stream_retire(void *obj);
+#define CT_SHM_STREAM_KEY(name)                                                              \
+    {(name), ct_shm_stream_create, ct_shm_stream_release, ct_shm_stream_retire}
 
 /*
  * The context's window under key over comm (ranks that share memory:
@@ -159,7 +167,8 @@ void ct_shm_stream_release(void *obj);
  * up its window (a small /dev/shm, say), on that call and every later one;
  * who names the algorithm in the one log message. It is NULL too where the
  * window does not fit the cache limit on some rank (core/cache.h): then it
- * is asked for again at this key's 2nd, 4th, 8th, ... call.
+ * is asked for again at this key's 2nd, 4th, 8th, ... call; likewise after
+ * the cache asked it back and its ranks released it (from the next call).
  */
 int ct_shm_stream_get(ct_ctx *ctx, const ct_ctx_key *key, MPI_Comm comm, int nblocks,
                       const char *who, ct_shm_stream **out);

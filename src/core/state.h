@@ -65,7 +65,7 @@ typedef struct ct_state {
     struct {
         void *oldest, *newest; /* core/cache.c: a context's record */
         size_t kept, peak, largest;
-        unsigned long released_buffers, refused_windows;
+        unsigned long released_buffers, refused_windows, released_windows;
     } cache;
     /* The configuration's settings (select/config.h), set once it is read;
      * all zero before. */

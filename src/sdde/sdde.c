@@ -53,7 +53,7 @@ static int cache_create(ct_ctx *ctx, void *arg, void **obj)
     return MPI_SUCCESS;
 }
 
-static const ct_ctx_key cache_key = {"sparse exchange", cache_create, cache_free};
+static const ct_ctx_key cache_key = {"sparse exchange", cache_create, cache_free, NULL};
 
 static int cache_get(ct_ctx *ctx, ct_sdde_cache **out)
 {

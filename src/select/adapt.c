@@ -241,7 +241,7 @@ static void learners_release(void *obj)
     free(ls);
 }
 
-static const ct_ctx_key learners_key = {"adapt", learners_create, learners_release};
+static const ct_ctx_key learners_key = {"adapt", learners_create, learners_release, NULL};
 
 /* The list of coll's learners of class cls on ctx; with make, the
  * context's learners are made where there are none yet (NULL: out of

@@ -51,7 +51,7 @@ static void state_release(void *obj)
     free(s);
 }
 
-static const ct_ctx_key state_key = {"decisions", state_create, state_release};
+static const ct_ctx_key state_key = {"decisions", state_create, state_release, NULL};
 
 /* The context's decision state; NULL when out of memory (nothing is then
  * cached, and verbose jobs log every decision). */

@@ -12,7 +12,10 @@
 #   - a limit too small for one call (COLTUNE_CACHE=0, and 64k with the
 #     shared windows refused): every algorithm still right;
 #   - a window refused while the other communicators' windows are in use,
-#     and made at a later call once a freed communicator gave its room back.
+#     and made at a later call once a freed communicator gave its room back;
+#   - windows asked back: communicators used in turn, more windows than
+#     the limit holds, the least recently used released at a call's end by
+#     all its ranks together, every result right.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/mpi/common.sh"
 prog="$top_builddir/tests/mpi/test_cache"
 need_progs "$prog" "$top_builddir/tests/mpi/list_algorithms"
@@ -31,7 +34,8 @@ to_mib() {
 # cache_run LABEL LIMIT_MIB WANT VAR=value ... -- ARGS: runs the program
 # with COLTUNE_STATS=1 and checks the cache line: the peak kept within
 # LIMIT_MIB and, with WANT=released, some buffers released; with
-# WANT=refused, some window refused.
+# WANT=refused, some window refused; with WANT=windows, some window refused
+# and some released.
 cache_run() {
     c_label=$1 limit=$2 want=$3
     shift 3
@@ -42,8 +46,9 @@ cache_run() {
     line=$(grep '^coltune cache:' "$out") || { echo "no cache line in COLTUNE_STATS"; return 1; }
     # peak, its unit, buffers released, windows refused
     num='\([0-9.]*\)'
-    pattern=".*at peak $num \([KMG]*i*B\).*released $num times.*refused $num times.*"
-    set -- $(echo "$line" | sed "s/$pattern/\1 \2 \3 \4/")
+    pattern=".*at peak $num \([KMG]*i*B\).*released $num times.*refused $num times"
+    pattern="$pattern.*released $num times.*"
+    set -- $(echo "$line" | sed "s/$pattern/\1 \2 \3 \4 \5/")
     peak=$(to_mib "$1" "$2")
     if [ "$peak" -gt "$limit" ]; then
         echo "$c_label: kept $1 $2 at peak, more than the limit of $limit MiB"
@@ -53,8 +58,12 @@ cache_run() {
         echo "$c_label: no buffer released, though the calls needed more than the limit"
         return 1
     fi
-    if [ "$want" = refused ] && [ "$4" = 0 ]; then
+    if { [ "$want" = refused ] || [ "$want" = windows ]; } && [ "$4" = 0 ]; then
         echo "$c_label: no window refused, though they needed more than the limit"
+        return 1
+    fi
+    if [ "$want" = windows ] && [ "$5" = 0 ]; then
+        echo "$c_label: no window released, though the refused ones asked for them"
         return 1
     fi
     return 0
@@ -98,4 +107,12 @@ check_run "shm: windows refused under COLTUNE_CACHE=80k, made once room is given
     cache_run "shm" 1 refused COLTUNE_CACHE=80k COLTUNE_SHM_WINDOW=16k \
     COLTUNE_FALLBACK=error COLTUNE_ALLTOALLV=shm COLTUNE_ALLTOALL=shm \
     TEST_CACHE_FREE_HALFWAY=2 -- run_mpi "$P" "$prog" 6 12 4096
+
+# The same windows, three communicators used in turn: the third finds no
+# room and asks the least recently used back, whose ranks release it at the
+# end of its next call; then the released one asks in its turn.
+check_run "shm: windows asked back under COLTUNE_CACHE=80k, three communicators in turn" \
+    cache_run "shm" 1 windows COLTUNE_CACHE=80k COLTUNE_SHM_WINDOW=16k \
+    COLTUNE_FALLBACK=error COLTUNE_ALLTOALLV=shm COLTUNE_ALLTOALL=shm -- \
+    run_mpi "$P" "$prog" 3 24 4096
 finish

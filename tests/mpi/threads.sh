@@ -50,6 +50,13 @@ check_run "threads P=4: $T threads, first use of a shared communicator, one cont
 check_run "threads P=3: $T threads, shm (COLTUNE_ALLTOALLV, COLTUNE_ALLTOALL) and the direct API" \
     with_env COLTUNE_FALLBACK=error COLTUNE_ALLTOALLV=shm COLTUNE_ALLTOALL=shm \
     TEST_SPECS=-,shm,node_aware,tuna,pairwise,scattered -- run_mpi 3 "$prog" "$T" 2 4
+# A cache limit of a few windows (core/cache.h): the threads' contexts free
+# each other's idle buffers, refuse windows and ask them back, and the
+# windows asked back are released while other threads' windows are in use.
+check_run "threads P=3: $T threads, shm and tuna under COLTUNE_CACHE=100k" \
+    with_env COLTUNE_FALLBACK=error COLTUNE_ALLTOALLV=shm COLTUNE_ALLTOALL=shm \
+    COLTUNE_CACHE=100k COLTUNE_SHM_WINDOW=16k TEST_SPECS=-,shm,tuna -- \
+    run_mpi 3 "$prog" "$T" 2 8
 check_run "threads P=4 COLTUNE_PPN=2: $T threads, node_aware, tuna_hier" \
     with_env COLTUNE_FALLBACK=error COLTUNE_PPN=2 COLTUNE_ALLTOALLV=node_aware \
     TEST_SPECS=-,node_aware,tuna_hier_coalesced,tuna_hier_staggered,tuna -- \

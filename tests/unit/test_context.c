@@ -42,7 +42,7 @@ static void release(void *obj)
     free(obj);
 }
 
-static const ct_ctx_key key_a = {"a", make, release}, key_b = {"b", make, release};
+static const ct_ctx_key key_a = {"a", make, release, NULL}, key_b = {"b", make, release, NULL};
 
 static void test_ext(void **state)
 {
@@ -149,22 +149,46 @@ static void test_cache(void **state)
     ct_cache_leave(b); /* 1300: c, idle and older, goes */
     assert_int_equal(ct_ctx_local_bytes(c), 0);
     assert_int_equal(ct_ctx_local_bytes(b), 400);
-    /* room for a window: idle buffers are freed for it, a busy one is not */
-    assert_true(ct_cache_room(800));
+    /* room for a window: idle buffers are freed for it, a busy one is not;
+     * the room is held until the window is counted or given up */
+    assert_true(ct_cache_room(a, 800));
     assert_int_equal(ct_ctx_local_bytes(b), 0);
-    assert_false(ct_cache_room(1001));
+    assert_int_equal(kept(), 800);
+    assert_false(ct_cache_room(c, 300)); /* held: not another's */
+    ct_cache_shared(a, 800, 1);          /* the window takes what was held */
+    assert_int_equal(kept(), 800);
+    ct_cache_shared(a, -800, 1);
+    assert_int_equal(kept(), 0);
+    assert_true(ct_cache_room(a, 800));
+    ct_cache_unreserve(a, 800); /* not made after all */
+    assert_int_equal(kept(), 0);
+    assert_false(ct_cache_room(a, 1001));
     ct_cache_enter(a);
     assert_non_null(ct_ctx_buffer(a, &buf_x, 400));
     call(c, 400);
     ct_cache_enter(c);
-    assert_false(ct_cache_room(700)); /* c's 400 are in use (a's count from its leave) */
+    assert_false(ct_cache_room(c, 700)); /* c's 400 are in use (a's count from its leave) */
     ct_cache_leave(c);
     ct_cache_leave(a);
-    /* windows count until they are freed */
+    /* windows count until they are freed; one that finds no room asks the
+     * least recently used releasable ones back (b's, not c's node window,
+     * nor the asking context's own), until the shortfall is covered */
     assert_int_equal(kept(), 800);
-    ct_cache_shared(b, 300);
-    assert_int_equal(kept(), 1100);
-    ct_cache_shared(b, -300);
+    ct_cache_shared(b, 100, 1);
+    ct_cache_shared(c, 100, 0);
+    assert_int_equal(kept(), 1000);
+    assert_false(ct_cache_wish(b));
+    ct_cache_enter(a); /* a and c in calls: no idle buffer to free */
+    ct_cache_enter(c);
+    assert_false(ct_cache_room(a, 50));
+    assert_true(ct_cache_wish(b));
+    assert_false(ct_cache_wish(c));
+    assert_false(ct_cache_wish(a));
+    ct_cache_leave(c);
+    ct_cache_leave(a);
+    ct_cache_shared(b, -100, 1); /* released: nothing left to ask */
+    assert_false(ct_cache_wish(b));
+    ct_cache_shared(c, -100, 0);
     assert_int_equal(kept(), 800);
     /* automatic: the floor, then twice the largest need of one call */
     set.cache_auto = 1;
