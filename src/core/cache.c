@@ -180,12 +180,13 @@ void ct_cache_enter(ct_ctx *ctx)
 void ct_cache_leave(ct_ctx *ctx)
 {
     ct_state *st = ct_state_get();
+    /* The windows whose ranks agreed in this call to release them: each
+     * rank of their groups is here (collective, so outside the lock, and
+     * whether or not this rank has a record). */
+    ct_ctx_ext_retire(ctx);
     member *m = ctx->cache;
     if (m == NULL)
         return;
-    /* The windows whose ranks agreed in this call to release them: each
-     * rank of their groups is here (collective, so outside the lock). */
-    ct_ctx_ext_retire(ctx);
     const int locked = cache_lock(st);
     const size_t local = ct_ctx_local_bytes(ctx);
     st->cache.kept = st->cache.kept - m->local + local;
