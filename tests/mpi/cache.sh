@@ -70,8 +70,50 @@ cache_run() {
 }
 
 algs=$("$top_builddir/tests/mpi/list_algorithms" | awk '$1 == "alltoallv" { print $2 }')
+
+# Windows of 2 x (16 KiB + header) per rank at P = 4 (COLTUNE_SHM_WINDOW=16k):
+# a limit of 80 KiB holds two, so of 6 communicators 4 are refused theirs;
+# the program frees the first two half way (TEST_CACHE_FREE_HALFWAY), and a
+# later call of the others (their 16th) makes theirs: the program checks
+# that its shared mappings grew after the frees (Open MPI and MPICH map a
+# segment per window).
+check_run "shm: windows refused under COLTUNE_CACHE=80k, made once room is given back" \
+    cache_run "shm" 1 refused COLTUNE_CACHE=80k COLTUNE_SHM_WINDOW=16k \
+    COLTUNE_FALLBACK=error COLTUNE_ALLTOALLV=shm COLTUNE_ALLTOALL=shm \
+    TEST_CACHE_FREE_HALFWAY=2 -- run_mpi "$P" "$prog" 6 12 4096
+
+# The same windows, three communicators used in turn: the third finds no
+# room and asks the least recently used back, whose ranks release it at the
+# end of its next call; then the released one asks in its turn.
+check_run "shm: windows asked back under COLTUNE_CACHE=80k, three communicators in turn" \
+    cache_run "shm" 1 windows COLTUNE_CACHE=80k COLTUNE_SHM_WINDOW=16k \
+    COLTUNE_FALLBACK=error COLTUNE_ALLTOALLV=shm COLTUNE_ALLTOALL=shm -- \
+    run_mpi "$P" "$prog" 3 24 4096
+
+# With CT_TEST_QUICK=1 (the MPICH and sanitizer builds) the limit's runs
+# for the algorithms with buffers or windows of their own; the full build
+# runs every algorithm.
+for alg in tuna node_aware shm scattered; do
+    case $alg in
+    tuna | node_aware) want=released ;;
+    *) want=any ;;
+    esac
+    check_run "$alg: 40 communicators, blocks up to 256 KiB, COLTUNE_CACHE=16m" \
+        cache_run "$alg" 16 "$want" COLTUNE_CACHE=16m COLTUNE_PPN=2 COLTUNE_FALLBACK=error \
+        COLTUNE_ALLTOALLV="$alg" COLTUNE_ALLTOALL="$alg" -- \
+        run_mpi "$P" "$prog" 40 2 262144 16 32
+done
+for alg in tuna shm; do
+    check_run "$alg: COLTUNE_CACHE=0, less than one call needs" \
+        cache_run "$alg" 1 any COLTUNE_CACHE=0 COLTUNE_FALLBACK=error \
+        COLTUNE_ALLTOALLV="$alg" COLTUNE_ALLTOALL="$alg" -- \
+        run_mpi "$P_odd" "$prog" 6 2 40000 0 32
+done
+quick_finish "every algorithm at 40 and 200 communicators and under limits below one call"
+
 for alg in $algs; do
     case $alg in
+    tuna | node_aware | shm | scattered) continue ;; # above
     tuna* | node_aware) want=released ;; # buffers of their own, larger than the limit
     *) want=any ;;
     esac
@@ -97,22 +139,4 @@ for alg in $algs; do
     done
 done
 
-# Windows of 2 x (16 KiB + header) per rank at P = 4 (COLTUNE_SHM_WINDOW=16k):
-# a limit of 80 KiB holds two, so of 6 communicators 4 are refused theirs;
-# the program frees the first two half way (TEST_CACHE_FREE_HALFWAY), and a
-# later call of the others (their 16th) makes theirs: the program checks
-# that its shared mappings grew after the frees (Open MPI and MPICH map a
-# segment per window).
-check_run "shm: windows refused under COLTUNE_CACHE=80k, made once room is given back" \
-    cache_run "shm" 1 refused COLTUNE_CACHE=80k COLTUNE_SHM_WINDOW=16k \
-    COLTUNE_FALLBACK=error COLTUNE_ALLTOALLV=shm COLTUNE_ALLTOALL=shm \
-    TEST_CACHE_FREE_HALFWAY=2 -- run_mpi "$P" "$prog" 6 12 4096
-
-# The same windows, three communicators used in turn: the third finds no
-# room and asks the least recently used back, whose ranks release it at the
-# end of its next call; then the released one asks in its turn.
-check_run "shm: windows asked back under COLTUNE_CACHE=80k, three communicators in turn" \
-    cache_run "shm" 1 windows COLTUNE_CACHE=80k COLTUNE_SHM_WINDOW=16k \
-    COLTUNE_FALLBACK=error COLTUNE_ALLTOALLV=shm COLTUNE_ALLTOALL=shm -- \
-    run_mpi "$P" "$prog" 3 24 4096
 finish
