@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * driver_alltoall.c - MPI_Alltoall under coltune_alltoall(spec, ...).
+ * driver_alltoall.c - MPI_Alltoall under coltune_alltoall(spec, ...), and
+ * MPI_Ialltoall under coltune_ialltoall(spec, ...) then MPI_Wait.
  *
  * Every block is S bytes of MPI_BYTE (--dist does not apply: the blocks of
  * an Alltoall are uniform), block j at j * S on both sides. Every spec, pmpi
@@ -25,6 +26,7 @@ typedef struct a2a {
     char *sendbuf, *recvbuf, *refbuf; /* refbuf only with --check */
     size_t bytes;                     /* P * S; receive buffers hold bytes + GUARD */
     int have_ref;
+    int nonblocking; /* bench_driver_ialltoall: MPI_Ialltoall, then MPI_Wait */
 } a2a;
 
 static void a2a_teardown(void *state)
@@ -72,8 +74,13 @@ out:
 static int a2a_run(void *state, const char *spec)
 {
     a2a *s = state;
-    return coltune_alltoall(spec, s->sendbuf, s->S, MPI_BYTE, s->recvbuf, s->S, MPI_BYTE,
-                            s->comm);
+    MPI_Request req;
+    if (!s->nonblocking)
+        return coltune_alltoall(spec, s->sendbuf, s->S, MPI_BYTE, s->recvbuf, s->S, MPI_BYTE,
+                                s->comm);
+    const int rc = coltune_ialltoall(spec, s->sendbuf, s->S, MPI_BYTE, s->recvbuf, s->S,
+                                     MPI_BYTE, s->comm, &req);
+    return rc == MPI_SUCCESS ? MPI_Wait(&req, MPI_STATUS_IGNORE) : rc;
 }
 
 static void compare(const a2a *s, bench_mismatch *m)
@@ -117,6 +124,25 @@ out:
 const bench_driver bench_driver_alltoall = {
     .name = "alltoall",
     .setup = a2a_setup,
+    .run = a2a_run,
+    .check = a2a_check,
+    .teardown = a2a_teardown,
+};
+
+/* The nonblocking form: the same calls, started and waited for at once (the
+ * time of the exchange alone, without overlap). */
+static int ia2a_setup(const bench_options *o, const bench_env *env, long S, void **state,
+                      char *err, size_t errlen)
+{
+    const int rc = a2a_setup(o, env, S, state, err, errlen);
+    if (*state != NULL)
+        ((a2a *)*state)->nonblocking = 1;
+    return rc;
+}
+
+const bench_driver bench_driver_ialltoall = {
+    .name = "ialltoall",
+    .setup = ia2a_setup,
     .run = a2a_run,
     .check = a2a_check,
     .teardown = a2a_teardown,

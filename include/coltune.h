@@ -96,6 +96,21 @@ int coltune_alltoallv(const char *spec, const void *sendbuf, const int sendcount
 int coltune_alltoall(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                      void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 
+/*
+ * The nonblocking forms, MPI_Ialltoallv and MPI_Ialltoall (rule collectives
+ * "ialltoallv" and "ialltoall"): spec names one of the algorithms that
+ * split (coltune(7)) or pmpi; NULL decides as the intercepted call would.
+ * *request completes in any completion call (MPI_Wait, MPI_Test, ...) of
+ * an application that runs with libcoltune (linked or preloaded).
+ */
+int coltune_ialltoallv(const char *spec, const void *sendbuf, const int sendcounts[],
+                       const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                       const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                       MPI_Comm comm, MPI_Request *request);
+int coltune_ialltoall(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                      MPI_Request *request);
+
 #if defined(MPI_VERSION) && MPI_VERSION >= 4
 /*
  * The MPI-4 large-count forms (MPI_Count counts, MPI_Aint displacements),

@@ -136,8 +136,13 @@ static const char *const served_calls[] = {
 #include "coll_list.h"
 };
 static const char *const startup_calls[] = {"Init", "Init_thread", "Finalize"};
+/* The completion calls, which complete coltune's requests (src/shim/request.c). */
+static const char *const request_calls[] = {
+    "Wait", "Waitall", "Waitany", "Waitsome", "Test", "Testall", "Testany", "Testsome",
+    "Request_get_status", "Start", "Startall", "Request_free", "Cancel"};
 #define NCOLLS (sizeof served_calls / sizeof served_calls[0])
 #define NSTARTUP (sizeof startup_calls / sizeof startup_calls[0])
+#define NREQUEST (sizeof request_calls / sizeof request_calls[0])
 
 typedef struct library {
     void *handle;
@@ -233,6 +238,7 @@ static int report_entry_points(const info_out *o, const char *path)
         fprintf(o->f, "Intercepted calls (defined by %s; (no) = not intercepted)\n", path);
     int missing = family(o, &lib, "C", served_calls, NCOLLS, c_name);
     family(o, &lib, "start-up, statistics", startup_calls, NSTARTUP, c_name);
+    missing += family(o, &lib, "requests (completion)", request_calls, NREQUEST, c_name);
 #if defined(CT_HAVE_LARGE_COUNT)
     family(o, &lib, "large count (MPI-4)", served_calls, NCOLLS, c_large);
 #else

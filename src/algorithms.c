@@ -147,10 +147,32 @@ static const ct_algorithm registry[] = {
 #define CT_ALLTOALLV_ALG(name, r, summary, ...)                                      \
     ENTRY(CT_COLL_ALLTOALLV, name, r, summary, .run.alltoallv = ct_alltoallv_##name, \
           __VA_ARGS__)
+#define CT_ALLTOALLV_SPLIT_ALG(name, r, summary, ...)                                  \
+    ENTRY(CT_COLL_ALLTOALLV, name, r, summary,                                         \
+          .build.alltoallv = ct_alltoallv_##name##_build, __VA_ARGS__)
 #include "coll_list.h"
 #define CT_ALLTOALLV_ALG(name, r, summary, ...)                                     \
     ENTRY(CT_COLL_ALLTOALL, name, r, summary, .run.alltoallv = ct_alltoallv_##name, \
           __VA_ARGS__)
+#define CT_ALLTOALLV_SPLIT_ALG(name, r, summary, ...)                                  \
+    ENTRY(CT_COLL_ALLTOALL, name, r, summary,                                          \
+          .build.alltoallv = ct_alltoallv_##name##_build, __VA_ARGS__)
+#include "coll_list.h"
+    /* The nonblocking forms: the library's own routine, and the algorithms
+     * that split. */
+    ENTRY(CT_COLL_IALLTOALLV, pmpi, 0,
+          "forward to the MPI library's own routine for the call (PMPI_Ialltoallv or its "
+          "large-count form)", .run.alltoallv = ct_alltoallv_pmpi, )
+#define CT_ALLTOALLV_SPLIT_ALG(name, r, summary, ...)                                  \
+    ENTRY(CT_COLL_IALLTOALLV, name, r, summary,                                        \
+          .build.alltoallv = ct_alltoallv_##name##_build, __VA_ARGS__)
+#include "coll_list.h"
+    ENTRY(CT_COLL_IALLTOALL, pmpi, 0,
+          "forward to the MPI library's own routine for the call (PMPI_Ialltoall or its "
+          "large-count form)", .run.alltoallv = ct_alltoallv_pmpi, )
+#define CT_ALLTOALLV_SPLIT_ALG(name, r, summary, ...)                                  \
+    ENTRY(CT_COLL_IALLTOALL, name, r, summary,                                         \
+          .build.alltoallv = ct_alltoallv_##name##_build, __VA_ARGS__)
 #include "coll_list.h"
 #define CT_ALLGATHER_INTER_ALG(name, r, summary, summary_v, ...)                            \
     ENTRY(CT_COLL_ALLGATHER_INTER, name, r, summary,                                        \
@@ -196,6 +218,11 @@ const ct_algorithm *ct_algorithm_fallback(ct_coll coll)
     };
     const char *name = fallback_names[coll];
     return ct_algorithm_find(coll, name, strlen(name));
+}
+
+int ct_coll_nonblocking(ct_coll coll)
+{
+    return coll == CT_COLL_IALLTOALLV || coll == CT_COLL_IALLTOALL;
 }
 
 int ct_coll_has_pmpi(ct_coll coll)

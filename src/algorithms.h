@@ -105,6 +105,8 @@ typedef struct ct_alltoallv_args {
     long msg_size; /* set by the driver: the largest block any rank sends (bytes)
                       when the decision computed it, else -1 (algorithms may use
                       it instead of their own allreduce) */
+    MPI_Request *request; /* the nonblocking forms (ialltoallv, ialltoall): where
+                             the call's request goes; NULL for the blocking ones */
 } ct_alltoallv_args;
 /* Entry points name every field when they fill one (msg_size -1 too): a
  * field left to the initialiser's zero makes GCC clear the whole struct
@@ -115,6 +117,12 @@ typedef int (*ct_alltoallv_forward_fn)(const ct_alltoallv_args *a);
 
 typedef int (*ct_alltoallv_fn)(const ct_alltoallv_args *args, struct ct_ctx *ctx,
                                const long *params);
+/* An algorithm that splits (CT_ALLTOALLV_SPLIT_ALG) describes the call as a
+ * schedule of rounds in s, prepared by its caller (core/sched.h), without
+ * moving a byte: the caller runs it, at once or as a request. */
+struct ct_sched;
+typedef int (*ct_alltoallv_build_fn)(const ct_alltoallv_args *args, struct ct_ctx *ctx,
+                                     const long *params, struct ct_sched *s);
 
 /* Intercommunicator Allgather: every rank sends sendcount elements; recvbuf
  * receives recvcount elements from each rank of the remote group. The one
@@ -222,7 +230,10 @@ typedef struct ct_algorithm {
         ct_allgather_fn allgather;
         ct_allgatherv_fn allgatherv;
         ct_sdde_fn sdde; /* CT_COLL_ALLTOALL_CRS and CT_COLL_ALLTOALLV_CRS */
-    } run;
+    } run; /* NULL for an algorithm that splits: build describes it */
+    union {
+        ct_alltoallv_build_fn alltoallv;
+    } build; /* NULL for an algorithm that runs its call itself */
 } ct_algorithm;
 
 /* The registry: a NULL-terminated view. */
@@ -235,6 +246,10 @@ int ct_algorithm_index(const ct_algorithm *alg);
  * collectives; for coltune's own MPIX calls, which have no PMPI routine,
  * their reference algorithm. It has no parameters and no restrictions. */
 const ct_algorithm *ct_algorithm_fallback(ct_coll coll);
+/* Is coll a nonblocking form, whose calls return a request (ialltoallv,
+ * ialltoall)? Its algorithms are those that split, and its calls do not
+ * learn (a learner times calls to their completion). */
+int ct_coll_nonblocking(ct_coll coll);
 /* Does the MPI library serve coll (its fallback is pmpi)? Not the MPIX calls. */
 int ct_coll_has_pmpi(ct_coll coll);
 
@@ -244,6 +259,9 @@ int ct_coll_has_pmpi(ct_coll coll);
 
 #define CT_ALLTOALLV_ALG(name, ...)                                                          \
     int ct_alltoallv_##name(const ct_alltoallv_args *a, struct ct_ctx *ctx, const long *params);
+#define CT_ALLTOALLV_SPLIT_ALG(name, ...)                                                    \
+    int ct_alltoallv_##name##_build(const ct_alltoallv_args *a, struct ct_ctx *ctx,          \
+                                    const long *params, struct ct_sched *s);
 #define CT_ALLGATHER_INTER_ALG(name, ...)                                                    \
     int ct_allgather_inter_##name(const ct_allgather_args *a, struct ct_ctx *ctx,            \
                                   const long *params);                                       \

@@ -75,7 +75,9 @@ static int api_alltoall_any(const char *fn, const char *spec_text, ct_alltoallv_
     rc = ct_api_parse_spec(fn, spec_text, a->coll, a->comm, &spec);
     if (rc < 0)
         return ct_shim_return(a->comm, MPI_ERR_ARG);
-    return ct_shim_return(a->comm, ct_alltoallv_dispatch(a, rc ? &spec : NULL));
+    const ct_spec *forced = rc ? &spec : NULL;
+    return ct_shim_return(a->comm, a->request != NULL ? ct_ialltoallv_dispatch(a, forced)
+                                                      : ct_alltoallv_dispatch(a, forced));
 }
 
 CT_EXPORT int coltune_alltoallv(const char *spec_text, A2AV_PARAMS)
@@ -92,6 +94,41 @@ CT_EXPORT int coltune_alltoall(const char *spec_text, const void *sendbuf, int s
                                                     recvcount, recvtype, comm,
                                                     ct_shim_fwd_alltoall);
     return api_alltoall_any("coltune_alltoall", spec_text, &a);
+}
+
+/* The nonblocking forms. Without the intercepted completion calls (the
+ * SimGrid SMPI build, CT_NO_INTERCEPT: see shim/init.c) nothing would
+ * complete coltune's requests: the MPI library serves them there. */
+static int api_ialltoall_any(const char *fn, const char *spec_text, ct_alltoallv_args *a)
+{
+#ifdef CT_NO_INTERCEPT
+    (void)fn;
+    (void)spec_text;
+    return a->forward(a);
+#else
+    return api_alltoall_any(fn, spec_text, a);
+#endif
+}
+
+CT_EXPORT int coltune_ialltoallv(const char *spec_text, A2AV_PARAMS, MPI_Request *request)
+{
+    ct_alltoallv_args a = A2AV_ARGS;
+    a.coll = CT_COLL_IALLTOALLV;
+    a.forward = ct_shim_fwd_ialltoallv;
+    a.request = request;
+    return api_ialltoall_any("coltune_ialltoallv", spec_text, &a);
+}
+
+CT_EXPORT int coltune_ialltoall(const char *spec_text, const void *sendbuf, int sendcount,
+                                MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    ct_alltoallv_args a = ct_shim_describe_alltoall(sendbuf, sendcount, sendtype, recvbuf,
+                                                    recvcount, recvtype, comm,
+                                                    ct_shim_fwd_ialltoall);
+    a.coll = CT_COLL_IALLTOALL;
+    a.request = request;
+    return api_ialltoall_any("coltune_ialltoall", spec_text, &a);
 }
 
 #ifdef CT_HAVE_LARGE_COUNT

@@ -43,6 +43,12 @@
  *   ct_alltoallv_<name>(), src/alltoallv/alltoallv_<name>.c: serves
  *   alltoallv and alltoall (uniform blocks are a special case of its input)
  *   under the same name, parameters and restrictions.
+ * CT_ALLTOALLV_SPLIT_ALG(name, restrictions, summary, params...)
+ *   the same, for an algorithm described as a schedule of rounds
+ *   (core/sched.h): ct_alltoallv_<name>_build(), which serves the blocking
+ *   calls (built, then run to completion) and the nonblocking ones,
+ *   ialltoallv and ialltoall, under the same name and parameters. A file
+ *   that defines only CT_ALLTOALLV_ALG sees these among the others.
  * CT_ALLGATHER_INTER_ALG(name, restrictions, summary, summary_v, params...)
  *   ct_allgather_inter_<name>() and ct_allgatherv_inter_<name>(),
  *   src/allgather_inter/: serves allgather_inter (summary) and
@@ -56,6 +62,10 @@
 #endif
 #ifndef CT_ALLTOALLV_ALG
 #define CT_ALLTOALLV_ALG(name, restrictions, summary, ...)
+#endif
+#ifndef CT_ALLTOALLV_SPLIT_ALG
+#define CT_ALLTOALLV_SPLIT_ALG(name, restrictions, summary, ...) \
+    CT_ALLTOALLV_ALG(name, restrictions, summary, __VA_ARGS__)
 #endif
 #ifndef CT_ALLGATHER_INTER_ALG
 #define CT_ALLGATHER_INTER_ALG(name, restrictions, summary, summary_v, ...)
@@ -71,6 +81,10 @@
 /* MPI_Alltoallv, and MPI_Alltoall (uniform blocks, the Alltoallv algorithms) */
 CT_COLLECTIVE(ALLTOALLV, alltoallv, "Alltoallv", pmpi, 0)
 CT_COLLECTIVE(ALLTOALL, alltoall, "Alltoall", pmpi, 1)
+/* MPI_Ialltoallv and MPI_Ialltoall: the same calls, nonblocking (the
+ * algorithms that split, CT_ALLTOALLV_SPLIT_ALG) */
+CT_COLLECTIVE(IALLTOALLV, ialltoallv, "Ialltoallv", pmpi, 0)
+CT_COLLECTIVE(IALLTOALL, ialltoall, "Ialltoall", pmpi, 1)
 /* MPI_Allgather and MPI_Allgatherv on intercommunicators */
 CT_COLLECTIVE(ALLGATHER_INTER, allgather_inter, "Allgather", pmpi, 1)
 CT_COLLECTIVE(ALLGATHERV_INTER, allgatherv_inter, "Allgatherv", pmpi, 0)
@@ -86,27 +100,27 @@ CT_COLLECTIVE(ALLTOALLV_CRS, alltoallv_crs, "", personalized, 0)
 CT_ALLTOALLV_ALG(pmpi, 0,
     "forward to the MPI library's own routine for the call (PMPI_Alltoallv, "
     "PMPI_Alltoall or their large-count forms)")
-CT_ALLTOALLV_ALG(pairwise, 0,
+CT_ALLTOALLV_SPLIT_ALG(pairwise, 0,
     "pairwise exchange: one send and one receive per step ([Namugwanya2023] Alg. 1)")
-CT_ALLTOALLV_ALG(nonblocking, 0,
+CT_ALLTOALLV_SPLIT_ALG(nonblocking, 0,
     "all sends and receives posted in spread-out order, one Waitall "
     "([Namugwanya2023] Alg. 2; [Fan2024] II(d))")
-CT_ALLTOALLV_ALG(linear, 0,
+CT_ALLTOALLV_SPLIT_ALG(linear, 0,
     "all sends and receives posted in ascending rank order "
     "(Open MPI basic linear; [Fan2024] II(d))")
-CT_ALLTOALLV_ALG(scattered, 0,
+CT_ALLTOALLV_SPLIT_ALG(scattered, 0,
     "spread-out order in batches of block_count peers, waiting on each "
     "batch (MPICH scattered; [Fan2024] II(d))",
     {"block_count", K(1), EXPR(P, 0), K(32), "peers per batch (values above P act as P)",
      CT_CLAMP})
-CT_ALLTOALLV_ALG(multipair_blocking, 0,
+CT_ALLTOALLV_SPLIT_ALG(multipair_blocking, 0,
     "pairwise order, stride exchanges in flight, Waitall per group ([Namugwanya2023] Alg. 3)",
     {"stride", K(1), EXPR(P, 0), K(8), "exchanges per group", CT_RANGE})
-CT_ALLTOALLV_ALG(multipair_waitany, 0,
+CT_ALLTOALLV_SPLIT_ALG(multipair_waitany, 0,
     "pairwise order, stride exchanges in flight, refilled on Waitany "
     "([Namugwanya2023] Alg. 4)",
     {"stride", K(1), EXPR(P, 0), K(8), "exchanges in flight", CT_RANGE})
-CT_ALLTOALLV_ALG(multipair_testany, 0,
+CT_ALLTOALLV_SPLIT_ALG(multipair_testany, 0,
     "pairwise order, stride exchanges in flight, refilled on Testany "
     "([Namugwanya2023] Alg. 5)",
     {"stride", K(1), EXPR(P, 0), K(8), "exchanges in flight", CT_RANGE})
@@ -208,5 +222,6 @@ CT_SDDE_ALG(locality_dense, 1, CT_A_AGREES,
 
 #undef CT_COLLECTIVE
 #undef CT_ALLTOALLV_ALG
+#undef CT_ALLTOALLV_SPLIT_ALG
 #undef CT_ALLGATHER_INTER_ALG
 #undef CT_SDDE_ALG

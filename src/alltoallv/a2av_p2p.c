@@ -32,86 +32,42 @@ int ct_a2av_self_copy(const ct_a2av *x)
                          x->ctx->comm, me);
 }
 
-int ct_a2av_isend(const ct_a2av *x, int peer, MPI_Request *req)
+void ct_a2av_sched_send(const ct_a2av *x, ct_sched *s, int peer)
 {
-    int rc = MPI_SUCCESS;
-    *req = MPI_REQUEST_NULL;
     if (ct_a2av_sends_to(x, peer))
-        CT_CALL(ct_isend(ct_a2av_sendblock(x, peer), ct_a2av_scount(x, peer), x->a->sendtype,
-                         peer, CT_TAG_ALLTOALLV, x->ctx->comm, req));
-out:
-    return rc;
+        ct_sched_send(s, ct_a2av_sendblock(x, peer), ct_a2av_scount(x, peer), x->a->sendtype,
+                      peer);
 }
 
-int ct_a2av_irecv(const ct_a2av *x, int peer, MPI_Request *req)
+void ct_a2av_sched_recv(const ct_a2av *x, ct_sched *s, int peer)
 {
-    int rc = MPI_SUCCESS;
-    *req = MPI_REQUEST_NULL;
     if (ct_a2av_recvs_from(x, peer))
-        CT_CALL(ct_irecv(ct_a2av_recvblock(x, peer), ct_a2av_rcount(x, peer), x->a->recvtype,
-                         peer, CT_TAG_ALLTOALLV, x->ctx->comm, req));
-out:
-    return rc;
+        ct_sched_recv(s, ct_a2av_recvblock(x, peer), ct_a2av_rcount(x, peer), x->a->recvtype,
+                      peer);
 }
 
-int ct_a2av_sendrecv(const ct_a2av *x, int send_to, int recv_from)
+void ct_a2av_sched_self(const ct_a2av *x, ct_sched *s)
+{
+    const int me = x->ctx->rank;
+    ct_sched_copy(s, ct_a2av_sendblock(x, me), ct_a2av_scount(x, me), x->a->sendtype,
+                  ct_a2av_recvblock(x, me), ct_a2av_rcount(x, me), x->a->recvtype);
+}
+
+int ct_a2av_sched_window(const ct_alltoallv_args *a, ct_ctx *ctx, int stride, ct_poll poll,
+                         ct_sched *s)
 {
     int rc;
-    int dst = ct_a2av_sends_to(x, send_to) ? send_to : MPI_PROC_NULL;
-    int src = ct_a2av_recvs_from(x, recv_from) ? recv_from : MPI_PROC_NULL;
-    CT_CALL(ct_sendrecv(ct_a2av_sendblock(x, send_to), ct_a2av_scount(x, send_to),
-                        x->a->sendtype, dst, ct_a2av_recvblock(x, recv_from),
-                        ct_a2av_rcount(x, recv_from), x->a->recvtype, src, CT_TAG_ALLTOALLV,
-                        x->ctx->comm));
-out:
-    return rc;
-}
-
-/* Window state: slot k < W holds a send, slot W + k a receive; the next step
- * to start in each direction (steps 1..P-1, empty blocks are passed over). */
-typedef struct window {
-    const ct_a2av *x;
-    MPI_Request *reqs;
-    int W, next_send, next_recv;
-} window;
-
-static int window_refill(window *w, int slot)
-{
-    const int P = w->x->ctx->size, p = w->x->ctx->rank;
-    w->reqs[slot] = MPI_REQUEST_NULL;
-    if (slot < w->W) {
-        while (w->next_send < P && w->reqs[slot] == MPI_REQUEST_NULL) {
-            int rc = ct_a2av_isend(w->x, (p + w->next_send++) % P, &w->reqs[slot]);
-            if (rc != MPI_SUCCESS)
-                return rc;
-        }
-    } else {
-        while (w->next_recv < P && w->reqs[slot] == MPI_REQUEST_NULL) {
-            int rc = ct_a2av_irecv(w->x, (p - w->next_recv++ + P) % P, &w->reqs[slot]);
-            if (rc != MPI_SUCCESS)
-                return rc;
-        }
+    ct_a2av x;
+    const int P = ctx->size, p = ctx->rank;
+    CT_CALL(ct_a2av_prepare(&x, a, ctx));
+    CT_CALL(ct_sched_reserve(s, 2 * P, 1));
+    s->poll = poll;
+    ct_sched_round(s, stride);
+    for (int i = 1; i < P; i++) {
+        ct_a2av_sched_send(&x, s, (p + i) % P);
+        ct_a2av_sched_recv(&x, s, (p - i + P) % P);
     }
-    return MPI_SUCCESS;
-}
-
-int ct_a2av_window(const ct_a2av *x, int stride, ct_a2av_any_fn wait_any)
-{
-    int rc = MPI_SUCCESS, idx;
-    const int P = x->ctx->size;
-    window w = {.x = x, .W = stride < P - 1 ? stride : P - 1, .next_send = 1, .next_recv = 1};
-    w.reqs = ct_ctx_requests(x->ctx, 2 * w.W + 1);
-    if (w.reqs == NULL)
-        return MPI_ERR_NO_MEM;
-    for (int slot = 0; slot < 2 * w.W; slot++)
-        CT_CALL(window_refill(&w, slot));
-    CT_CALL(ct_a2av_self_copy(x));
-    for (;;) {
-        CT_CALL(wait_any(2 * w.W, w.reqs, &idx));
-        if (idx == MPI_UNDEFINED)
-            break;
-        CT_CALL(window_refill(&w, idx));
-    }
+    ct_a2av_sched_self(&x, s);
 out:
     return rc;
 }

@@ -2,7 +2,7 @@
 /*
  * a2av_p2p.h - what the MPI_Alltoallv algorithms share (a2av_p2p.c): per-call
  * extents, block addresses, the self-block copy, zero-size-aware
- * point-to-point helpers, the multi-pair window, and carving one scratch
+ * operations of schedules, the multi-pair window, and carving one scratch
  * allocation into arrays.
  *
  * A block of zero bytes is never sent: the sender's and receiver's byte
@@ -14,6 +14,7 @@
 #include "algorithms.h"
 #include "core/context.h"
 #include "core/datatype.h"
+#include "core/sched.h"
 
 typedef struct ct_a2av {
     const ct_alltoallv_args *a;
@@ -58,22 +59,20 @@ int ct_a2av_local_facts(const ct_alltoallv_args *a, int P, long *msg_size, unsig
 /* Copies this rank's own block from the send to the receive buffer. */
 int ct_a2av_self_copy(const ct_a2av *x);
 
-/* Non-blocking send of block peer (MPI_REQUEST_NULL when it is empty). */
-int ct_a2av_isend(const ct_a2av *x, int peer, MPI_Request *req);
-/* Non-blocking receive of block peer (MPI_REQUEST_NULL when it is empty). */
-int ct_a2av_irecv(const ct_a2av *x, int peer, MPI_Request *req);
-/* Blocking exchange: send block send_to, receive block recv_from. */
-int ct_a2av_sendrecv(const ct_a2av *x, int send_to, int recv_from);
+/* The same as operations of a schedule's open round (core/sched.h), each
+ * left out when its block is empty. */
+void ct_a2av_sched_send(const ct_a2av *x, ct_sched *s, int peer);
+void ct_a2av_sched_recv(const ct_a2av *x, ct_sched *s, int peer);
+void ct_a2av_sched_self(const ct_a2av *x, ct_sched *s);
 
 /*
- * Sliding window of the multi-pair non-blocking exchanges ([Namugwanya2023]
- * Algorithms 4 and 5): stride sends and stride receives in flight in pairwise
- * order; whenever wait_any reports a completed request, the next send (or
- * receive) is started in its slot. wait_any returns an MPI code and sets *idx
- * to the completed request, or MPI_UNDEFINED once every request is null.
+ * The multi-pair exchanges' one round ([Namugwanya2023] Algorithms 4 and 5):
+ * pairwise order, stride sends and stride receives in flight, the next of a
+ * direction started as one completes (a window, core/sched.h); poll says how
+ * a blocking run waits for it.
  */
-typedef int (*ct_a2av_any_fn)(int n, MPI_Request *reqs, int *idx);
-int ct_a2av_window(const ct_a2av *x, int stride, ct_a2av_any_fn wait_any);
+int ct_a2av_sched_window(const ct_alltoallv_args *a, ct_ctx *ctx, int stride, ct_poll poll,
+                         ct_sched *s);
 
 /*
  * Carving one scratch allocation into typed arrays, each 64-byte aligned:

@@ -7,6 +7,8 @@
 #include "alltoallv/a2av_p2p.h"
 #include "core/device.h"
 #include "core/log.h"
+#include "core/request.h"
+#include "core/sched.h"
 #include "core/state.h"
 #include "driver.h"
 #include "select/decide.h"
@@ -137,6 +139,23 @@ static int byte_side(const ct_bytes *v, MPI_Count **arrays, ct_vec *counts, ct_v
     return MPI_SUCCESS;
 }
 
+/* Runs the algorithm on a, blocking: its own function, or its schedule built
+ * in a buffer of the context and run to completion (core/sched.h). */
+static int run_alg(const ct_choice *ch, const ct_alltoallv_args *a, ct_ctx *ctx)
+{
+    int rc;
+    ct_sched s;
+    _Alignas(64) char small[2048]; /* the schedule of a small communicator */
+    if (ch->alg->run.alltoallv != NULL)
+        return ch->alg->run.alltoallv(a, ctx, ch->params);
+    ct_sched_prepare(&s, ctx, CT_TAG_ALLTOALLV, 0);
+    ct_sched_offer(&s, small, sizeof small);
+    CT_CALL(ch->alg->build.alltoallv(a, ctx, ch->params, &s));
+    CT_CALL(ct_sched_run(&s));
+out:
+    return rc;
+}
+
 /* Runs alg on the byte view of a. */
 static int run_bytes(ct_ctx *ctx, const ct_choice *ch, const ct_alltoallv_args *a)
 {
@@ -158,7 +177,7 @@ static int run_bytes(ct_ctx *ctx, const ct_choice *ch, const ct_alltoallv_args *
     b.sendtype = MPI_BYTE;
     b.recvbuf = rbase;
     b.recvtype = MPI_BYTE;
-    CT_CALL(ch->alg->run.alltoallv(&b, ctx, ch->params));
+    CT_CALL(run_alg(ch, &b, ctx));
     CT_CALL(ct_bytes_unpack(&r, ctx->comm));
     ctx->call_extra += s.staged_bytes + r.staged_bytes;
 out:
@@ -227,7 +246,7 @@ static int run_choice(ct_ctx *ctx, const ct_choice *ch, const ct_decide_input *i
     if (ch->alg->restrictions & CT_A_BYTES)
         CT_CALL(run_bytes(ctx, ch, &copy));
     else
-        CT_CALL(ch->alg->run.alltoallv(&copy, ctx, ch->params));
+        CT_CALL(run_alg(ch, &copy, ctx));
     ctx->call_extra += tmp_bytes;
 out:
     free(tmp);
@@ -276,6 +295,64 @@ int ct_alltoallv_dispatch(const ct_alltoallv_args *a, const ct_spec *forced)
                             .msg_size_is_global = ct_coll_msg_size_known(a->coll),
                             .device_memory = device_memory};
     return ct_drive(&driver, a->comm, &call, forced);
+}
+
+/* ------------------------------------------------------------------ */
+/* The nonblocking forms                                               */
+/* ------------------------------------------------------------------ */
+
+/* The request's description of the call: its own duplicates of derived
+ * datatypes, and with MPI_IN_PLACE its own copy of the receive blocks
+ * (inplace_args), both kept until the request is freed. */
+static int request_args(ct_request *r, const ct_alltoallv_args *a, int P, ct_alltoallv_args *b)
+{
+    int rc;
+    ct_alltoallv_args typed = *a;
+    CT_CALL(ct_request_type(r, a->recvtype, &typed.recvtype));
+    if (a->sendbuf != MPI_IN_PLACE) {
+        CT_CALL(ct_request_type(r, a->sendtype, &typed.sendtype));
+        *b = typed;
+    } else {
+        CT_CALL(inplace_args(&typed, P, b, &r->keep, &r->keep_bytes));
+    }
+out:
+    return rc;
+}
+
+/* Starts the chosen algorithm's schedule as a request, on a tag of its own:
+ * the nonblocking collectives of a communicator start in the same order on
+ * every rank, and several may be in flight (ct_ctx.nbc_calls). */
+static int start_choice(ct_ctx *ctx, const ct_choice *ch, const ct_decide_input *in)
+{
+    int rc;
+    const ct_alltoallv_args *a = in->args;
+    ct_alltoallv_args b;
+    ct_request *r = NULL;
+    if (ch->alg->build.alltoallv == NULL) /* pmpi, under the statistics */
+        return ch->alg->run.alltoallv(a, ctx, ch->params);
+    CT_CALL(ct_request_new(ctx, a->comm, 0, &r));
+    CT_CALL(request_args(r, a, ctx->size, &b));
+    b.msg_size = in->have_facts ? in->facts.msg_size : -1;
+    ct_sched_prepare(&r->sched, ctx, ct_ctx_nbc_tag(ctx), 1);
+    CT_CALL(ch->alg->build.alltoallv(&b, ctx, ch->params, &r->sched));
+    ctx->call_extra += ct_sched_own_bytes(&r->sched) + r->keep_bytes;
+    ct_request *started = r;
+    CT_CALL(ct_request_publish(r, a->request));
+    r = NULL; /* the application's now: an error of its start is the request's */
+    CT_CALL(ct_request_start(started));
+out:
+    ct_request_discard(r);
+    return rc;
+}
+
+static const ct_driver nb_driver = {forward, args_usable, start_choice, bytes_sent};
+
+int ct_ialltoallv_dispatch(const ct_alltoallv_args *a, const ct_spec *forced)
+{
+    ct_decide_input call = {.coll = a->coll, .args = a, .local_facts = local_facts,
+                            .msg_size_is_global = ct_coll_msg_size_known(a->coll),
+                            .device_memory = device_memory};
+    return ct_drive(&nb_driver, a->comm, &call, forced);
 }
 
 int ct_alltoallv_pmpi(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params)

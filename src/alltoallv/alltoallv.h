@@ -22,6 +22,12 @@
  */
 int ct_alltoallv_dispatch(const ct_alltoallv_args *a, const ct_spec *forced);
 
+/* The nonblocking forms (a->coll CT_COLL_IALLTOALLV or CT_COLL_IALLTOALL,
+ * a->request set): decides as ct_alltoallv_dispatch does and starts the
+ * chosen algorithm's schedule as one of coltune's requests (core/request.h),
+ * or forwards the call. */
+int ct_ialltoallv_dispatch(const ct_alltoallv_args *a, const ct_spec *forced);
+
 /* Nothing to do (select/decide.h): is a an MPI_Alltoall whose blocks are
  * empty (with MPI_IN_PLACE the receive arguments describe both sides)? The
  * shim asks first, before anything else. ct_alltoall_forward_empty then

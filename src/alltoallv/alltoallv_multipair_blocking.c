@@ -9,28 +9,29 @@
  * at i = 0 would wait after a single step; the prose (groups of stride
  * exchanges) is followed here: a group ends after every stride-th step and
  * at the last step.
+ *
+ * A round per group (core/sched.h). Nonblocking: the own block and the
+ * first group at start, each later group when the test or wait that finds
+ * the one before complete.
  */
 #include "alltoallv/a2av_p2p.h"
 
-int ct_alltoallv_multipair_blocking(const ct_alltoallv_args *a, ct_ctx *ctx,
-                                    const long *params)
+int ct_alltoallv_multipair_blocking_build(const ct_alltoallv_args *a, ct_ctx *ctx,
+                                          const long *params, ct_sched *s)
 {
-    int rc, n = 0;
+    int rc;
     ct_a2av x;
     const int P = ctx->size, p = ctx->rank;
     const int stride = (int)params[0];
-    MPI_Request *reqs = ct_ctx_requests(ctx, 2 * stride);
-    if (reqs == NULL)
-        return MPI_ERR_NO_MEM;
     CT_CALL(ct_a2av_prepare(&x, a, ctx));
-    CT_CALL(ct_a2av_self_copy(&x));
+    CT_CALL(ct_sched_reserve(s, 2 * P, 1 + (P - 1 + stride - 1) / stride));
+    ct_sched_round(s, 0);
+    ct_a2av_sched_self(&x, s);
     for (int i = 1; i < P; i++) {
-        CT_CALL(ct_a2av_isend(&x, (p + i) % P, &reqs[n++]));
-        CT_CALL(ct_a2av_irecv(&x, (p - i + P) % P, &reqs[n++]));
-        if (i % stride == 0 || i == P - 1) {
-            CT_CALL(PMPI_Waitall(n, reqs, MPI_STATUSES_IGNORE));
-            n = 0;
-        }
+        if ((i - 1) % stride == 0)
+            ct_sched_round(s, 0);
+        ct_a2av_sched_send(&x, s, (p + i) % P);
+        ct_a2av_sched_recv(&x, s, (p - i + P) % P);
     }
 out:
     return rc;

@@ -310,12 +310,9 @@ static void forget_last(const ct_ctx *ctx)
     }
 }
 
-static void ctx_free(ct_ctx *ctx)
+/* The rest of ctx_free: what pending requests may still use. */
+static void ctx_free_comms(ct_ctx *ctx)
 {
-    if (ctx == NULL)
-        return;
-    forget_last(ctx);
-    ct_ctx_ext_release(ctx); /* collective: windows, node comms */
     if (ctx->comm != MPI_COMM_NULL)
         PMPI_Comm_free(&ctx->comm);
     if (ctx->local_comm != MPI_COMM_NULL)
@@ -327,13 +324,62 @@ static void ctx_free(ct_ctx *ctx)
     free(ctx);
 }
 
+static void ctx_free(ct_ctx *ctx)
+{
+    if (ctx == NULL)
+        return;
+    forget_last(ctx);
+    ct_ctx_ext_release(ctx); /* collective: windows, node comms */
+    ctx_free_comms(ctx);
+}
+
+/* The communicator is being freed. What its ranks release together (the
+ * modules' objects: windows, node communicators) goes now, at the same call
+ * on every rank; a context that pending requests hold keeps its private
+ * communicators for them, and the last of them frees it (ct_ctx_unhold). */
 static int ctx_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
 {
+    ct_ctx *ctx = attr;
+    ct_state *st = ct_state_get();
     (void)comm;
     (void)keyval;
     (void)extra;
-    ctx_free(attr);
+    forget_last(ctx);
+    ct_ctx_ext_release(ctx);
+    ct_state_lock(st);
+    const int held = ctx->holds > 0;
+    ctx->orphaned = held;
+    ct_state_unlock(st);
+    if (!held)
+        ctx_free_comms(ctx);
     return MPI_SUCCESS;
+}
+
+void ct_ctx_hold(ct_ctx *ctx)
+{
+    ct_state *st = ct_state_get();
+    ct_state_lock(st);
+    ctx->holds++;
+    ct_state_unlock(st);
+}
+
+void ct_ctx_unhold(ct_ctx *ctx)
+{
+    ct_state *st = ct_state_get();
+    ct_state_lock(st);
+    const int last = --ctx->holds == 0 && ctx->orphaned;
+    ct_state_unlock(st);
+    if (last)
+        ctx_free_comms(ctx);
+}
+
+int ct_ctx_orphaned(ct_ctx *ctx)
+{
+    ct_state *st = ct_state_get();
+    ct_state_lock(st);
+    const int orphaned = ctx->orphaned;
+    ct_state_unlock(st);
+    return orphaned;
 }
 
 /* The attribute keyval, created by the first call (the lock is taken only

@@ -76,7 +76,7 @@ typedef struct ct_ctx_buf_key {
     const char *name;
 } ct_ctx_buf_key;
 
-#define CT_CTX_NBUFS 16 /* buffers one context can hold (the library has 13 keys) */
+#define CT_CTX_NBUFS 16 /* buffers one context can hold (the library has 14 keys) */
 
 typedef struct ct_ctx {
     MPI_Comm comm; /* private duplicate of the user's communicator */
@@ -126,6 +126,13 @@ typedef struct ct_ctx {
         void *obj;
     } ext[CT_CTX_NEXT];
     int next;
+    /* Requests that use it (core/request.h; under the state lock): a
+     * communicator freed while one is pending keeps its private
+     * communicator until the last is freed (orphaned: freed meanwhile). */
+    int holds, orphaned;
+    /* Nonblocking and persistent calls started on it, every rank alike (in
+     * the order of the calls, which MPI makes the same on every rank). */
+    unsigned nbc_calls;
 } ct_ctx;
 
 /* Returns the context of comm, creating it (collectively) on first use. */
@@ -145,6 +152,19 @@ static inline int ct_ctx_forwards(MPI_Comm comm, unsigned coll)
     const ct_state *st = ct_state_get();
     const ct_ctx *ctx = st->last.ctx;
     return ctx != NULL && st->last.comm == comm && (ctx->forwards >> coll & 1u);
+}
+
+/* A request uses ctx until it is freed (ct_ctx_unhold); a context whose
+ * communicator was freed meanwhile is freed with the last hold. */
+void ct_ctx_hold(ct_ctx *ctx);
+void ct_ctx_unhold(ct_ctx *ctx);
+/* Has the application freed its communicator (a request still holds it)? */
+int ct_ctx_orphaned(ct_ctx *ctx);
+
+/* The tag of the next nonblocking or persistent call's messages on ctx. */
+static inline int ct_ctx_nbc_tag(ct_ctx *ctx)
+{
+    return CT_TAG_NBC + (int)(ctx->nbc_calls++ % CT_TAG_NBC_SPAN);
 }
 
 /* A scratch buffer of at least n bytes, owned by ctx (valid until the next call). */

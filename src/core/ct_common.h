@@ -35,7 +35,12 @@ enum {
     /* src/sdde adds the parity of the call (0 or 1) to its tags: adjacent
      * calls never share a tag (see src/sdde/sdde.h). */
     CT_TAG_SDDE_NODE = 7303,  /* aggregated messages to another node */
-    CT_TAG_SDDE_LOCAL = 7305  /* redistribution inside a node */
+    CT_TAG_SDDE_LOCAL = 7305, /* redistribution inside a node */
+    /* The nonblocking and persistent collectives: one tag per call, from
+     * CT_TAG_NBC up, the calls of a communicator counted modulo
+     * CT_TAG_NBC_SPAN (ct_ctx_nbc_tag; below MPI's least MPI_TAG_UB, 32767) */
+    CT_TAG_NBC = 8192,
+    CT_TAG_NBC_SPAN = 16384
 };
 
 /*

@@ -14,6 +14,7 @@ static ct_state the_state = {
     .node = {.leader = -1},
     .settings = &no_settings,
     .lock = PTHREAD_MUTEX_INITIALIZER,
+    .requests = {.lock = PTHREAD_MUTEX_INITIALIZER},
     .made = PTHREAD_COND_INITIALIZER,
     .fortran = {.once = PTHREAD_ONCE_INIT},
 };

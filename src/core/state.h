@@ -15,6 +15,23 @@
 
 #include <pthread.h>
 
+/* coltune's requests (core/request.c). active: how many are active (a
+ * nonblocking call not yet completed, a persistent one started), so that the
+ * completion calls forward at once while none is; live: how many exist.
+ * Both atomic, on a cache line of their own. The table from the handle the
+ * application holds to the request, under lock. */
+#define CT_REQUEST_BUCKETS 256
+typedef struct ct_requests {
+    _Alignas(64) int active;
+    int live;
+    pthread_mutex_t lock;
+    struct ct_request *bucket[CT_REQUEST_BUCKETS];
+    struct ct_request **running; /* the active ones, for progress (count: active) */
+    int running_cap;
+    int hooked; /* 0 not yet asked; 1 no progress hook; 2 the MPI library's progress
+                   engine calls ct_request_progress_all (core/request.c) */
+} ct_requests;
+
 typedef struct ct_state {
     int init_done;    /* configuration read */
     int mpi_init_seen; /* MPI_Init/MPI_Init_thread went through the shim */
@@ -67,6 +84,7 @@ typedef struct ct_state {
         size_t kept, peak, largest;
         unsigned long released_buffers, refused_windows, released_windows;
     } cache;
+    ct_requests requests;
     /* The configuration's settings (select/config.h), set once it is read;
      * all zero before. */
     const ct_settings *settings;

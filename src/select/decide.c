@@ -586,8 +586,10 @@ static int decide(decision *d, const ct_spec *forced, ct_choice *out)
     const ct_coll coll = d->call->coll;
     if (forced == NULL && cfg->forced_set[coll])
         forced = &cfg->forced[coll];
-    /* The collectives that learn: those the MPI library also serves. */
-    if (forced == NULL && cfg->set.adapt && ct_coll_has_pmpi(coll)) {
+    /* The collectives that learn: the blocking ones the MPI library also
+     * serves (a learner times calls to their completion). */
+    if (forced == NULL && cfg->set.adapt && ct_coll_has_pmpi(coll) &&
+        !ct_coll_nonblocking(coll)) {
         set_choice(out, ct_algorithm_fallback(coll), NULL, 0, 0);
         out->adapt = 1; /* COLTUNE_ADAPT: every call of coll learns */
         return MPI_SUCCESS;

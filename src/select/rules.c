@@ -241,9 +241,9 @@ static int is_adapt(const token *t)
 /* "adapt" or "adapt:spec|spec|...": the candidates are parsed as specs. */
 static int parse_adapt(reporter *rp, const line *ln, const token *t, ct_rule *rule)
 {
-    if (!ct_coll_has_pmpi(rule->coll))
+    if (!ct_coll_has_pmpi(rule->coll) || ct_coll_nonblocking(rule->coll))
         return report(rp, ln, t->col, t->text, t->len,
-                      "adapt serves the collectives that have a pmpi algorithm");
+                      "adapt serves the blocking collectives that have a pmpi algorithm");
     rule->adapt = 1;
     ct_spec_default(ct_algorithm_fallback(rule->coll), &rule->spec);
     if (t->len == ADAPT_LEN)

@@ -45,7 +45,8 @@ static inline ct_alltoallv_args ct_shim_describe_alltoallv(
                                .recvtype = recvtype,
                                .comm = comm,
                                .forward = forward,
-                               .msg_size = -1};
+                               .msg_size = -1,
+                               .request = NULL};
 }
 
 /* MPI_Alltoall: an Alltoallv of uniform blocks (alltoall.c). */
@@ -62,6 +63,8 @@ static inline ct_alltoallv_args ct_shim_describe_alltoall(
 
 int ct_shim_fwd_alltoallv(const ct_alltoallv_args *a);
 int ct_shim_fwd_alltoall(const ct_alltoallv_args *a);
+int ct_shim_fwd_ialltoallv(const ct_alltoallv_args *a);
+int ct_shim_fwd_ialltoall(const ct_alltoallv_args *a);
 
 /*
  * What MPI_Alltoallv, MPI_Alltoall, MPI_Allgather and MPI_Allgatherv do with
@@ -90,6 +93,8 @@ int ct_shim_serves_inter(const void *sendbuf, MPI_Comm comm, ct_coll coll);
 /* The forwarders of the MPI-4 large-count forms (MPI_Alltoallv_c, ...). */
 int ct_shim_fwd_alltoallv_c(const ct_alltoallv_args *a);
 int ct_shim_fwd_alltoall_c(const ct_alltoallv_args *a);
+int ct_shim_fwd_ialltoallv_c(const ct_alltoallv_args *a);
+int ct_shim_fwd_ialltoall_c(const ct_alltoallv_args *a);
 int ct_shim_fwd_allgather_c(const ct_allgather_args *a);
 int ct_shim_fwd_allgatherv_c(const ct_allgatherv_args *a);
 #endif

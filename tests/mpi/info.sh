@@ -25,7 +25,8 @@ check_report() {
     version=$(sed -n 's/^#define COLTUNE_VERSION "\(.*\)"$/\1/p' "$top_srcdir/include/coltune.h")
     has "version:coltune:$version" "$tmp/r" || return 1
     has "mpi:match:yes" "$tmp/r" || return 1
-    for call in Alltoallv Alltoall Allgather Allgatherv Init Init_thread Finalize; do
+    for call in Alltoallv Alltoall Ialltoallv Ialltoall Allgather Allgatherv Init Init_thread \
+        Finalize Wait Waitall Test Start Request_free; do
         has "intercept:MPI_$call:yes" "$tmp/r" || return 1
     done
     if [ "$MPI_IMPL" = openmpi ]; then

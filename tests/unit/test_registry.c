@@ -60,8 +60,16 @@ static void test_entries_well_formed(void **state)
         switch (a->coll) {
         case CT_COLL_ALLTOALLV:
         case CT_COLL_ALLTOALL:
-            if (a->run.alltoallv == NULL)
-                fail_msg("%s: no run function", a->name);
+            /* its own function, or a schedule (CT_ALLTOALLV_SPLIT_ALG): one */
+            if ((a->run.alltoallv == NULL) == (a->build.alltoallv == NULL))
+                fail_msg("%s: needs a run or a build function, not both", a->name);
+            break;
+        case CT_COLL_IALLTOALLV:
+        case CT_COLL_IALLTOALL:
+            /* a schedule, or pmpi forwarding the nonblocking call */
+            if (a->build.alltoallv == NULL &&
+                (strcmp(a->name, "pmpi") != 0 || a->run.alltoallv == NULL))
+                fail_msg("%s: serves a nonblocking form without a schedule", a->name);
             break;
         case CT_COLL_ALLGATHER_INTER:
             if (a->run.allgather == NULL)
@@ -332,6 +340,37 @@ static void test_coll_names(void **state)
     assert_int_equal(out, CT_COLL_ALLTOALLV);
 }
 
+/* MPI_Ialltoallv and MPI_Ialltoall are served by pmpi and by exactly the
+ * Alltoallv algorithms that split, under the same name, parameters,
+ * restrictions and schedule. */
+static void test_nonblocking_forms_are_the_split_ones(void **state)
+{
+    (void)state;
+    const ct_coll forms[2] = {CT_COLL_IALLTOALLV, CT_COLL_IALLTOALL};
+    for (int f = 0; f < 2; f++) {
+        int split = 0, n = 0;
+        assert_true(ct_coll_nonblocking(forms[f]));
+        assert_non_null(ct_algorithm_find(forms[f], "pmpi", 4));
+        for (int i = 0; i < ct_algorithm_count(); i++) {
+            const ct_algorithm *v = ct_algorithm_at(i);
+            n += v->coll == forms[f] && strcmp(v->name, "pmpi") != 0;
+            if (v->coll != CT_COLL_ALLTOALLV || v->build.alltoallv == NULL)
+                continue;
+            split++;
+            const ct_algorithm *a = ct_algorithm_find(forms[f], v->name, strlen(v->name));
+            if (a == NULL)
+                fail_msg("%s splits but does not serve %s", v->name, ct_coll_name(forms[f]));
+            assert_ptr_equal(a->build.alltoallv, v->build.alltoallv);
+            assert_int_equal(a->restrictions, v->restrictions);
+            assert_int_equal(a->nparams, v->nparams);
+        }
+        assert_int_equal(n, split);
+        assert_true(split >= 7);
+    }
+    assert_false(ct_coll_nonblocking(CT_COLL_ALLTOALLV));
+    assert_false(ct_coll_nonblocking(CT_COLL_ALLTOALL));
+}
+
 /* MPI_Alltoall is served by every Alltoallv algorithm under the same name,
  * parameters, restrictions and function, and by nothing else. */
 static void test_alltoall_mirrors_alltoallv(void **state)
@@ -348,6 +387,7 @@ static void test_alltoall_mirrors_alltoallv(void **state)
         if (a == NULL)
             fail_msg("alltoallv algorithm '%s' does not serve alltoall", v->name);
         assert_ptr_equal(a->run.alltoallv, v->run.alltoallv);
+        assert_ptr_equal(a->build.alltoallv, v->build.alltoallv);
         assert_int_equal(a->restrictions, v->restrictions);
         assert_int_equal(a->nparams, v->nparams);
         assert_string_equal(a->summary, v->summary);
@@ -388,6 +428,7 @@ int main(void)
         cmocka_unit_test(test_sdde_entries),
         cmocka_unit_test(test_coll_names),
         cmocka_unit_test(test_alltoall_mirrors_alltoallv),
+        cmocka_unit_test(test_nonblocking_forms_are_the_split_ones),
         cmocka_unit_test(test_find_respects_len),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

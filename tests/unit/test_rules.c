@@ -23,7 +23,9 @@
 
 /* The collectives in registry order, as "unknown collective" lists them:
  * extend when a collective is added to src/coll_list.h. */
-#define KNOWN_COLLS "alltoallv, alltoall, allgather_inter, allgatherv_inter, alltoall_crs, alltoallv_crs"
+#define KNOWN_COLLS                                                                         \
+    "alltoallv, alltoall, ialltoallv, ialltoall, allgather_inter, allgatherv_inter, "      \
+    "alltoall_crs, alltoallv_crs"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define KB 1024L

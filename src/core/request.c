@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * request.c - coltune's requests and the table of their handles (request.h).
+ */
+#include "core/request.h"
+#include "core/log.h"
+#include "core/state.h"
+
+#include <dlfcn.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* The table: handle -> request, chained buckets, under its lock       */
+/* ------------------------------------------------------------------ */
+
+/* A handle's bits (a pointer in Open MPI, an int in MPICH), mixed. */
+static size_t bucket_of(MPI_Request h)
+{
+    uint64_t x = 0;
+    memcpy(&x, &h, sizeof h < sizeof x ? sizeof h : sizeof x);
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (size_t)(x & (CT_REQUEST_BUCKETS - 1));
+}
+
+static int same(MPI_Request a, MPI_Request b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+static void table_add(ct_request *r)
+{
+    ct_requests *t = &ct_state_get()->requests;
+    const size_t b = bucket_of(r->handle);
+    pthread_mutex_lock(&t->lock);
+    r->next = t->bucket[b];
+    t->bucket[b] = r;
+    pthread_mutex_unlock(&t->lock);
+}
+
+static void table_remove(ct_request *r)
+{
+    ct_requests *t = &ct_state_get()->requests;
+    pthread_mutex_lock(&t->lock);
+    for (ct_request **at = &t->bucket[bucket_of(r->handle)]; *at != NULL; at = &(*at)->next) {
+        if (*at == r) {
+            *at = r->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+static ct_request *lookup(const ct_requests *t, MPI_Request h)
+{
+    for (ct_request *r = t->bucket[bucket_of(h)]; r != NULL; r = r->next)
+        if (same(r->handle, h))
+            return r;
+    return NULL;
+}
+
+ct_request *ct_request_find(MPI_Request h)
+{
+    ct_requests *t = &ct_state_get()->requests;
+    if (same(h, MPI_REQUEST_NULL))
+        return NULL;
+    pthread_mutex_lock(&t->lock);
+    ct_request *r = lookup(t, h);
+    pthread_mutex_unlock(&t->lock);
+    return r;
+}
+
+int ct_request_find_all(int n, const MPI_Request reqs[], ct_request *mine[])
+{
+    ct_requests *t = &ct_state_get()->requests;
+    int found = 0;
+    pthread_mutex_lock(&t->lock);
+    for (int i = 0; i < n; i++) {
+        mine[i] = same(reqs[i], MPI_REQUEST_NULL) ? NULL : lookup(t, reqs[i]);
+        found += mine[i] != NULL;
+    }
+    pthread_mutex_unlock(&t->lock);
+    return found;
+}
+
+int ct_request_any_active(void)
+{
+    return __atomic_load_n(&ct_state_get()->requests.active, __ATOMIC_RELAXED) != 0;
+}
+
+int ct_request_any_live(void)
+{
+    return __atomic_load_n(&ct_state_get()->requests.live, __ATOMIC_RELAXED) != 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Life                                                                */
+/* ------------------------------------------------------------------ */
+
+int ct_request_new(ct_ctx *ctx, MPI_Comm user_comm, int persistent, ct_request **out)
+{
+    int rc;
+    ct_request *r = calloc(1, sizeof *r);
+    *out = NULL;
+    if (r == NULL)
+        return MPI_ERR_NO_MEM;
+    r->types[0] = r->types[1] = MPI_DATATYPE_NULL;
+    /* The handle: an inactive persistent request of the library, completed
+     * at once (empty status) by any completion call that reaches it. */
+    rc = PMPI_Send_init(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, &r->handle);
+    if (rc != MPI_SUCCESS) {
+        free(r);
+        return rc;
+    }
+    r->ctx = ctx;
+    r->user_comm = user_comm;
+    r->persistent = persistent;
+    ct_ctx_hold(ctx);
+    __atomic_add_fetch(&ct_state_get()->requests.live, 1, __ATOMIC_RELAXED);
+    *out = r;
+    return MPI_SUCCESS;
+}
+
+static void request_release(ct_request *r)
+{
+    ct_sched_free(&r->sched);
+    for (int i = 0; i < 2; i++)
+        if (r->types[i] != MPI_DATATYPE_NULL)
+            PMPI_Type_free(&r->types[i]);
+    free(r->keep);
+    PMPI_Request_free(&r->handle);
+    ct_ctx_unhold(r->ctx);
+    __atomic_sub_fetch(&ct_state_get()->requests.live, 1, __ATOMIC_RELAXED);
+    free(r);
+}
+
+void ct_request_discard(ct_request *r)
+{
+    if (r != NULL)
+        request_release(r);
+}
+
+int ct_request_type(ct_request *r, MPI_Datatype type, MPI_Datatype *use)
+{
+    int rc, ni, na, nd, combiner, slot = r->types[0] == MPI_DATATYPE_NULL ? 0 : 1;
+    *use = type;
+    CT_CALL(PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner));
+    if (combiner == MPI_COMBINER_NAMED || r->types[slot] != MPI_DATATYPE_NULL)
+        return MPI_SUCCESS;
+    CT_CALL(PMPI_Type_dup(type, &r->types[slot]));
+    *use = r->types[slot];
+out:
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Running                                                             */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Progress. A schedule's next round starts inside coltune's calls: the
+ * completion calls (src/shim/request.c) and, under Open MPI, every call
+ * that waits inside the library: its progress engine calls the functions
+ * registered with opal_progress_register (libopen-pal, as libnbc's own
+ * schedules do), found here at the first request. Elsewhere (MPICH) a
+ * rank blocked in another call (MPI_Recv) does not advance its schedules
+ * (docs/internals.md).
+ */
+typedef int (*progress_fn)(void);
+
+static int progress_callback(void)
+{
+    if (!ct_request_any_active())
+        return 0;
+    ct_request_progress_all();
+    return 0;
+}
+
+int ct_request_hooked(void)
+{
+    ct_requests *t = &ct_state_get()->requests;
+    return __atomic_load_n(&t->hooked, __ATOMIC_ACQUIRE) == 2;
+}
+
+static void hook_progress(void)
+{
+    ct_requests *t = &ct_state_get()->requests;
+    if (__atomic_load_n(&t->hooked, __ATOMIC_ACQUIRE))
+        return;
+    pthread_mutex_lock(&t->lock);
+    if (!t->hooked) {
+        int (*reg)(progress_fn) = NULL;
+        *(void **)&reg = dlsym(RTLD_DEFAULT, "opal_progress_register");
+        const int hooked = reg != NULL && reg(progress_callback) == 0 ? 2 : 1;
+        __atomic_store_n(&t->hooked, hooked, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+/* Only one thread advances a request at a time; another finds it busy. */
+static int try_claim(ct_request *r) { return !__atomic_exchange_n(&r->busy, 1, __ATOMIC_ACQUIRE); }
+static void unclaim(ct_request *r) { __atomic_store_n(&r->busy, 0, __ATOMIC_RELEASE); }
+
+/* The running list: the active requests, which progress_all advances. */
+static int running_add(ct_request *r)
+{
+    ct_requests *t = &ct_state_get()->requests;
+    int rc = MPI_SUCCESS;
+    pthread_mutex_lock(&t->lock);
+    if (t->active == t->running_cap) {
+        const int cap = t->running_cap ? 2 * t->running_cap : 16;
+        ct_request **grown = realloc(t->running, (size_t)cap * sizeof *grown);
+        if (grown == NULL)
+            rc = MPI_ERR_NO_MEM;
+        else {
+            t->running = grown;
+            t->running_cap = cap;
+        }
+    }
+    if (rc == MPI_SUCCESS) {
+        t->running[t->active] = r;
+        __atomic_store_n(&t->active, t->active + 1, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return rc;
+}
+
+static void running_remove(ct_request *r)
+{
+    ct_requests *t = &ct_state_get()->requests;
+    pthread_mutex_lock(&t->lock);
+    for (int i = 0; i < t->active; i++) {
+        if (t->running[i] == r) {
+            t->running[i] = t->running[t->active - 1];
+            __atomic_store_n(&t->active, t->active - 1, __ATOMIC_RELAXED);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+int ct_request_start(ct_request *r)
+{
+    int rc;
+    if (r->active)
+        return MPI_ERR_REQUEST; /* starting an active persistent request */
+    hook_progress();
+    /* Claimed while its first round starts: another thread's progress (or
+     * the library's, from inside the sends below) finds it running only
+     * once it has started. */
+    while (!try_claim(r))
+        sched_yield();
+    r->done = 0;
+    r->active = 1;
+    rc = running_add(r);
+    if (rc == MPI_SUCCESS) {
+        r->rc = ct_sched_start(&r->sched);
+        if (r->rc != MPI_SUCCESS)
+            __atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+    } else {
+        r->active = 0;
+    }
+    unclaim(r);
+    return rc;
+}
+
+int ct_request_publish(ct_request *r, MPI_Request *user)
+{
+    table_add(r);
+    *user = r->handle;
+    return MPI_SUCCESS;
+}
+
+
+int ct_request_test(ct_request *r, int *done)
+{
+    if (!r->done && try_claim(r)) {
+        int finished = 0;
+        const int rc = ct_sched_test(&r->sched, &finished);
+        if (rc != MPI_SUCCESS)
+            r->rc = rc;
+        r->done = finished || rc != MPI_SUCCESS;
+        unclaim(r);
+    }
+    *done = __atomic_load_n(&r->done, __ATOMIC_ACQUIRE);
+    return MPI_SUCCESS;
+}
+
+void ct_request_wait(ct_request *r)
+{
+    while (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE)) {
+        if (!try_claim(r)) { /* another thread is advancing it */
+            sched_yield();
+            continue;
+        }
+        if (!r->done) {
+            const int rc = ct_sched_wait(&r->sched);
+            if (rc != MPI_SUCCESS)
+                r->rc = rc;
+            __atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+        }
+        unclaim(r);
+    }
+}
+
+void ct_request_progress_all(void)
+{
+    ct_requests *t = &ct_state_get()->requests;
+    /* A request found here may be completed and freed by another thread at
+     * once: only those claimed under the lock are advanced, and a claim
+     * holds off their completion (ct_request_complete waits for it). */
+    ct_request *claimed[16];
+    int n = 0;
+    if (!ct_request_any_active())
+        return;
+    pthread_mutex_lock(&t->lock);
+    for (int i = 0; i < t->active && n < 16; i++) {
+        ct_request *r = t->running[i];
+        if (!__atomic_load_n(&r->done, __ATOMIC_RELAXED) && try_claim(r))
+            claimed[n++] = r;
+    }
+    pthread_mutex_unlock(&t->lock);
+    for (int i = 0; i < n; i++) {
+        int finished = 0;
+        const int rc = ct_sched_test(&claimed[i]->sched, &finished);
+        if (rc != MPI_SUCCESS)
+            claimed[i]->rc = rc;
+        if (finished || rc != MPI_SUCCESS)
+            __atomic_store_n(&claimed[i]->done, 1, __ATOMIC_RELEASE);
+        unclaim(claimed[i]);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Completion                                                          */
+/* ------------------------------------------------------------------ */
+
+void ct_request_empty_status(MPI_Status *status)
+{
+    if (status == MPI_STATUS_IGNORE)
+        return;
+    status->MPI_SOURCE = MPI_ANY_SOURCE;
+    status->MPI_TAG = MPI_ANY_TAG;
+    status->MPI_ERROR = MPI_SUCCESS;
+    PMPI_Status_set_elements(status, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(status, 0);
+}
+
+int ct_request_complete(ct_request *r, MPI_Request *user, MPI_Status *status)
+{
+    const int rc = r->rc;
+    ct_request_empty_status(status);
+    /* Wait until no other thread's progress_all holds it. */
+    while (!try_claim(r))
+        sched_yield();
+    r->active = 0;
+    running_remove(r);
+    if (r->persistent) {
+        unclaim(r);
+        return rc;
+    }
+    table_remove(r);
+    request_release(r);
+    *user = MPI_REQUEST_NULL;
+    return rc;
+}
+
+int ct_request_free(ct_request *r, MPI_Request *user)
+{
+    if (r->active)
+        return MPI_ERR_REQUEST;
+    table_remove(r);
+    request_release(r);
+    *user = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+}
+
+MPI_Comm ct_request_errcomm(ct_request *r)
+{
+    return ct_ctx_orphaned(r->ctx) ? MPI_COMM_SELF : r->user_comm;
+}

@@ -1,0 +1,44 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# The nonblocking all-to-all and coltune's requests (tests/mpi/test_nbc.c):
+# every algorithm that splits at every parameter value, against PMPI_, at
+# many P; the completion calls, with the intercepted MPI_Ialltoallv served by
+# a one-round, a many-round and a windowed schedule and by the MPI library.
+#   CT_TEST_QUICK=1 fewer P (the MPICH and sanitizer builds)
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/mpi/common.sh"
+prog="$top_builddir/tests/mpi/test_nbc"
+need_progs "$prog"
+
+if [ "${CT_TEST_QUICK:-0}" = 1 ]; then
+    nps=${CT_TEST_NP:-1 3 4 7}
+else
+    nps=${CT_TEST_NP:-1 2 3 4 5 6 7 8 11 13 16}
+fi
+for P in $nps; do
+    check_run "nbc P=$P every algorithm" \
+        with_env COLTUNE_FALLBACK=error TEST_FILTER=test_every_algorithm -- run_mpi "$P" "$prog"
+done
+for spec in pairwise scattered:block_count=2 multipair_waitany:stride=2 linear pmpi; do
+    for P in ${CT_TEST_NP:-1 4 7}; do
+        check_run "nbc P=$P completion calls, MPI_Ialltoallv by $spec" \
+            with_env COLTUNE_IALLTOALLV="$spec" \
+            TEST_FILTER='test_req_*' -- run_mpi "$P" "$prog"
+    done
+done
+quick_finish "valgrind runs"
+
+# Under valgrind (as alltoallv.sh): every algorithm at P = 3, and the
+# completion calls with a many-round schedule.
+if valgrind_usable "valgrind"; then
+    vg() { # vg P VAR=value...
+        P=$1
+        shift
+        check_run "nbc P=$P $* under valgrind" with_env "$@" -- \
+            run_mpi "$P" "$top_builddir/libtool" --mode=execute "$VALGRIND" --quiet \
+            --error-exitcode=3 --suppressions="$vg_supp" \
+            --suppressions="$top_srcdir/tests/mpi/pmix-valgrind.supp" "$prog"
+    }
+    vg 3 COLTUNE_FALLBACK=error TEST_FILTER=test_every_algorithm
+    vg 3 COLTUNE_IALLTOALLV=pairwise TEST_FILTER='test_req_*'
+fi
+finish

@@ -1,0 +1,514 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test_nbc.c - the nonblocking all-to-all (MPI_Ialltoallv, MPI_Ialltoall)
+ * and coltune's requests (core/request.h, src/shim/request.c).
+ *
+ *  - every algorithm that splits, at every parameter value it accepts at
+ *    this P, through coltune_ialltoallv / coltune_ialltoall, checked byte
+ *    for byte against PMPI_Alltoallv / PMPI_Alltoall: random counts with
+ *    zeros, shuffled displacements with gaps, three datatype cases (one
+ *    freed by the application before the wait), MPI_IN_PLACE;
+ *  - the intercepted MPI_Ialltoallv (whatever COLTUNE_IALLTOALLV chooses)
+ *    completed by every completion call, in arrays that mix it with
+ *    point-to-point requests and MPI_REQUEST_NULL, statuses checked;
+ *  - two on different communicators completed in the opposite order, 32 in
+ *    flight on one communicator, a communicator freed while its call is
+ *    pending, and wrong use (MPI_Request_free, MPI_Cancel of an active one)
+ *    answered with MPI_ERR_REQUEST and nothing lost.
+ *
+ * Run by tests/mpi/nbc.sh at many P. TEST_SEED as in test_alltoallv.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "coltune.h"
+#include "harness.h"
+
+/* ------------------------------------------------------------------ */
+/* One call's layout: counts in elements, shuffled displacements, gaps  */
+/* ------------------------------------------------------------------ */
+
+typedef struct layout {
+    int *scount, *sdispl, *rcount, *rdispl;
+    size_t sext, rext; /* elements each buffer spans */
+} layout;
+
+/* The count rank a sends rank b in call `call`: zero in about one of four. */
+static int count_of(uint64_t seed, int call, int a, int b, int most)
+{
+    th_rng r = th_rng_make(seed ^ (uint64_t)call * 0x9e3779b9u, (uint64_t)a * 1000003u + (uint64_t)b);
+    return th_below(&r, 4) == 0 ? 0 : 1 + (int)th_below(&r, most);
+}
+
+/* Displacements of P blocks in a shuffled order, with a gap after each. */
+static size_t place(th_rng *r, int P, const int *count, int *displ)
+{
+    int *order = malloc((size_t)P * sizeof *order);
+    size_t at = 0;
+    assert_non_null(order);
+    for (int j = 0; j < P; j++)
+        order[j] = j;
+    for (int j = P - 1; j > 0; j--) {
+        int k = (int)th_below(r, j + 1), t = order[j];
+        order[j] = order[k];
+        order[k] = t;
+    }
+    for (int j = 0; j < P; j++) {
+        displ[order[j]] = (int)at;
+        at += (size_t)count[order[j]] + (size_t)th_below(r, 3);
+    }
+    free(order);
+    return at;
+}
+
+static void layout_make(layout *l, uint64_t seed, int call, int P, int me, int most)
+{
+    th_rng r = th_rng_make(seed, (uint64_t)call * 7919u + (uint64_t)me);
+    for (int j = 0; j < P; j++) {
+        l->scount[j] = count_of(seed, call, me, j, most);
+        l->rcount[j] = count_of(seed, call, j, me, most);
+    }
+    l->sext = place(&r, P, l->scount, l->sdispl);
+    l->rext = place(&r, P, l->rcount, l->rdispl);
+}
+
+static layout layout_alloc(int P)
+{
+    layout l;
+    l.scount = malloc(4 * (size_t)P * sizeof(int));
+    assert_non_null(l.scount);
+    l.sdispl = l.scount + P;
+    l.rcount = l.scount + 2 * P;
+    l.rdispl = l.scount + 3 * P;
+    return l;
+}
+
+/* ------------------------------------------------------------------ */
+/* Datatypes                                                           */
+/* ------------------------------------------------------------------ */
+
+typedef struct type_case {
+    const char *name;
+    int derived; /* made here: freed by the application right after the start */
+} type_case;
+
+static const type_case type_cases[] = {{"MPI_INT", 0}, {"vector(2,1,3) of int", 1},
+                                       {"struct {int; gap; double}", 1}};
+#define NTYPES ((int)(sizeof type_cases / sizeof type_cases[0]))
+
+static MPI_Datatype type_make(int t)
+{
+    MPI_Datatype type = MPI_INT;
+    if (t == 1)
+        MPI_Type_vector(2, 1, 3, MPI_INT, &type);
+    if (t == 2) {
+        int bl[2] = {1, 1};
+        MPI_Aint disp[2] = {0, 8};
+        MPI_Datatype ts[2] = {MPI_INT, MPI_DOUBLE};
+        MPI_Type_create_struct(2, bl, disp, ts, &type);
+    }
+    if (t != 0)
+        MPI_Type_commit(&type);
+    return type;
+}
+
+static size_t extent_of(MPI_Datatype t)
+{
+    MPI_Aint lb, ext;
+    MPI_Type_get_extent(t, &lb, &ext);
+    return (size_t)ext;
+}
+
+static void fill(unsigned char *buf, size_t n, uint64_t seed, int me)
+{
+    th_rng r = th_rng_make(seed, 77u + (uint64_t)me);
+    for (size_t i = 0; i < n; i++)
+        buf[i] = (unsigned char)th_next(&r);
+}
+
+/* ------------------------------------------------------------------ */
+/* Every algorithm that splits                                         */
+/* ------------------------------------------------------------------ */
+
+/* One spec, one datatype case, in place or not: Ialltoallv then Wait, against
+ * PMPI_Alltoallv on the same input. Returns 1 when it matched on every rank. */
+static int check_alltoallv(const char *spec, int t, int inplace, int call)
+{
+    const int P = th_size(), me = th_rank();
+    const uint64_t seed = th_seed();
+    layout l = layout_alloc(P);
+    MPI_Datatype type = type_make(t);
+    const size_t ext = extent_of(type);
+    MPI_Request req = MPI_REQUEST_NULL;
+    char what[256];
+    layout_make(&l, seed, call, P, me, 5);
+    if (inplace) { /* the send side is the receive side: symmetric counts */
+        for (int j = 0; j < P; j++)
+            l.rcount[j] = count_of(seed, call, j < me ? j : me, j < me ? me : j, 5);
+        th_rng r = th_rng_make(seed, 99u + (uint64_t)me);
+        l.rext = place(&r, P, l.rcount, l.rdispl);
+    }
+    const size_t sbytes = (l.sext + 1) * ext, rbytes = (l.rext + 1) * ext;
+    unsigned char *sb = malloc(sbytes), *rb = malloc(rbytes), *ref = malloc(rbytes);
+    assert_true(sb && rb && ref);
+    fill(sb, sbytes, seed + (uint64_t)call, me);
+    fill(rb, rbytes, seed + 1000u + (uint64_t)call, me);
+    memcpy(ref, rb, rbytes);
+    if (inplace)
+        PMPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, type, ref, l.rcount, l.rdispl, type,
+                       MPI_COMM_WORLD);
+    else
+        PMPI_Alltoallv(sb, l.scount, l.sdispl, type, ref, l.rcount, l.rdispl, type,
+                       MPI_COMM_WORLD);
+    int rc = coltune_ialltoallv(spec, inplace ? MPI_IN_PLACE : sb, l.scount, l.sdispl, type, rb,
+                                l.rcount, l.rdispl, type, MPI_COMM_WORLD, &req);
+    if (type_cases[t].derived)
+        MPI_Type_free(&type); /* the request keeps its own */
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+    snprintf(what, sizeof what, "ialltoallv %s, %s%s, P=%d, call %d, seed %llu", spec,
+             type_cases[t].name, inplace ? ", MPI_IN_PLACE" : "", P, call,
+             (unsigned long long)seed);
+    int ok = rc == MPI_SUCCESS && req == MPI_REQUEST_NULL && th_same_bytes(rb, ref, rbytes, what);
+    if (rc != MPI_SUCCESS)
+        fprintf(stderr, "%s: returned %d\n", what, rc);
+    free(sb);
+    free(rb);
+    free(ref);
+    free(l.scount);
+    return th_all(ok, MPI_COMM_WORLD);
+}
+
+/* Uniform blocks of count elements of MPI_INT (zero included). */
+static int check_alltoall(const char *spec, int count, int inplace)
+{
+    const int P = th_size(), me = th_rank();
+    const size_t n = (size_t)P * (size_t)(count > 0 ? count : 1);
+    int *sb = malloc(n * sizeof(int)), *rb = malloc(n * sizeof(int)),
+        *ref = malloc(n * sizeof(int));
+    MPI_Request req = MPI_REQUEST_NULL;
+    char what[160];
+    assert_true(sb && rb && ref);
+    for (size_t i = 0; i < n; i++) {
+        sb[i] = me * 100000 + (int)i;
+        rb[i] = ref[i] = inplace ? sb[i] : -1;
+    }
+    PMPI_Alltoall(inplace ? MPI_IN_PLACE : sb, count, MPI_INT, ref, count, MPI_INT,
+                  MPI_COMM_WORLD);
+    int rc = coltune_ialltoall(spec, inplace ? MPI_IN_PLACE : sb, count, MPI_INT, rb, count,
+                               MPI_INT, MPI_COMM_WORLD, &req);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+    snprintf(what, sizeof what, "ialltoall %s, count %d%s, P=%d", spec, count,
+             inplace ? ", MPI_IN_PLACE" : "", P);
+    int ok = rc == MPI_SUCCESS && th_same_bytes(rb, ref, n * sizeof(int), what);
+    free(sb);
+    free(rb);
+    free(ref);
+    return th_all(ok, MPI_COMM_WORLD);
+}
+
+static void test_every_algorithm(void **state)
+{
+    (void)state;
+    char **specs;
+    int Q, N, call = 0, checked = 0;
+    th_topology(&Q, &N);
+    const int n = th_algorithm_specs("ialltoallv", th_size(), Q, N, &specs);
+    if (getenv("TEST_ALGS") == NULL)
+        assert_true(n >= 8); /* pmpi and the seven that split */
+    for (int s = 0; s < n; s++) {
+        /* Open MPI 4.1's own MPI_Ialltoallv in place (libnbc) leaves a rank
+         * whose only block is its own hanging in its next nonblocking
+         * all-to-all: pmpi is the library, not tested in place here. */
+        const int pmpi = strcmp(specs[s], "pmpi") == 0;
+        for (int t = 0; t < NTYPES; t++)
+            for (int inplace = 0; inplace < 2 - pmpi; inplace++, checked++)
+                assert_true(check_alltoallv(specs[s], t, inplace, call++));
+        for (int count = 0; count <= 3; count += 3)
+            for (int inplace = 0; inplace < 2; inplace++, checked++)
+                assert_true(check_alltoall(specs[s], count, inplace));
+    }
+    if (th_rank() == 0)
+        printf("nbc: %d cases over %d specs checked\n", checked, n);
+    th_specs_free(specs, n);
+}
+
+/* ------------------------------------------------------------------ */
+/* The completion calls                                                */
+/* ------------------------------------------------------------------ */
+
+/* A ring exchange of one int to the right, as point-to-point requests
+ * beside the collective. */
+typedef struct ring {
+    int out, in;
+} ring;
+
+static void ring_start(ring *g, MPI_Request *send, MPI_Request *recv, int tag)
+{
+    const int P = th_size(), me = th_rank();
+    g->out = me * 10 + tag;
+    g->in = -1;
+    MPI_Irecv(&g->in, 1, MPI_INT, (me - 1 + P) % P, tag, MPI_COMM_WORLD, recv);
+    MPI_Isend(&g->out, 1, MPI_INT, (me + 1) % P, tag, MPI_COMM_WORLD, send);
+}
+
+static int ring_ok(const ring *g, int tag)
+{
+    const int P = th_size(), me = th_rank();
+    return g->in == ((me - 1 + P) % P) * 10 + tag;
+}
+
+/* Does coltune serve MPI_Ialltoallv here (COLTUNE_IALLTOALLV), or the MPI
+ * library (pmpi)? */
+static int coltune_serves(void)
+{
+    char spec[64];
+    coltune_decision(MPI_COMM_WORLD, "ialltoallv", 0, spec, sizeof spec);
+    return strncmp(spec, "pmpi", 4) != 0;
+}
+
+/* A status of no data. coltune gives a collective's request the empty
+ * status (MPI 4.0 section 3.7.3); MPI leaves its source and tag undefined
+ * (section 6.12), and the libraries give 0 and 0. */
+static int empty_status(const MPI_Status *st)
+{
+    int count = -1;
+    MPI_Get_count(st, MPI_BYTE, &count);
+    return count == 0 && (!coltune_serves() || (st->MPI_SOURCE == MPI_ANY_SOURCE &&
+                                                 st->MPI_TAG == MPI_ANY_TAG));
+}
+
+static int recv_status(const MPI_Status *st, int tag)
+{
+    const int P = th_size(), me = th_rank();
+    return st->MPI_SOURCE == (me - 1 + P) % P && st->MPI_TAG == tag;
+}
+
+/* One all-to-all through the intercepted MPI_Ialltoallv, with its input,
+ * expected output and buffers. */
+typedef struct a2a {
+    layout l;
+    unsigned char *sb, *rb, *ref;
+    size_t rbytes;
+} a2a;
+
+static void a2a_start(a2a *x, MPI_Comm comm, int call, MPI_Request *req)
+{
+    const int P = th_size(), me = th_rank();
+    x->l = layout_alloc(P);
+    layout_make(&x->l, th_seed(), call, P, me, 300);
+    x->rbytes = x->l.rext * sizeof(int);
+    x->sb = malloc(x->l.sext * sizeof(int) + 1);
+    x->rb = calloc(1, x->rbytes + 1);
+    x->ref = calloc(1, x->rbytes + 1);
+    assert_true(x->sb && x->rb && x->ref);
+    fill(x->sb, x->l.sext * sizeof(int), th_seed() + (uint64_t)call, me);
+    PMPI_Alltoallv(x->sb, x->l.scount, x->l.sdispl, MPI_INT, x->ref, x->l.rcount, x->l.rdispl,
+                   MPI_INT, comm);
+    assert_int_equal(MPI_Ialltoallv(x->sb, x->l.scount, x->l.sdispl, MPI_INT, x->rb,
+                                    x->l.rcount, x->l.rdispl, MPI_INT, comm, req),
+                     MPI_SUCCESS);
+}
+
+/* Checks and frees it. */
+static int a2a_done(a2a *x, const char *how)
+{
+    char what[128];
+    snprintf(what, sizeof what, "MPI_Ialltoallv completed by %s, P=%d, seed %llu", how,
+             th_size(), (unsigned long long)th_seed());
+    const int ok = th_same_bytes(x->rb, x->ref, x->rbytes, what);
+    free(x->sb);
+    free(x->rb);
+    free(x->ref);
+    free(x->l.scount);
+    return ok;
+}
+
+enum { C_WAIT, C_TEST, C_GET_STATUS, C_WAITALL, C_TESTALL, C_WAITANY, C_TESTANY, C_WAITSOME,
+       C_TESTSOME, NCOMPLETIONS };
+static const char *const completion_names[NCOMPLETIONS] = {
+    "MPI_Wait", "MPI_Test", "MPI_Request_get_status", "MPI_Waitall", "MPI_Testall",
+    "MPI_Waitany", "MPI_Testany", "MPI_Waitsome", "MPI_Testsome"};
+
+/* Completes the array {NULL, recv, collective, send, NULL} with one kind of
+ * completion call, checking each status; returns 1 when all is right. */
+static int complete_with(int how, MPI_Request reqs[5], int tag)
+{
+    MPI_Status st[5];
+    int ok = 1, flag = 0, left = 3, idx, out, indices[5];
+    switch (how) {
+    case C_WAIT:
+    case C_TEST:
+    case C_GET_STATUS:
+        for (int i = 0; i < 5; i++) {
+            if (how == C_GET_STATUS && reqs[i] != MPI_REQUEST_NULL) {
+                do
+                    MPI_Request_get_status(reqs[i], &flag, &st[i]);
+                while (!flag);
+                ok &= i != 2 || empty_status(&st[i]);
+            }
+            if (how == C_TEST)
+                do
+                    MPI_Test(&reqs[i], &flag, &st[i]);
+                while (!flag);
+            else
+                MPI_Wait(&reqs[i], &st[i]);
+        }
+        ok &= empty_status(&st[2]) && recv_status(&st[1], tag) && empty_status(&st[0]);
+        break;
+    case C_WAITALL:
+        ok &= MPI_Waitall(5, reqs, st) == MPI_SUCCESS;
+        ok &= empty_status(&st[2]) && recv_status(&st[1], tag) && empty_status(&st[4]);
+        break;
+    case C_TESTALL:
+        do
+            ok &= MPI_Testall(5, reqs, &flag, st) == MPI_SUCCESS;
+        while (!flag);
+        ok &= empty_status(&st[2]) && recv_status(&st[1], tag);
+        break;
+    case C_WAITANY:
+    case C_TESTANY:
+        while (left > 0) {
+            MPI_Status s;
+            if (how == C_WAITANY)
+                MPI_Waitany(5, reqs, &idx, &s);
+            else {
+                MPI_Testany(5, reqs, &idx, &flag, &s);
+                if (!flag)
+                    continue;
+            }
+            ok &= idx == 1 || idx == 2 || idx == 3;
+            ok &= idx != 2 || empty_status(&s);
+            ok &= idx != 1 || recv_status(&s, tag);
+            left--;
+        }
+        MPI_Waitany(5, reqs, &idx, MPI_STATUS_IGNORE); /* all null now */
+        ok &= idx == MPI_UNDEFINED;
+        break;
+    default: /* C_WAITSOME, C_TESTSOME */
+        while (left > 0) {
+            if (how == C_WAITSOME)
+                MPI_Waitsome(5, reqs, &out, indices, st);
+            else
+                MPI_Testsome(5, reqs, &out, indices, st);
+            ok &= out != MPI_UNDEFINED;
+            for (int k = 0; ok && k < out; k++) {
+                ok &= indices[k] != 2 || empty_status(&st[k]);
+                ok &= indices[k] != 1 || recv_status(&st[k], tag);
+            }
+            left -= out;
+        }
+        MPI_Waitsome(5, reqs, &out, indices, st);
+        ok &= out == MPI_UNDEFINED;
+        break;
+    }
+    for (int i = 0; i < 5; i++)
+        ok &= reqs[i] == MPI_REQUEST_NULL;
+    return ok;
+}
+
+static void test_req_completion_calls(void **state)
+{
+    (void)state;
+    for (int how = 0; how < NCOMPLETIONS; how++) {
+        MPI_Request reqs[5] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL,
+                               MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+        ring g;
+        a2a x;
+        ring_start(&g, &reqs[3], &reqs[1], how);
+        a2a_start(&x, MPI_COMM_WORLD, 100 + how, &reqs[2]);
+        int ok = complete_with(how, reqs, how);
+        if (!ok)
+            fprintf(stderr, "%s: a request or status is wrong, P=%d\n", completion_names[how],
+                    th_size());
+        ok &= ring_ok(&g, how) && a2a_done(&x, completion_names[how]);
+        assert_true(th_all(ok, MPI_COMM_WORLD));
+    }
+}
+
+/* Two on different communicators, completed in the opposite order; then
+ * 32 in flight on one communicator. */
+static void test_req_reverse_and_many(void **state)
+{
+    (void)state;
+    MPI_Comm c1, c2;
+    MPI_Request r[32];
+    a2a x[32];
+    int ok = 1;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c1);
+    MPI_Comm_dup(MPI_COMM_WORLD, &c2);
+    a2a_start(&x[0], c1, 200, &r[0]);
+    a2a_start(&x[1], c2, 201, &r[1]);
+    MPI_Wait(&r[1], MPI_STATUS_IGNORE);
+    MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+    ok &= a2a_done(&x[0], "MPI_Wait, second of two") && a2a_done(&x[1], "MPI_Wait, first");
+    for (int i = 0; i < 32; i++)
+        a2a_start(&x[i], c1, 300 + i, &r[i]);
+    MPI_Waitall(32, r, MPI_STATUSES_IGNORE);
+    for (int i = 0; i < 32; i++)
+        ok &= a2a_done(&x[i], "MPI_Waitall of 32 in flight");
+    MPI_Comm_free(&c1);
+    MPI_Comm_free(&c2);
+    assert_true(th_all(ok, MPI_COMM_WORLD));
+}
+
+/* The communicator freed while its call is pending: the call completes. */
+static void test_req_comm_freed_pending(void **state)
+{
+    (void)state;
+    MPI_Comm c;
+    MPI_Request r;
+    a2a x;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    a2a_start(&x, c, 400, &r);
+    MPI_Comm_free(&c);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    assert_true(th_all(a2a_done(&x, "MPI_Wait after MPI_Comm_free"), MPI_COMM_WORLD));
+}
+
+/* MPI_Request_free and MPI_Cancel of an active collective request are
+ * erroneous (MPI 4.0 sections 3.7.3 and 6.12): MPI_ERR_REQUEST, and the
+ * request still completes. */
+static void test_req_wrong_use(void **state)
+{
+    (void)state;
+    MPI_Comm c;
+    MPI_Request r, kept;
+    a2a x;
+    int cls = 0, ok = 1;
+    if (!coltune_serves())
+        skip(); /* the MPI library's request: its own answer to wrong use */
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    a2a_start(&x, c, 500, &r);
+    kept = r;
+    const int same_handler = MPI_Request_free(&r);
+    MPI_Error_class(same_handler, &cls);
+    ok &= cls == MPI_ERR_REQUEST && r == kept;
+    MPI_Error_class(MPI_Cancel(&r), &cls);
+    ok &= cls == MPI_ERR_REQUEST;
+    ok &= MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS && r == MPI_REQUEST_NULL;
+    ok &= a2a_done(&x, "MPI_Wait after a refused MPI_Request_free");
+    MPI_Comm_free(&c);
+    assert_true(th_all(ok, MPI_COMM_WORLD));
+}
+
+int main(int argc, char **argv)
+{
+    th_init(&argc, &argv);
+    struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_algorithm), cmocka_unit_test(test_req_completion_calls),
+        cmocka_unit_test(test_req_reverse_and_many), cmocka_unit_test(test_req_comm_freed_pending),
+        cmocka_unit_test(test_req_wrong_use)};
+    int failed = th_run("nbc", tests, sizeof tests / sizeof tests[0]);
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}
