@@ -288,6 +288,15 @@ int ct_request_test(ct_request *r, int *done)
 
 void ct_request_wait(ct_request *r)
 {
+    int done = 0;
+    if (!ct_request_hooked()) {
+        /* Nothing else advances the other requests while this one would
+         * block (MPICH): a peer may wait for one of them before it serves
+         * this one, so all of them are polled. */
+        while (ct_request_test(r, &done), !done)
+            ct_request_progress_all();
+        return;
+    }
     while (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE)) {
         if (!try_claim(r)) { /* another thread is advancing it */
             sched_yield();

@@ -439,8 +439,9 @@ static void test_req_completion_calls(void **state)
     }
 }
 
-/* Two on different communicators, completed in the opposite order; then
- * 32 in flight on one communicator. */
+/* Two on different communicators, completed in the opposite order (on
+ * every rank, then on alternate ranks); then 32 in flight on one
+ * communicator. */
 static void test_req_reverse_and_many(void **state)
 {
     (void)state;
@@ -455,6 +456,15 @@ static void test_req_reverse_and_many(void **state)
     MPI_Wait(&r[1], MPI_STATUS_IGNORE);
     MPI_Wait(&r[0], MPI_STATUS_IGNORE);
     ok &= a2a_done(&x[0], "MPI_Wait, second of two") && a2a_done(&x[1], "MPI_Wait, first");
+    /* Odd ranks complete them in the other order: a rank blocked in one
+     * still serves its peers' rounds of the other. */
+    a2a_start(&x[0], c1, 202, &r[0]);
+    a2a_start(&x[1], c2, 203, &r[1]);
+    const int first = th_rank() % 2;
+    MPI_Wait(&r[first], MPI_STATUS_IGNORE);
+    MPI_Wait(&r[1 - first], MPI_STATUS_IGNORE);
+    ok &= a2a_done(&x[0], "MPI_Wait, ranks in different orders") &&
+          a2a_done(&x[1], "MPI_Wait, ranks in different orders");
     for (int i = 0; i < 32; i++)
         a2a_start(&x[i], c1, 300 + i, &r[i]);
     MPI_Waitall(32, r, MPI_STATUSES_IGNORE);
