@@ -143,6 +143,9 @@ static const char *const request_calls[] = {
 #define NCOLLS (sizeof served_calls / sizeof served_calls[0])
 #define NSTARTUP (sizeof startup_calls / sizeof startup_calls[0])
 #define NREQUEST (sizeof request_calls / sizeof request_calls[0])
+/* The persistent forms (src/shim/alltoallv_init.c), under the library's name. */
+static const char *const persistent_calls[] = {"Alltoallv", "Alltoall"};
+#define NPERSISTENT (sizeof persistent_calls / sizeof persistent_calls[0])
 
 typedef struct library {
     void *handle;
@@ -164,6 +167,14 @@ static void c_name(const char *call, char *buf, size_t len) { snprintf(buf, len,
 static void c_large(const char *call, char *buf, size_t len)
 {
     snprintf(buf, len, "MPI_%s_c", call);
+}
+static void c_init(const char *call, char *buf, size_t len)
+{
+#if defined(CT_HAVE_PCOLL_MPIX)
+    snprintf(buf, len, "MPIX_%s_init", call); /* Open MPI's pcollreq extension */
+#else
+    snprintf(buf, len, "MPI_%s_init", call);
+#endif
 }
 static void f_lower(const char *call, char *buf, size_t len)
 {
@@ -239,6 +250,16 @@ static int report_entry_points(const info_out *o, const char *path)
     int missing = family(o, &lib, "C", served_calls, NCOLLS, c_name);
     family(o, &lib, "start-up, statistics", startup_calls, NSTARTUP, c_name);
     missing += family(o, &lib, "requests (completion)", request_calls, NREQUEST, c_name);
+#if defined(CT_HAVE_PCOLL_MPI4) || defined(CT_HAVE_PCOLL_MPIX)
+    family(o, &lib, "persistent", persistent_calls, NPERSISTENT, c_init);
+#else
+    (void)c_init;
+    if (o->parsable)
+        info_kv(o, "binding:persistent", "none (the MPI library has no persistent collectives)");
+    else
+        fprintf(o->f, "  %-24s none: the MPI library has no persistent collectives\n",
+                "persistent");
+#endif
 #if defined(CT_HAVE_LARGE_COUNT)
     family(o, &lib, "large count (MPI-4)", served_calls, NCOLLS, c_large);
 #else

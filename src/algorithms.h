@@ -107,6 +107,9 @@ typedef struct ct_alltoallv_args {
                       it instead of their own allreduce) */
     MPI_Request *request; /* the nonblocking forms (ialltoallv, ialltoall): where
                              the call's request goes; NULL for the blocking ones */
+    int persistent;       /* with request: the persistent form (MPI_Alltoallv_init,
+                             ...), decided as its nonblocking one */
+    MPI_Info info;        /* the persistent form's info (forwarded) */
 } ct_alltoallv_args;
 /* Entry points name every field when they fill one (msg_size -1 too): a
  * field left to the initialiser's zero makes GCC clear the whole struct

@@ -314,6 +314,13 @@ static int request_args(ct_request *r, const ct_alltoallv_args *a, int P, ct_all
         *b = typed;
     } else {
         CT_CALL(inplace_args(&typed, P, b, &r->keep, &r->keep_bytes));
+        /* A persistent call copies its receive blocks aside at every start:
+         * from the same span (the copy's base is sendbuf + lo). */
+        if (a->persistent && r->keep != NULL) {
+            const MPI_Aint lo = (char *)r->keep - (const char *)b->sendbuf;
+            r->start_copy_from = (const char *)a->recvbuf + lo;
+            r->start_copy_bytes = r->keep_bytes;
+        }
     }
 out:
     return rc;
@@ -321,7 +328,9 @@ out:
 
 /* Starts the chosen algorithm's schedule as a request, on a tag of its own:
  * the nonblocking collectives of a communicator start in the same order on
- * every rank, and several may be in flight (ct_ctx.nbc_calls). */
+ * every rank, and several may be in flight (ct_ctx.nbc_calls). A persistent
+ * call (a->persistent) is planned here once, decision, schedule, datatypes
+ * and buffers, and each MPI_Start runs the schedule from the top. */
 static int start_choice(ct_ctx *ctx, const ct_choice *ch, const ct_decide_input *in)
 {
     int rc;
@@ -330,7 +339,7 @@ static int start_choice(ct_ctx *ctx, const ct_choice *ch, const ct_decide_input 
     ct_request *r = NULL;
     if (ch->alg->build.alltoallv == NULL) /* pmpi, under the statistics */
         return ch->alg->run.alltoallv(a, ctx, ch->params);
-    CT_CALL(ct_request_new(ctx, a->comm, 0, &r));
+    CT_CALL(ct_request_new(ctx, a->comm, a->persistent, &r));
     CT_CALL(request_args(r, a, ctx->size, &b));
     b.msg_size = in->have_facts ? in->facts.msg_size : -1;
     ct_sched_prepare(&r->sched, ctx, ct_ctx_nbc_tag(ctx), 1);
@@ -339,7 +348,8 @@ static int start_choice(ct_ctx *ctx, const ct_choice *ch, const ct_decide_input 
     ct_request *started = r;
     CT_CALL(ct_request_publish(r, a->request));
     r = NULL; /* the application's now: an error of its start is the request's */
-    CT_CALL(ct_request_start(started));
+    if (!a->persistent) /* a persistent one waits for MPI_Start */
+        CT_CALL(ct_request_start(started));
 out:
     ct_request_discard(r);
     return rc;

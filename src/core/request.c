@@ -3,6 +3,7 @@
  * request.c - coltune's requests and the table of their handles (request.h).
  */
 #include "core/request.h"
+#include "core/copy.h"
 #include "core/log.h"
 #include "core/state.h"
 
@@ -254,6 +255,8 @@ int ct_request_start(ct_request *r)
     r->active = 1;
     rc = running_add(r);
     if (rc == MPI_SUCCESS) {
+        if (r->start_copy_bytes > 0)
+            ct_memcpy(r->keep, r->start_copy_from, r->start_copy_bytes);
         r->rc = ct_sched_start(&r->sched);
         if (r->rc != MPI_SUCCESS)
             __atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);

@@ -36,6 +36,10 @@ typedef struct ct_request {
     int busy;     /* a thread is advancing it (atomic) */
     void *keep;   /* memory the operation uses until the request is freed */
     size_t keep_bytes;
+    /* A persistent call in place: at each start, before its schedule, the
+     * receive blocks' bytes are copied aside (into keep) */
+    const void *start_copy_from;
+    size_t start_copy_bytes;
     MPI_Datatype types[2]; /* duplicates of the call's derived datatypes, or NULL */
     struct ct_request *next; /* in its table bucket */
 } ct_request;

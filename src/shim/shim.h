@@ -46,7 +46,9 @@ static inline ct_alltoallv_args ct_shim_describe_alltoallv(
                                .comm = comm,
                                .forward = forward,
                                .msg_size = -1,
-                               .request = NULL};
+                               .request = NULL,
+                               .persistent = 0,
+                               .info = MPI_INFO_NULL};
 }
 
 /* MPI_Alltoall: an Alltoallv of uniform blocks (alltoall.c). */
@@ -65,6 +67,13 @@ int ct_shim_fwd_alltoallv(const ct_alltoallv_args *a);
 int ct_shim_fwd_alltoall(const ct_alltoallv_args *a);
 int ct_shim_fwd_ialltoallv(const ct_alltoallv_args *a);
 int ct_shim_fwd_ialltoall(const ct_alltoallv_args *a);
+#if defined(CT_HAVE_PCOLL_MPI4) || defined(CT_HAVE_PCOLL_MPIX)
+/* The persistent forms (alltoallv_init.c): MPI_Alltoallv_init and
+ * MPI_Alltoall_init, or Open MPI's MPIX_ ones. */
+#define CT_HAVE_PCOLL 1
+int ct_shim_fwd_alltoallv_init(const ct_alltoallv_args *a);
+int ct_shim_fwd_alltoall_init(const ct_alltoallv_args *a);
+#endif
 
 /*
  * What MPI_Alltoallv, MPI_Alltoall, MPI_Allgather and MPI_Allgatherv do with

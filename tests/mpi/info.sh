@@ -30,11 +30,13 @@ check_report() {
         has "intercept:MPI_$call:yes" "$tmp/r" || return 1
     done
     if [ "$MPI_IMPL" = openmpi ]; then
-        for f in mpi_alltoallv_ mpi_alltoall_f08_ mpi_allgatherv_; do
+        for f in mpi_alltoallv_ mpi_alltoall_f08_ mpi_allgatherv_ MPIX_Alltoallv_init \
+            MPIX_Alltoall_init; do
             has "intercept:$f:yes" "$tmp/r" || return 1
         done
     else
-        for f in MPI_Alltoallv_c MPI_Alltoall_c MPI_Allgather_c MPI_Allgatherv_c mpi_init_f08_; do
+        for f in MPI_Alltoallv_c MPI_Alltoall_c MPI_Allgather_c MPI_Allgatherv_c mpi_init_f08_ \
+            MPI_Ialltoallv_c MPI_Alltoallv_init MPI_Alltoall_init; do
             has "intercept:$f:yes" "$tmp/r" || return 1
         done
     fi

@@ -516,13 +516,125 @@ static void test_req_wrong_use(void **state)
     assert_true(th_all(ok, MPI_COMM_WORLD));
 }
 
+/* ------------------------------------------------------------------ */
+/* Persistent: MPI_Alltoallv_init (MPI 4) or MPIX_Alltoallv_init       */
+/* ------------------------------------------------------------------ */
+
+#if defined(CT_HAVE_PCOLL_MPIX)
+#include <mpi-ext.h>
+#define ALLTOALLV_INIT MPIX_Alltoallv_init
+#elif defined(CT_HAVE_PCOLL_MPI4)
+#define ALLTOALLV_INIT MPI_Alltoallv_init
+#endif
+
+#ifdef ALLTOALLV_INIT
+/* Checks recv against PMPI_Alltoallv of send, for start number k. */
+static int persistent_ok(const layout *l, const int *sb, const int *rb, int inplace, int k)
+{
+    const size_t n = l->rext + 1;
+    int *ref = malloc(n * sizeof(int));
+    char what[128];
+    assert_non_null(ref);
+    if (inplace) { /* sb holds what rb held before the start */
+        memcpy(ref, sb, n * sizeof(int));
+        PMPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_INT, ref, l->rcount, l->rdispl, MPI_INT,
+                       MPI_COMM_WORLD);
+    } else {
+        memcpy(ref, rb, n * sizeof(int)); /* the gaps */
+        PMPI_Alltoallv(sb, l->scount, l->sdispl, MPI_INT, ref, l->rcount, l->rdispl, MPI_INT,
+                       MPI_COMM_WORLD);
+    }
+    snprintf(what, sizeof what, "persistent Alltoallv%s, start %d, P=%d", inplace ? " in place" : "",
+             k, th_size());
+    const int ok = th_same_bytes(rb, ref, n * sizeof(int), what);
+    free(ref);
+    return ok;
+}
+#endif
+
+/* A persistent request started 1000 times with new data, in MPI_Startall
+ * beside the library's persistent requests, started while active (wrong
+ * use: MPI_ERR_REQUEST where coltune serves), in place, then freed, then
+ * its communicator freed. */
+static void test_req_persistent(void **state)
+{
+    (void)state;
+#ifndef ALLTOALLV_INIT
+    th_skip("the MPI library has no persistent collectives (MPI 4 or Open MPI's MPIX_)");
+#else
+    const int P = th_size(), me = th_rank();
+    MPI_Comm c;
+    MPI_Request reqs[3];
+    layout l = layout_alloc(P);
+    int ok = 1, ring_in = -1, ring_out = me, cls = 0;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    layout_make(&l, th_seed(), 600, P, me, 7);
+    const size_t sn = l.sext + 1, rn = l.rext + 1;
+    int *sb = calloc(sn > rn ? sn : rn, sizeof(int)), *rb = calloc(rn, sizeof(int));
+    assert_true(sb && rb);
+    assert_int_equal(ALLTOALLV_INIT(sb, l.scount, l.sdispl, MPI_INT, rb, l.rcount, l.rdispl,
+                                    MPI_INT, c, MPI_INFO_NULL, &reqs[0]),
+                     MPI_SUCCESS);
+    MPI_Recv_init(&ring_in, 1, MPI_INT, (me - 1 + P) % P, 9, MPI_COMM_WORLD, &reqs[1]);
+    MPI_Send_init(&ring_out, 1, MPI_INT, (me + 1) % P, 9, MPI_COMM_WORLD, &reqs[2]);
+    for (int k = 0; k < 1000 && ok; k++) {
+        for (size_t i = 0; i < sn; i++)
+            sb[i] = k * 1000 + me * 100 + (int)i;
+        ring_out = me * 1000 + k;
+        if (k % 2)
+            MPI_Startall(3, reqs);
+        else
+            MPI_Start(&reqs[0]);
+        if (k == 1 && coltune_serves()) { /* active: starting it again is wrong */
+            MPI_Error_class(MPI_Start(&reqs[0]), &cls);
+            ok &= cls == MPI_ERR_REQUEST;
+        }
+        MPI_Waitall(k % 2 ? 3 : 1, reqs, MPI_STATUSES_IGNORE);
+        ok &= reqs[0] != MPI_REQUEST_NULL; /* persistent: still there */
+        ok &= k % 2 == 0 || ring_in == ((me - 1 + P) % P) * 1000 + k;
+        if (k % 97 == 0 || k == 999)
+            ok &= persistent_ok(&l, sb, rb, 0, k);
+    }
+    MPI_Request_free(&reqs[0]);
+    MPI_Request_free(&reqs[1]);
+    MPI_Request_free(&reqs[2]);
+    ok &= reqs[0] == MPI_REQUEST_NULL;
+    /* In place: symmetric counts, three starts with new data. */
+    for (int j = 0; j < P; j++)
+        l.rcount[j] = count_of(th_seed(), 601, j < me ? j : me, j < me ? me : j, 7);
+    th_rng r = th_rng_make(th_seed(), 602u + (uint64_t)me);
+    l.rext = place(&r, P, l.rcount, l.rdispl);
+    int *rb2 = calloc(l.rext + 1, sizeof(int)), *before = calloc(l.rext + 1, sizeof(int));
+    assert_true(rb2 && before);
+    assert_int_equal(ALLTOALLV_INIT(MPI_IN_PLACE, NULL, NULL, MPI_INT, rb2, l.rcount, l.rdispl,
+                                    MPI_INT, c, MPI_INFO_NULL, &reqs[0]),
+                     MPI_SUCCESS);
+    for (int k = 0; k < 3; k++) {
+        for (size_t i = 0; i < l.rext + 1; i++)
+            before[i] = rb2[i] = k * 7000 + me * 100 + (int)i;
+        MPI_Start(&reqs[0]);
+        MPI_Wait(&reqs[0], MPI_STATUS_IGNORE);
+        ok &= persistent_ok(&l, before, rb2, 1, k);
+    }
+    MPI_Request_free(&reqs[0]);
+    MPI_Comm_free(&c);
+    free(sb);
+    free(rb);
+    free(rb2);
+    free(before);
+    free(l.scount);
+    assert_true(th_all(ok, MPI_COMM_WORLD));
+#endif
+}
+
 int main(int argc, char **argv)
 {
     th_init(&argc, &argv);
     struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_algorithm), cmocka_unit_test(test_req_completion_calls),
         cmocka_unit_test(test_req_reverse_and_many), cmocka_unit_test(test_req_comm_freed_pending),
-        cmocka_unit_test(test_req_wrong_use)};
+        cmocka_unit_test(test_req_wrong_use), cmocka_unit_test(test_req_persistent)};
     int failed = th_run("nbc", tests, sizeof tests / sizeof tests[0]);
     MPI_Finalize();
     return failed ? 1 : 0;
