@@ -339,10 +339,11 @@ static int start_choice(ct_ctx *ctx, const ct_choice *ch, const ct_decide_input 
     ct_request *r = NULL;
     if (ch->alg->build.alltoallv == NULL) /* pmpi, under the statistics */
         return ch->alg->run.alltoallv(a, ctx, ch->params);
+    const int tag = ct_ctx_nbc_tag(ctx); /* first: every rank counts the call */
     CT_CALL(ct_request_new(ctx, a->comm, a->persistent, &r));
     CT_CALL(request_args(r, a, ctx->size, &b));
     b.msg_size = in->have_facts ? in->facts.msg_size : -1;
-    ct_sched_prepare(&r->sched, ctx, ct_ctx_nbc_tag(ctx), 1);
+    ct_sched_prepare(&r->sched, ctx, tag, 1);
     CT_CALL(ch->alg->build.alltoallv(&b, ctx, ch->params, &r->sched));
     ctx->call_extra += ct_sched_own_bytes(&r->sched) + r->keep_bytes;
     ct_request *started = r;
