@@ -290,38 +290,30 @@ static int any_pass(mine *m, int count, MPI_Request reqs[], int *index, int *fla
     return rc;
 }
 
-static int serve_waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
+/* MPI_Waitany (wait set; flag NULL) or MPI_Testany. */
+static int serve_any(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status,
+                     int wait)
 {
-    int rc, flag = 0;
+    int rc, done = 0;
     mine m;
     if (!ct_request_any_active())
-        return PMPI_Waitany(count, reqs, index, status);
+        return wait ? PMPI_Waitany(count, reqs, index, status)
+                    : PMPI_Testany(count, reqs, index, flag, status);
     if ((rc = mine_find(&m, count, reqs)) != MPI_SUCCESS || m.n == 0) {
         mine_free(&m);
-        return rc == MPI_SUCCESS ? lib_waitany(count, reqs, index, status) : rc;
-    }
-    do /* one of coltune's is active: something will complete */
-        rc = any_pass(&m, count, reqs, index, &flag, status);
-    while (rc == MPI_SUCCESS && !flag);
-    mine_free(&m);
-    return rc;
-}
-
-static int serve_testany(int count, MPI_Request reqs[], int *index, int *flag,
-                         MPI_Status *status)
-{
-    int rc;
-    mine m;
-    if (!ct_request_any_active())
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (wait)
+            return lib_waitany(count, reqs, index, status);
+        ct_request_progress_all();
         return PMPI_Testany(count, reqs, index, flag, status);
-    if ((rc = mine_find(&m, count, reqs)) != MPI_SUCCESS || m.n == 0) {
-        mine_free(&m);
-        if (rc == MPI_SUCCESS)
-            ct_request_progress_all();
-        return rc == MPI_SUCCESS ? PMPI_Testany(count, reqs, index, flag, status) : rc;
     }
     *index = MPI_UNDEFINED;
-    rc = any_pass(&m, count, reqs, index, flag, status);
+    do /* a wait: one of coltune's is active, so something will complete */
+        rc = any_pass(&m, count, reqs, index, &done, status);
+    while (wait && rc == MPI_SUCCESS && !done);
+    if (flag != NULL)
+        *flag = done;
     mine_free(&m);
     return rc;
 }
@@ -352,39 +344,27 @@ static int some_pass(mine *m, int count, MPI_Request reqs[], int *outcount, int 
     return multiple_result(rc, err, err_comm);
 }
 
-static int serve_waitsome(int count, MPI_Request reqs[], int *outcount, int indices[],
-                          MPI_Status statuses[])
+/* MPI_Waitsome (wait set) or MPI_Testsome. */
+static int serve_some(int count, MPI_Request reqs[], int *outcount, int indices[],
+                      MPI_Status statuses[], int wait)
 {
     int rc;
     mine m;
     if (!ct_request_any_active())
-        return PMPI_Waitsome(count, reqs, outcount, indices, statuses);
+        return wait ? PMPI_Waitsome(count, reqs, outcount, indices, statuses)
+                    : PMPI_Testsome(count, reqs, outcount, indices, statuses);
     if ((rc = mine_find(&m, count, reqs)) != MPI_SUCCESS || m.n == 0) {
         mine_free(&m);
-        return rc == MPI_SUCCESS ? lib_waitsome(count, reqs, outcount, indices, statuses) : rc;
-    }
-    do /* one of coltune's is active: something will complete */
-        rc = some_pass(&m, count, reqs, outcount, indices, statuses);
-    while (rc == MPI_SUCCESS && *outcount == 0);
-    mine_free(&m);
-    return rc;
-}
-
-static int serve_testsome(int count, MPI_Request reqs[], int *outcount, int indices[],
-                          MPI_Status statuses[])
-{
-    int rc;
-    mine m;
-    if (!ct_request_any_active())
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (wait)
+            return lib_waitsome(count, reqs, outcount, indices, statuses);
+        ct_request_progress_all();
         return PMPI_Testsome(count, reqs, outcount, indices, statuses);
-    if ((rc = mine_find(&m, count, reqs)) != MPI_SUCCESS || m.n == 0) {
-        mine_free(&m);
-        if (rc == MPI_SUCCESS)
-            ct_request_progress_all();
-        return rc == MPI_SUCCESS ? PMPI_Testsome(count, reqs, outcount, indices, statuses)
-                                 : rc;
     }
-    rc = some_pass(&m, count, reqs, outcount, indices, statuses);
+    do /* a wait: one of coltune's is active, so something will complete */
+        rc = some_pass(&m, count, reqs, outcount, indices, statuses);
+    while (wait && rc == MPI_SUCCESS && *outcount == 0);
     mine_free(&m);
     return rc;
 }
@@ -466,27 +446,27 @@ CT_EXPORT int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
 CT_EXPORT int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index,
                           MPI_Status *status)
 {
-    return serve_waitany(count, array_of_requests, index, status);
+    return serve_any(count, array_of_requests, index, NULL, status, 1);
 }
 
 CT_EXPORT int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag,
                           MPI_Status *status)
 {
-    return serve_testany(count, array_of_requests, index, flag, status);
+    return serve_any(count, array_of_requests, index, flag, status, 0);
 }
 
 CT_EXPORT int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
                            int array_of_indices[], MPI_Status array_of_statuses[])
 {
-    return serve_waitsome(incount, array_of_requests, outcount, array_of_indices,
-                          array_of_statuses);
+    return serve_some(incount, array_of_requests, outcount, array_of_indices,
+                      array_of_statuses, 1);
 }
 
 CT_EXPORT int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
                            int array_of_indices[], MPI_Status array_of_statuses[])
 {
-    return serve_testsome(incount, array_of_requests, outcount, array_of_indices,
-                          array_of_statuses);
+    return serve_some(incount, array_of_requests, outcount, array_of_indices,
+                      array_of_statuses, 0);
 }
 
 CT_EXPORT int MPI_Start(MPI_Request *request) { return serve_start(request); }
