@@ -138,6 +138,10 @@ const ct_restriction_desc *ct_restriction_at(int i)
                    - 1,                                                                       \
         .params = {__VA_ARGS__}, .restrictions = (restrictions_), run_                        \
     },
+/* An algorithm that steps (CT_ALLTOALLV_STEP_ALG): its blocking run and its
+ * schedule, one argument of ENTRY. */
+#define RUN_AND_BUILD(name) \
+    .run.alltoallv = ct_alltoallv_##name, .build.alltoallv = ct_alltoallv_##name##_build
 #define IF_VARIABLE_1(...) __VA_ARGS__
 #define IF_VARIABLE_0(...)
 
@@ -150,6 +154,8 @@ static const ct_algorithm registry[] = {
 #define CT_ALLTOALLV_SPLIT_ALG(name, r, summary, ...)                                  \
     ENTRY(CT_COLL_ALLTOALLV, name, r, summary,                                         \
           .build.alltoallv = ct_alltoallv_##name##_build, __VA_ARGS__)
+#define CT_ALLTOALLV_STEP_ALG(name, r, summary, ...) \
+    ENTRY(CT_COLL_ALLTOALLV, name, r, summary, RUN_AND_BUILD(name), __VA_ARGS__)
 #include "coll_list.h"
 #define CT_ALLTOALLV_ALG(name, r, summary, ...)                                     \
     ENTRY(CT_COLL_ALLTOALL, name, r, summary, .run.alltoallv = ct_alltoallv_##name, \
@@ -157,6 +163,8 @@ static const ct_algorithm registry[] = {
 #define CT_ALLTOALLV_SPLIT_ALG(name, r, summary, ...)                                  \
     ENTRY(CT_COLL_ALLTOALL, name, r, summary,                                          \
           .build.alltoallv = ct_alltoallv_##name##_build, __VA_ARGS__)
+#define CT_ALLTOALLV_STEP_ALG(name, r, summary, ...) \
+    ENTRY(CT_COLL_ALLTOALL, name, r, summary, RUN_AND_BUILD(name), __VA_ARGS__)
 #include "coll_list.h"
     /* The nonblocking forms: the library's own routine, and the algorithms
      * that split. */

@@ -236,7 +236,8 @@ typedef struct ct_algorithm {
     } run; /* NULL for an algorithm that splits: build describes it */
     union {
         ct_alltoallv_build_fn alltoallv;
-    } build; /* NULL for an algorithm that runs its call itself */
+    } build; /* NULL for an algorithm that runs its call itself; both for one
+                that steps (CT_ALLTOALLV_STEP_ALG): run serves the blocking call */
 } ct_algorithm;
 
 /* The registry: a NULL-terminated view. */
@@ -263,6 +264,10 @@ int ct_coll_has_pmpi(ct_coll coll);
 #define CT_ALLTOALLV_ALG(name, ...)                                                          \
     int ct_alltoallv_##name(const ct_alltoallv_args *a, struct ct_ctx *ctx, const long *params);
 #define CT_ALLTOALLV_SPLIT_ALG(name, ...)                                                    \
+    int ct_alltoallv_##name##_build(const ct_alltoallv_args *a, struct ct_ctx *ctx,          \
+                                    const long *params, struct ct_sched *s);
+#define CT_ALLTOALLV_STEP_ALG(name, ...)                                                     \
+    int ct_alltoallv_##name(const ct_alltoallv_args *a, struct ct_ctx *ctx, const long *params); \
     int ct_alltoallv_##name##_build(const ct_alltoallv_args *a, struct ct_ctx *ctx,          \
                                     const long *params, struct ct_sched *s);
 #define CT_ALLGATHER_INTER_ALG(name, ...)                                                    \

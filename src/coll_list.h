@@ -49,6 +49,13 @@
  *   calls (built, then run to completion) and the nonblocking ones,
  *   ialltoallv and ialltoall, under the same name and parameters. A file
  *   that defines only CT_ALLTOALLV_ALG sees these among the others.
+ * CT_ALLTOALLV_STEP_ALG(name, restrictions, summary, params...)
+ *   the same, for an algorithm that moves its bytes otherwise than by
+ *   messages (a shared-memory window): ct_alltoallv_<name>() serves the
+ *   blocking calls and ct_alltoallv_<name>_build() describes the nonblocking
+ *   ones as a schedule of one step (core/sched.h); both run the same phases
+ *   of the call. A file that defines only CT_ALLTOALLV_SPLIT_ALG sees these
+ *   among those.
  * CT_ALLGATHER_INTER_ALG(name, restrictions, summary, summary_v, params...)
  *   ct_allgather_inter_<name>() and ct_allgatherv_inter_<name>(),
  *   src/allgather_inter/: serves allgather_inter (summary) and
@@ -66,6 +73,10 @@
 #ifndef CT_ALLTOALLV_SPLIT_ALG
 #define CT_ALLTOALLV_SPLIT_ALG(name, restrictions, summary, ...) \
     CT_ALLTOALLV_ALG(name, restrictions, summary, __VA_ARGS__)
+#endif
+#ifndef CT_ALLTOALLV_STEP_ALG
+#define CT_ALLTOALLV_STEP_ALG(name, restrictions, summary, ...) \
+    CT_ALLTOALLV_SPLIT_ALG(name, restrictions, summary, __VA_ARGS__)
 #endif
 #ifndef CT_ALLGATHER_INTER_ALG
 #define CT_ALLGATHER_INTER_ALG(name, restrictions, summary, summary_v, ...)
@@ -144,7 +155,7 @@ CT_ALLTOALLV_ALG(tuna_hier_staggered, CT_A_BYTES | CT_R_INT_OFFSETS,
      "intra-node TuNA radix (values >= Q act as Q; Q+1 lets Q=1 run)", CT_CLAMP},
     {"block_count", K(1), EXPR(NM1_Q, 1), K(1),
      "blocks per batch (values above (N-1)*Q act as (N-1)*Q)", CT_CLAMP})
-CT_ALLTOALLV_ALG(shm, CT_R_SHARED_MEMORY | CT_L_WARM_UP,
+CT_ALLTOALLV_STEP_ALG(shm, CT_R_SHARED_MEMORY | CT_L_WARM_UP,
     "through a shared-memory window: each rank copies its blocks in, one "
     "synchronisation, each copies its blocks out (bounded window, rounds); "
     "large blocks point-to-point",
@@ -223,5 +234,6 @@ CT_SDDE_ALG(locality_dense, 1, CT_A_AGREES,
 #undef CT_COLLECTIVE
 #undef CT_ALLTOALLV_ALG
 #undef CT_ALLTOALLV_SPLIT_ALG
+#undef CT_ALLTOALLV_STEP_ALG
 #undef CT_ALLGATHER_INTER_ALG
 #undef CT_SDDE_ALG

@@ -60,12 +60,33 @@
  * If the window cannot be set up (shm.h), every rank learns it at the first
  * call, and that call and every later one on the communicator that chooses
  * shm is forwarded to the MPI library's routine.
+ *
+ * Nonblocking and persistent (ct_alltoallv_shm_build): the same call, split
+ * where the window splits it. At the start a rank posts its point-to-point
+ * blocks, copies its own block and publishes its stream's round 0 (its
+ * blocks into the window, or the first W bytes of them); at each test or
+ * wait it copies out what the others have published, and runs the later
+ * rounds, if any; at completion it settles and completes the point-to-point
+ * blocks. Between the start and the completion a rank needs no progress:
+ * what it published waits in the window for the others to read. A window
+ * serves one call at a time, in the order the calls started
+ * (ct_shm_stream_enqueue): a call started while another is still running
+ * on this rank begins when that one completes; a blocking call first
+ * completes those before it. One thing is the blocking call's alone: the
+ * point-to-point runs (all_p2p), which depend on how the last call went on
+ * every rank, which a start cannot know; the nonblocking forms go through
+ * the window, with this call's own tag for the blocks that travel
+ * point-to-point. A communicator with no window, and an MPI_Ialltoall
+ * whose blocks all travel point-to-point, get the linear schedule
+ * (alltoallv_linear.c): the same messages as all_p2p.
  */
 #include "alltoallv/a2av_p2p.h"
 #include "core/shm_stream.h"
 #include "core/log.h"
 
 #include <limits.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Alltoallv calls without the window after one whose blocks all travelled
@@ -211,13 +232,9 @@ static int drive(void *arg)
  * After round 0, which told every rank how each of its blocks travels: a
  * receive posted on this rank's own guess for a block its sender put in the
  * window is cancelled (the rounds copied the block), a block its sender
- * sent point-to-point against this rank's guess is received now; then every
- * request completes, even after a failure, so that nothing stays in flight.
- * One at a time, so the call returns the error class of the first failure
- * (MPI_ERR_TRUNCATE for a block longer than its buffer), not
- * MPI_ERR_IN_STATUS.
+ * sent point-to-point against this rank's guess is received now.
  */
-static int finish_direct(direct_state *d, ct_shm_want *want)
+static void settle_direct(direct_state *d, ct_shm_want *want)
 {
     const int P = d->x->ctx->size;
     for (int w = 0; w < P - 1; w++) {
@@ -228,9 +245,24 @@ static int finish_direct(direct_state *d, ct_shm_want *want)
             keep_first(d, post_recv(d, &want[w]));
         }
     }
+}
+
+/*
+ * Then every request completes, even after a failure, so that nothing stays
+ * in flight: blocking, or as far as they have (returns whether all have).
+ * One at a time, so the call returns the error class of the first failure
+ * (MPI_ERR_TRUNCATE for a block longer than its buffer), not
+ * MPI_ERR_IN_STATUS.
+ */
+static int complete_direct(direct_state *d, int block)
+{
+    if (!block) {
+        drive(d);
+        return d->next == d->n;
+    }
     for (; d->next < d->n; d->next++)
         keep_first(d, PMPI_Wait(&d->reqs[d->next], MPI_STATUS_IGNORE));
-    return d->rc;
+    return 1;
 }
 
 /*
@@ -271,29 +303,63 @@ static int all_p2p(direct_state *d)
     return d->rc;
 }
 
+/* ------------------------------------------------------------------ */
+/* A call                                                              */
+/* ------------------------------------------------------------------ */
+
+/* One call, blocking or a request's: what it moves and how far it has got. */
+typedef struct shm_call {
+    ct_alltoallv_args args; /* a request's own copy of the description */
+    ct_a2av x;
+    ct_typeinfo st, rt; /* each side's type, asked once per call */
+    ct_shm_stream *s;
+    long large;   /* the direct limit (direct_limit) */
+    int tag;      /* of the point-to-point blocks */
+    direct_state d;
+    ct_shm_idle idle;
+    ct_shm_xchg xchg;
+    int xchg_rc;  /* the exchange's result, once it has completed */
+    size_t staged;
+    /* a request's own buffers for non-contiguous sides (a blocking call's
+     * are the context's) */
+    char *packed, *stage;
+    ct_shm_job job; /* a request's place in the window's queue */
+} shm_call;
+
+/* Memory for packing or staging: the request's own, or the context's. */
+static char *side_buffer(shm_call *c, char *own, const ct_ctx_buf_key *key, size_t bytes)
+{
+    if (own != NULL)
+        return own;
+    char *mem = ct_ctx_buffer(c->x.ctx, key, bytes);
+    if (mem != NULL)
+        c->x.ctx->call_extra += bytes;
+    return mem;
+}
+
 /* A non-contiguous send side: the blocks that go through the window packed
- * into a context buffer, back to back. */
-static int pack_sends(const ct_a2av *x, const ct_typeinfo *t, ct_shm_out *out)
+ * into a buffer, back to back. */
+static int pack_sends(shm_call *c, ct_shm_out *out)
 {
     int rc = MPI_SUCCESS;
+    const ct_a2av *x = &c->x;
     const int P = x->ctx->size;
     size_t packed_bytes = 0;
     char *packed;
     for (int j = 0; j < P; j++)
         if (!out[j].direct)
             packed_bytes += out[j].bytes;
-    if (t->contig || packed_bytes == 0)
+    if (c->st.contig || packed_bytes == 0)
         return MPI_SUCCESS;
-    packed = ct_ctx_buffer(x->ctx, &ct_buf_shm_send, packed_bytes);
+    packed = side_buffer(c, c->packed, &ct_buf_shm_send, packed_bytes);
     if (packed == NULL)
         return MPI_ERR_NO_MEM;
-    x->ctx->call_extra += packed_bytes;
     for (int j = 0; j < P; j++) {
         if (out[j].direct)
             continue;
         if (out[j].bytes > 0)
             CT_CALL(ct_pack_elems(ct_a2av_sendblock(x, j), ct_a2av_scount(x, j),
-                                  x->a->sendtype, t, packed, 0, x->ctx->comm));
+                                  x->a->sendtype, &c->st, packed, 0, x->ctx->comm));
         out[j].src = packed;
         packed += out[j].bytes;
     }
@@ -302,21 +368,19 @@ out:
 }
 
 /* A non-contiguous receive side: the blocks the window may bring staged in
- * a context buffer (*staged: its bytes, 0 when not). */
-static int stage_recvs(const ct_a2av *x, const ct_typeinfo *t, ct_shm_want *want,
-                       size_t *staged)
+ * a buffer (c->staged: its bytes, 0 when not). */
+static int stage_recvs(shm_call *c, ct_shm_want *want)
 {
-    const int P = x->ctx->size;
+    const int P = c->x.ctx->size;
     char *stage;
-    *staged = 0;
-    for (int w = 0; w < P - 1 && !t->contig; w++)
-        *staged += want[w].cap;
-    if (*staged == 0)
+    c->staged = 0;
+    for (int w = 0; w < P - 1 && !c->rt.contig; w++)
+        c->staged += want[w].cap;
+    if (c->staged == 0)
         return MPI_SUCCESS;
-    stage = ct_ctx_buffer(x->ctx, &ct_buf_shm_recv, *staged);
+    stage = side_buffer(c, c->stage, &ct_buf_shm_recv, c->staged);
     if (stage == NULL)
         return MPI_ERR_NO_MEM;
-    x->ctx->call_extra += *staged;
     for (int w = 0; w < P - 1; w++) {
         want[w].dst = stage;
         stage += want[w].cap;
@@ -325,67 +389,221 @@ static int stage_recvs(const ct_a2av *x, const ct_typeinfo *t, ct_shm_want *want
 }
 
 /* A non-contiguous receive side: the staged blocks into the user's buffer. */
-static int unstage(const ct_a2av *x, const ct_typeinfo *t, const ct_shm_want *want)
+static int unstage(const shm_call *c, const ct_shm_want *want)
 {
     int rc = MPI_SUCCESS;
+    const ct_a2av *x = &c->x;
     for (int w = 0; w < x->ctx->size - 1; w++)
         if (want[w].cap > 0 && !want[w].direct)
             CT_CALL(ct_pack_elems(ct_a2av_recvblock(x, want[w].member),
-                                  ct_a2av_rcount(x, want[w].member), x->a->recvtype, t,
+                                  ct_a2av_rcount(x, want[w].member), x->a->recvtype, &c->rt,
                                   want[w].dst, 1, x->ctx->comm));
 out:
     return rc;
 }
 
-int ct_alltoallv_shm(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params)
+/* The description, the types and the window: every form's first step. */
+static int call_prepare(shm_call *c, const ct_alltoallv_args *a, ct_ctx *ctx)
 {
     int rc;
-    const int P = ctx->size;
-    ct_a2av x;
-    ct_typeinfo st, rt; /* each side's type, asked once per call */
-    ct_shm_stream *s;
-    size_t staged = 0;
-    long large = params[0];
-    CT_CALL(ct_a2av_prepare(&x, a, ctx));
-    CT_CALL(ct_type_info(a->sendtype, &st));
-    CT_CALL(ct_type_info(a->recvtype, &rt));
-    if (P == 1)
-        return ct_a2av_self_copy(&x);
     static const ct_ctx_key window_key = CT_SHM_STREAM_KEY("shm window");
-    CT_CALL(ct_shm_stream_get(ctx, &window_key, ctx->comm, P, "shm", &s));
+    CT_CALL(ct_a2av_prepare(&c->x, a, ctx));
+    CT_CALL(ct_type_info(a->sendtype, &c->st));
+    CT_CALL(ct_type_info(a->recvtype, &c->rt));
+    c->s = NULL;
+    if (ctx->size > 1)
+        CT_CALL(ct_shm_stream_get(ctx, &window_key, ctx->comm, ctx->size, "shm", &c->s));
+out:
+    return rc;
+}
+
+/* Does this MPI_Alltoall send every block point-to-point (all_p2p)? */
+static int alltoall_all_direct(const shm_call *c)
+{
+    return c->x.a->coll == CT_COLL_ALLTOALL || c->x.a->coll == CT_COLL_IALLTOALL
+               ? is_direct((size_t)ct_a2av_scount(&c->x, 0) * (size_t)c->st.size, c->large)
+               : 0;
+}
+
+/* The start of the exchange (the window is this call's): the plan, the
+ * point-to-point blocks posted, the own block copied, round 0 published. */
+static void call_begin(shm_call *c, int blocking)
+{
+    ct_shm_stream *s = c->s;
+    const int P = c->x.ctx->size;
+    c->d = (direct_state){.x = &c->x, .reqs = s->reqs, .tag = c->tag};
+    c->idle = (ct_shm_idle){drive, &c->d};
+    c->xchg_rc = MPI_SUCCESS;
+    plan(&c->x, &c->st, &c->rt, c->large, s->out, s->want);
+    int local_rc = post_direct(&c->d, s->out, s->want);
+    if (local_rc == MPI_SUCCESS)
+        local_rc = pack_sends(c, s->out);
+    if (local_rc == MPI_SUCCESS)
+        local_rc = stage_recvs(c, s->want);
+    if (local_rc == MPI_SUCCESS)
+        local_rc = ct_a2av_self_copy(&c->x);
+    ct_shm_stream_begin(&c->xchg, s, s->out, local_rc, s->want, P - 1, NULL, blocking);
+}
+
+/* Takes the call on: the exchange, then the point-to-point blocks, then
+ * the staged blocks. Blocking, to its end; else as far as it goes without
+ * waiting. Returns the call's error class once *done. */
+static int call_advance(shm_call *c, int block, int *done)
+{
+    ct_shm_stream *s = c->s;
+    *done = 0;
+    if (!c->xchg.done) {
+        int xdone;
+        c->xchg_rc = ct_shm_stream_advance(&c->xchg, c->d.n > 0 ? &c->idle : NULL, block, &xdone);
+        if (!xdone)
+            return MPI_SUCCESS;
+        settle_direct(&c->d, s->want); /* whatever round 0 said */
+    }
+    if (!complete_direct(&c->d, block))
+        return MPI_SUCCESS;
+    *done = 1;
+    int rc = c->xchg_rc != MPI_SUCCESS ? c->xchg_rc : c->d.rc;
+    if (rc == MPI_SUCCESS && c->staged > 0)
+        rc = unstage(c, s->want);
+    return rc;
+}
+
+int ct_alltoallv_shm(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params)
+{
+    int rc, done;
+    const int P = ctx->size;
+    shm_call c;
+    CT_CALL(call_prepare(&c, a, ctx));
+    if (P == 1)
+        return ct_a2av_self_copy(&c.x);
+    ct_shm_stream *s = c.s;
     if (s == NULL)
         return a->forward(a); /* no window on some rank: every rank comes here */
-    large = direct_limit(large, s->W, P);
-    const int alltoall = a->coll == CT_COLL_ALLTOALL;
-    direct_state d = {.x = &x, .reqs = s->reqs, .tag = direct_tag(s)};
+    if (!ct_shm_stream_idle(s)) /* the nonblocking calls started before this one */
+        ct_shm_stream_progress(s, NULL, 1);
+    c.large = direct_limit(params[0], s->W, P);
+    c.tag = direct_tag(s);
+    c.packed = c.stage = NULL;
     /* An MPI_Alltoall whose blocks all travel point-to-point, or a call of a
      * point-to-point run (see above): no window */
-    if (alltoall ? is_direct((size_t)ct_a2av_scount(&x, 0) * (size_t)st.size, large)
-                 : s->p2p_left > 0 && s->p2p_limit == large) {
-        s->calls++; /* as ct_shm_stream_run counts it: the next call's tag differs */
+    const int alltoall = a->coll == CT_COLL_ALLTOALL;
+    if (alltoall ? alltoall_all_direct(&c) : s->p2p_left > 0 && s->p2p_limit == c.large) {
+        direct_state d = {.x = &c.x, .reqs = s->reqs, .tag = c.tag};
+        s->calls++; /* as an exchange counts it: the next call's tag differs */
         s->p2p_left -= !alltoall;
         return all_p2p(&d);
     }
     ctx->call_extra += ct_shm_stream_bytes(P);
-    const ct_shm_idle idle = {drive, &d};
-    plan(&x, &st, &rt, large, s->out, s->want);
-    int local_rc = post_direct(&d, s->out, s->want);
-    if (local_rc == MPI_SUCCESS)
-        local_rc = pack_sends(&x, &st, s->out);
-    if (local_rc == MPI_SUCCESS)
-        local_rc = stage_recvs(&x, &rt, s->want, &staged);
-    if (local_rc == MPI_SUCCESS)
-        local_rc = ct_a2av_self_copy(&x);
-    rc = ct_shm_stream_run(s, s->out, local_rc, s->want, P - 1, d.n > 0 ? &idle : NULL, NULL);
+    call_begin(&c, 1);
+    rc = call_advance(&c, 1, &done);
     if (!alltoall) { /* on every rank alike, whatever rc */
         s->p2p_left = s->all_direct ? P2P_RUN : 0;
-        s->p2p_limit = large;
+        s->p2p_limit = c.large;
     }
-    const int direct_rc = finish_direct(&d, s->want); /* whatever round 0 said */
-    if (rc == MPI_SUCCESS)
-        rc = direct_rc;
-    if (rc == MPI_SUCCESS && staged > 0)
-        rc = unstage(&x, &rt, s->want);
 out:
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* The nonblocking and persistent forms                                */
+/* ------------------------------------------------------------------ */
+
+static shm_call *call_of(ct_shm_job *job)
+{
+    return (shm_call *)((char *)job - offsetof(shm_call, job));
+}
+
+static void job_begin(ct_shm_job *job) { call_begin(call_of(job), 0); }
+
+static int job_advance(ct_shm_job *job, int *done) { return call_advance(call_of(job), 0, done); }
+
+static int step_start(void *state)
+{
+    shm_call *c = state;
+    ct_shm_stream_enqueue(c->s, &c->job);
+    return MPI_SUCCESS;
+}
+
+static int step_test(void *state, int *done)
+{
+    shm_call *c = state;
+    *done = ct_shm_stream_progress(c->s, &c->job, 0);
+    return *done ? c->job.rc : MPI_SUCCESS;
+}
+
+static int step_wait(void *state)
+{
+    shm_call *c = state;
+    ct_shm_stream_progress(c->s, &c->job, 1);
+    return c->job.rc;
+}
+
+static void step_free(void *state)
+{
+    shm_call *c = state;
+    free(c->packed);
+    free(c->stage);
+    free(c);
+}
+
+static const ct_step shm_step = {step_start, step_test, step_wait, step_free};
+
+/* Bytes of the blocks a side has for the others (the most the window or
+ * its staging carries). */
+static size_t side_bytes(const ct_a2av *x, int send, const ct_typeinfo *t)
+{
+    size_t bytes = 0;
+    for (int j = 0; j < x->ctx->size; j++)
+        if (j != x->ctx->rank)
+            bytes += (size_t)(send ? ct_a2av_scount(x, j) : ct_a2av_rcount(x, j)) * t->size;
+    return bytes;
+}
+
+/*
+ * The nonblocking and persistent forms (see above): one step, the call
+ * (core/sched.h), made here with its own buffers for non-contiguous sides,
+ * so that a start allocates nothing. The window is made (collectively) by
+ * the first call on the communicator that needs it, here.
+ */
+int ct_alltoallv_shm_build(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params,
+                           ct_sched *s)
+{
+    int rc;
+    size_t bytes = sizeof(shm_call);
+    shm_call *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return MPI_ERR_NO_MEM;
+    c->args = *a;
+    CT_CALL(call_prepare(c, &c->args, ctx));
+    if (c->s != NULL) {
+        c->large = direct_limit(params[0], c->s->W, ctx->size);
+        if (alltoall_all_direct(c))
+            c->s = NULL;
+    }
+    if (c->s == NULL) { /* one rank, no window, or every block point-to-point */
+        free(c);
+        return ct_alltoallv_linear_build(a, ctx, NULL, s);
+    }
+    if (!c->st.contig) {
+        const size_t n = side_bytes(&c->x, 1, &c->st);
+        c->packed = malloc(n > 0 ? n : 1);
+        bytes += n;
+    }
+    if (!c->rt.contig) {
+        const size_t n = side_bytes(&c->x, 0, &c->rt);
+        c->stage = malloc(n > 0 ? n : 1);
+        bytes += n;
+    }
+    if ((!c->st.contig && c->packed == NULL) || (!c->rt.contig && c->stage == NULL)) {
+        rc = MPI_ERR_NO_MEM;
+        goto out;
+    }
+    c->tag = s->tag;
+    c->job = (ct_shm_job){.begin = job_begin, .advance = job_advance};
+    CT_CALL(ct_sched_reserve(s, 1, 1));
+    ct_sched_step(s, &shm_step, c, bytes);
+    return MPI_SUCCESS;
+out:
+    step_free(c);
     return rc;
 }

@@ -42,7 +42,7 @@ void ct_sched_prepare(ct_sched *s, ct_ctx *ctx, int tag, int own)
     s->overflow = 0;
     s->round = s->nreqs = s->next_send = s->next_recv = 0;
     s->owned = NULL;
-    s->owned_bytes = 0;
+    s->owned_bytes = s->step_bytes = 0;
     s->offered = NULL;
     s->offered_bytes = 0;
 }
@@ -71,13 +71,16 @@ int ct_sched_reserve(ct_sched *s, int max_ops, int max_rounds)
     return MPI_SUCCESS;
 }
 
-size_t ct_sched_own_bytes(const ct_sched *s) { return s->owned_bytes; }
+size_t ct_sched_own_bytes(const ct_sched *s) { return s->owned_bytes + s->step_bytes; }
 
 void ct_sched_free(ct_sched *s)
 {
+    for (int i = 0; i < s->nops; i++)
+        if (s->ops[i].kind == CT_OP_STEP)
+            s->ops[i].step->release(s->ops[i].buf);
     free(s->owned);
     s->owned = NULL;
-    s->owned_bytes = 0;
+    s->owned_bytes = s->step_bytes = 0;
     s->ops = NULL;
     s->rounds = NULL;
     s->reqs = NULL;
@@ -140,6 +143,19 @@ void ct_sched_copy(ct_sched *s, const void *src, MPI_Count scount, MPI_Datatype 
                       .scount = scount, .stype = stype};
 }
 
+void ct_sched_step(ct_sched *s, const ct_step *step, void *state, size_t bytes)
+{
+    ct_sched_round(s, 0);
+    ct_op *op = append(s, CT_OP_STEP);
+    if (op == NULL) {
+        step->release(state); /* the schedule owns it: the run fails (overflow) */
+        return;
+    }
+    *op = (ct_op){.kind = CT_OP_STEP, .buf = state, .step = step};
+    s->step_bytes += bytes;
+    s->rounds[s->nrounds - 1].step = 1;
+}
+
 /* ------------------------------------------------------------------ */
 /* Running                                                             */
 /* ------------------------------------------------------------------ */
@@ -185,6 +201,8 @@ static int round_begin(ct_sched *s)
     int rc = MPI_SUCCESS;
     const ct_round *r = &s->rounds[s->round];
     s->nreqs = 0;
+    if (r->step)
+        return s->ops[r->first].step->start(s->ops[r->first].buf);
     if (r->window > 0) {
         s->nreqs = 2 * window_of(r);
         s->next_send = s->next_recv = r->first;
@@ -206,7 +224,10 @@ out:
 static int round_test(ct_sched *s, int *flag)
 {
     int rc, idx;
+    const ct_round *r = &s->rounds[s->round];
     *flag = 1;
+    if (r->step)
+        return s->ops[r->first].step->test(s->ops[r->first].buf, flag);
     if (s->nreqs == 0) /* copies only */
         return MPI_SUCCESS;
     if (s->rounds[s->round].window == 0)
@@ -225,6 +246,9 @@ out:
 static int round_wait(ct_sched *s)
 {
     int rc, idx, flag;
+    const ct_round *r = &s->rounds[s->round];
+    if (r->step)
+        return s->ops[r->first].step->wait(s->ops[r->first].buf);
     if (s->nreqs == 0) /* copies only */
         return MPI_SUCCESS;
     if (s->rounds[s->round].window == 0)
@@ -258,7 +282,8 @@ int ct_sched_start(ct_sched *s)
         rc = round_begin(s);
     /* Rounds of copies alone (the own block) need no completion: the first
      * round with messages starts now, not at the first test. */
-    while (rc == MPI_SUCCESS && s->nreqs == 0 && s->round + 1 < s->nrounds) {
+    while (rc == MPI_SUCCESS && s->nreqs == 0 && !s->rounds[s->round].step &&
+           s->round + 1 < s->nrounds) {
         s->round++;
         rc = round_begin(s);
     }

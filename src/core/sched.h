@@ -26,8 +26,25 @@
 typedef enum ct_op_kind {
     CT_OP_SEND, /* buf, count, type to peer */
     CT_OP_RECV, /* into buf, count, type from peer */
-    CT_OP_COPY  /* src (scount, stype) to buf (count, type), locally */
+    CT_OP_COPY, /* src (scount, stype) to buf (count, type), locally */
+    CT_OP_STEP  /* an exchange of the algorithm's own, advanced by step (alone in its round) */
 } ct_op_kind;
+
+/*
+ * A step: what an algorithm that moves its bytes otherwise than by messages
+ * (a shared-memory window: alltoallv/alltoallv_shm.c) puts in a schedule,
+ * so that its nonblocking and persistent forms are requests like the
+ * others'. start begins it (at the round's start), test advances it without
+ * blocking (*done once complete), wait blocks until it completes; release
+ * releases what state holds when the schedule is freed. Each returns an MPI
+ * error class.
+ */
+typedef struct ct_step {
+    int (*start)(void *state);
+    int (*test)(void *state, int *done);
+    int (*wait)(void *state);
+    void (*release)(void *state);
+} ct_step;
 
 typedef struct ct_op {
     ct_op_kind kind;
@@ -38,12 +55,14 @@ typedef struct ct_op {
     const void *src; /* CT_OP_COPY only */
     MPI_Count scount;
     MPI_Datatype stype;
+    const ct_step *step; /* CT_OP_STEP only: its functions, and buf its state */
 } ct_op;
 
 typedef struct ct_round {
     int first, n;       /* its operations: ops[first .. first + n) */
     int nsend, nrecv;   /* how many of them are sends and receives */
     int window;         /* 0: all at once; W > 0: at most W sends and W receives in flight */
+    int step;           /* its one operation is a step (CT_OP_STEP) */
 } ct_round;
 
 /* How a blocking run waits for a windowed round's next completion. */
@@ -72,6 +91,7 @@ typedef struct ct_sched {
     int round, nreqs, next_send, next_recv;
     void *owned; /* the memory of ops, rounds and reqs when own is set */
     size_t owned_bytes;
+    size_t step_bytes; /* bytes its steps' states hold */
     void *offered; /* memory the caller offers (a blocking call's stack), if large enough */
     size_t offered_bytes;
 } ct_sched;
@@ -91,7 +111,7 @@ static inline void ct_sched_offer(ct_sched *s, void *mem, size_t bytes)
 /* A builder's first step: room for at most max_ops operations in at most
  * max_rounds rounds. */
 int ct_sched_reserve(ct_sched *s, int max_ops, int max_rounds);
-/* Bytes of memory s holds of its own. */
+/* Bytes of memory s holds of its own (its steps' states too). */
 size_t ct_sched_own_bytes(const ct_sched *s);
 void ct_sched_free(ct_sched *s);
 
@@ -104,6 +124,11 @@ void ct_sched_send(ct_sched *s, const void *buf, MPI_Count count, MPI_Datatype t
 void ct_sched_recv(ct_sched *s, void *buf, MPI_Count count, MPI_Datatype type, int peer);
 void ct_sched_copy(ct_sched *s, const void *src, MPI_Count scount, MPI_Datatype stype, void *dst,
                    MPI_Count count, MPI_Datatype type);
+
+/* Appends a step in a round of its own (a builder opens another round for
+ * what follows it) with its state, which holds bytes of memory and which
+ * the schedule owns from now: step->release(state) when the schedule is freed. */
+void ct_sched_step(ct_sched *s, const ct_step *step, void *state, size_t bytes);
 
 /* Starts round 0 (and every following round that completes at once). */
 int ct_sched_start(ct_sched *s);

@@ -59,6 +59,7 @@ static void stream_free(void *p)
     if (s == NULL)
         return;
     if (s->w != NULL) {
+        ct_shm_stream_progress(s, NULL, 1); /* the nonblocking calls still on it */
         ct_shm_win_free(s->w); /* collective over s->comm, before it goes */
         ct_cache_shared(s->ctx, -(long long)s->charged, s->whole);
         if (s->retire)
@@ -243,13 +244,6 @@ static char *half_of(const ct_shm_stream *s, int member, unsigned long seq)
     return s->w->part[member] + (seq & 1) * (s->hdr + s->W);
 }
 
-/* Where the copy into this rank's stream has got to: block k starts at
- * stream offset start; blocks before k are in the window already. */
-typedef struct cursor {
-    int k;
-    size_t start;
-} cursor;
-
 /* Copies bytes [at, at + len) of block o to dst. */
 static void block_copy(char *dst, const ct_shm_out *o, size_t at, size_t len)
 {
@@ -273,7 +267,7 @@ static void block_copy(char *dst, const ct_shm_out *o, size_t at, size_t len)
 
 /* Copies stream bytes [lo, hi) into data (the half's data area). */
 static void copy_in(char *data, const ct_shm_out *out, int nblocks, size_t lo, size_t hi,
-                    cursor *c)
+                    ct_shm_cursor *c)
 {
     while (c->k < nblocks && c->start < hi) {
         const size_t end = c->start + in_stream(&out[c->k]);
@@ -304,20 +298,9 @@ static void write_head(stream_head *h, const ct_shm_out *out, int nblocks, size_
     }
 }
 
-/* A round as this rank reads it, and (round 0) what the headers said. */
-typedef struct round_state {
-    unsigned long seq; /* the round's half, on every member */
-    size_t lo, hi;     /* the stream bytes it carries */
-    int first;         /* round 0: headers to read */
-    size_t longest;    /* the longest stream seen (round 0) */
-    int direct;        /* some member marked a block direct (round 0) */
-    int release;       /* some member's cache asks the window back (round 0) */
-    int error, truncated;
-} round_state;
-
 /* Round 0: member i's header, and where its blocks this rank wants lie in
  * its stream (cut to their destinations). */
-static void read_head(const ct_shm_stream *s, round_state *rs, int i, ct_shm_want *want, int n)
+static void read_head(const ct_shm_stream *s, ct_shm_round *rs, int i, ct_shm_want *want, int n)
 {
     const stream_head *h = (const stream_head *)half_of(s, i, rs->seq);
     rs->longest = max_size(rs->longest, (size_t)h->total);
@@ -347,7 +330,7 @@ static void read_head(const ct_shm_stream *s, round_state *rs, int i, ct_shm_wan
 
 /* Copies the parts of member i's wanted blocks that the round carries (only
  * the deferred ones: their round-0 parts, once placed). */
-static void copy_out(const ct_shm_stream *s, const round_state *rs, int i,
+static void copy_out(const ct_shm_stream *s, const ct_shm_round *rs, int i,
                      const ct_shm_want *want, int n, int only_deferred)
 {
     const char *data = half_of(s, i, rs->seq) + s->hdr;
@@ -362,7 +345,7 @@ static void copy_out(const ct_shm_stream *s, const round_state *rs, int i,
 }
 
 /* Reads member i's part of the round (it has published it). */
-static void read_member(ct_shm_stream *s, round_state *rs, ct_shm_want *want, int i)
+static void read_member(ct_shm_stream *s, ct_shm_round *rs, ct_shm_want *want, int i)
 {
     ct_shm_want *mine = s->want_count[i] > 0 ? want + s->want_first[i] : NULL;
     if (rs->first)
@@ -372,45 +355,54 @@ static void read_member(ct_shm_stream *s, round_state *rs, ct_shm_want *want, in
 }
 
 /*
- * Reads a round: the members in turn from this rank on (the readers start
- * at different parts), each one that has published; then those that had
- * not, in the same order, as they publish, so a rank copies while later
- * members are still writing and waits (gives its core away) only when no
- * member it still needs has published. It returns once it has seen every
- * member publish: only then may its next round overwrite the other half
- * (see shm_stream.h).
+ * Reads what has arrived of the round: the members in turn from this rank
+ * on (the readers start at different parts), each one that has published;
+ * then those that had not, in the same order, as they publish, so a rank
+ * copies while later members are still writing. Blocking, it waits (gives
+ * its core away) only when no member it still needs has published; else it
+ * returns at once. It returns whether it has seen every member publish: only
+ * then may its next round overwrite the other half (see shm_stream.h).
  */
-static void read_round(ct_shm_stream *s, round_state *rs, ct_shm_want *want,
-                       const ct_shm_idle *idle)
+static int read_round(ct_shm_xchg *x, const ct_shm_idle *idle, int block)
 {
+    ct_shm_stream *s = x->s;
     ct_shm_win *w = s->w;
     unsigned spins = 0;
-    int npending = 0;
-    for (int t = 0; t < w->size; t++) {
-        const int i = (w->rank + t) % w->size;
-        if (ct_shm_arrived(w, i))
-            read_member(s, rs, want, i);
-        else
-            s->pending[npending++] = i;
+    if (x->npending < 0) { /* the round's first look */
+        x->npending = 0;
+        for (int t = 0; t < w->size; t++) {
+            const int i = (w->rank + t) % w->size;
+            if (ct_shm_arrived(w, i))
+                read_member(s, &x->rs, x->want, i);
+            else
+                s->pending[x->npending++] = i;
+        }
     }
-    while (npending > 0) {
+    while (x->npending > 0) {
         int left = 0;
-        for (int k = 0; k < npending; k++) {
+        for (int k = 0; k < x->npending; k++) {
             if (ct_shm_arrived(w, s->pending[k]))
-                read_member(s, rs, want, s->pending[k]);
+                read_member(s, &x->rs, x->want, s->pending[k]);
             else
                 s->pending[left++] = s->pending[k];
         }
-        if (left == npending && (idle == NULL || !idle->fn(idle->arg)))
+        const int moved = left < x->npending;
+        x->npending = left;
+        if (left == 0)
+            break;
+        if (!moved && (idle == NULL || !idle->fn(idle->arg))) {
+            if (!block)
+                return 0;
             ct_shm_pause(w, &spins); /* nothing moved: a block completing is worth a look */
-        npending = left;
+        }
     }
+    return 1;
 }
 
 /* After round 0: the caller places its deferred wants, which then get their
  * round-0 parts (this rank has not published round 1, so no member has
  * overwritten them). */
-static int place_deferred(ct_shm_stream *s, const round_state *rs, ct_shm_want *want,
+static int place_deferred(ct_shm_stream *s, const ct_shm_round *rs, ct_shm_want *want,
                           int nwant, size_t rounds, const ct_shm_place *place)
 {
     const int rc = place->fn(place->arg, want, nwant, rounds);
@@ -440,59 +432,177 @@ static int index_wants(ct_shm_stream *s, const ct_shm_want *want, int nwant)
     return MPI_SUCCESS;
 }
 
-int ct_shm_stream_run(ct_shm_stream *s, const ct_shm_out *out, int local_rc, ct_shm_want *want,
-                      int nwant, const ct_shm_idle *idle, const ct_shm_place *place)
+/* Writes round x->r of this rank's stream (round 0 with its header) into
+ * the round's half and publishes it. */
+static void write_round(ct_shm_xchg *x)
 {
+    ct_shm_stream *s = x->s;
     ct_shm_win *w = s->w;
-    int place_rc = MPI_SUCCESS;
-    size_t total = 0, rounds = 1;
-    round_state rs = {0};
-    cursor c = {0, 0};
+    x->rs.lo = x->r * s->W;
+    x->rs.hi = x->rs.lo + s->W;
+    x->rs.first = x->r == 0;
+    x->rs.seq = w->seq; /* the half this round writes, on every member */
+    char *mine = half_of(s, w->rank, x->rs.seq);
+    if (x->r == 0) {
+        s->seq0 = x->rs.seq;
+        write_head((stream_head *)mine, x->out, s->nblocks, x->total,
+                   x->local_rc != MPI_SUCCESS,
+                   x->blocking && s->whole && ct_cache_wish(s->ctx));
+    }
+    if (x->local_rc == MPI_SUCCESS)
+        copy_in(mine + s->hdr, x->out, s->nblocks, x->rs.lo, x->rs.hi, &x->c);
+    ct_shm_publish(w);
+    x->npending = -1;
+}
+
+void ct_shm_stream_begin(ct_shm_xchg *x, ct_shm_stream *s, const ct_shm_out *out, int local_rc,
+                         ct_shm_want *want, int nwant, const ct_shm_place *place, int blocking)
+{
+    *x = (ct_shm_xchg){.s = s, .out = out, .local_rc = local_rc, .want = want,
+                       .nwant = nwant, .place = place, .blocking = blocking, .rounds = 1};
     s->calls++;
     s->all_direct = 0;
     /* the wants are read even when this rank has failed: their direct flags */
     const int irc = want != NULL || nwant == 0 ? index_wants(s, want, nwant) : MPI_ERR_INTERN;
     if (irc != MPI_SUCCESS) {
-        for (int i = 0; i < w->size; i++)
+        for (int i = 0; i < s->w->size; i++)
             s->want_count[i] = 0;
-        if (local_rc == MPI_SUCCESS)
-            local_rc = irc;
+        if (x->local_rc == MPI_SUCCESS)
+            x->local_rc = irc;
     }
-    for (int k = 0; k < s->nblocks && local_rc == MPI_SUCCESS; k++)
-        total += in_stream(&out[k]);
+    for (int k = 0; k < s->nblocks && x->local_rc == MPI_SUCCESS; k++)
+        x->total += in_stream(&out[k]);
     for (int k = 0; k < nwant && want != NULL; k++)
         want[k].deferred = place != NULL && want[k].dst == NULL;
-    for (size_t r = 0; r < rounds; r++) {
-        rs.lo = r * s->W;
-        rs.hi = rs.lo + s->W;
-        rs.first = r == 0;
-        rs.seq = w->seq; /* the half this round writes, on every member */
-        char *mine = half_of(s, w->rank, rs.seq);
-        if (r == 0) {
-            s->seq0 = rs.seq;
-            write_head((stream_head *)mine, out, s->nblocks, total, local_rc != MPI_SUCCESS,
-                       s->whole && ct_cache_wish(s->ctx));
-        }
-        if (local_rc == MPI_SUCCESS)
-            copy_in(mine + s->hdr, out, s->nblocks, rs.lo, rs.hi, &c);
-        ct_shm_publish(w);
-        read_round(s, &rs, want, idle);
-        if (r == 0) {
-            s->retire = rs.release; /* every member read every header: the same on all */
-            if (rs.error || local_rc != MPI_SUCCESS) {
-                if (local_rc == MPI_SUCCESS)
-                    ct_log_once("shm: another rank could not prepare its buffers; the call "
-                                "returns MPI_ERR_OTHER");
-                return local_rc != MPI_SUCCESS ? local_rc : MPI_ERR_OTHER;
-            }
-            rounds = rs.longest == 0 ? 1 : (rs.longest + s->W - 1) / s->W;
-            s->all_direct = rs.longest == 0 && rs.direct;
-            if (place != NULL)
-                place_rc = place_deferred(s, &rs, want, nwant, rounds, place);
-        }
+    write_round(x);
+}
+
+/* Round 0 read: every member's header. Returns whether the exchange goes on. */
+static int after_round0(ct_shm_xchg *x)
+{
+    ct_shm_stream *s = x->s;
+    ct_shm_round *rs = &x->rs;
+    /* every member read every header: the same on all (a nonblocking
+     * exchange asks nothing: see ct_shm_stream_begin) */
+    s->retire = x->blocking && rs->release;
+    if (rs->error || x->local_rc != MPI_SUCCESS) {
+        if (x->local_rc == MPI_SUCCESS)
+            ct_log_once("shm: another rank could not prepare its buffers; the call "
+                        "returns MPI_ERR_OTHER");
+        x->rc = x->local_rc != MPI_SUCCESS ? x->local_rc : MPI_ERR_OTHER;
+        return 0;
     }
-    if (rs.truncated)
-        ct_log_once("shm: a block is longer than its receive buffer; the call returns "
-                    "MPI_ERR_TRUNCATE");
-    return rs.truncated ? MPI_ERR_TRUNCATE : place_rc;
+    x->rounds = rs->longest == 0 ? 1 : (rs->longest + s->W - 1) / s->W;
+    s->all_direct = rs->longest == 0 && rs->direct;
+    if (x->place != NULL)
+        x->place_rc = place_deferred(s, rs, x->want, x->nwant, x->rounds, x->place);
+    return 1;
+}
+
+int ct_shm_stream_advance(ct_shm_xchg *x, const ct_shm_idle *idle, int block, int *done)
+{
+    *done = 0;
+    while (!x->done) {
+        if (!read_round(x, idle, block))
+            return MPI_SUCCESS;
+        if (x->r == 0 && !after_round0(x)) {
+            x->done = 1;
+            break;
+        }
+        if (++x->r < x->rounds) {
+            write_round(x);
+            continue;
+        }
+        x->done = 1;
+        if (x->rs.truncated)
+            ct_log_once("shm: a block is longer than its receive buffer; the call returns "
+                        "MPI_ERR_TRUNCATE");
+        x->rc = x->rs.truncated ? MPI_ERR_TRUNCATE : x->place_rc;
+    }
+    *done = 1;
+    return x->rc;
+}
+
+int ct_shm_stream_run(ct_shm_stream *s, const ct_shm_out *out, int local_rc, ct_shm_want *want,
+                      int nwant, const ct_shm_idle *idle, const ct_shm_place *place)
+{
+    ct_shm_xchg x;
+    int done;
+    ct_shm_stream_begin(&x, s, out, local_rc, want, nwant, place, 1);
+    return ct_shm_stream_advance(&x, idle, 1, &done);
+}
+
+/* ------------------------------------------------------------------ */
+/* The queue of nonblocking exchanges                                  */
+/* ------------------------------------------------------------------ */
+
+/* The queue is one thread's at a time: a thread may start a call on a
+ * communicator while another completes an earlier one. */
+static int try_claim(ct_shm_stream *s)
+{
+    return !__atomic_exchange_n(&s->queue_busy, 1, __ATOMIC_ACQUIRE);
+}
+
+static void unclaim(ct_shm_stream *s) { __atomic_store_n(&s->queue_busy, 0, __ATOMIC_RELEASE); }
+
+void ct_shm_stream_enqueue(ct_shm_stream *s, ct_shm_job *job)
+{
+    unsigned spins = 0;
+    job->next = NULL;
+    job->done = 0;
+    job->rc = MPI_SUCCESS;
+    while (!try_claim(s))
+        ct_shm_pause(s->w, &spins);
+    if (s->tail != NULL)
+        s->tail->next = job;
+    else
+        __atomic_store_n(&s->head, job, __ATOMIC_RELEASE);
+    s->tail = job;
+    if (s->head == job)
+        job->begin(job);
+    unclaim(s);
+}
+
+/* Advances the head (under the claim); on its completion, begins the next.
+ * Returns whether the head completed. */
+static int queue_step(ct_shm_stream *s)
+{
+    ct_shm_job *j = s->head;
+    int done = 0;
+    if (j == NULL)
+        return 0;
+    const int rc = j->advance(j, &done);
+    if (!done)
+        return 0;
+    j->rc = rc;
+    __atomic_store_n(&s->head, j->next, __ATOMIC_RELEASE);
+    if (s->head == NULL)
+        s->tail = NULL;
+    else
+        s->head->begin(s->head);
+    __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE); /* its owner may free it now */
+    return 1;
+}
+
+static int reached(const ct_shm_stream *s, const ct_shm_job *job)
+{
+    return job != NULL ? __atomic_load_n(&job->done, __ATOMIC_ACQUIRE) : ct_shm_stream_idle(s);
+}
+
+int ct_shm_stream_progress(ct_shm_stream *s, ct_shm_job *job, int block)
+{
+    unsigned spins = 0;
+    while (!reached(s, job)) {
+        if (try_claim(s)) {
+            while (!reached(s, job) && queue_step(s))
+                continue;
+            unclaim(s);
+            if (reached(s, job))
+                break;
+        }
+        if (!block)
+            return 0;
+        ct_shm_pause(s->w, &spins);
+    }
+    return 1;
 }

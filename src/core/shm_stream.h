@@ -99,6 +99,22 @@ typedef struct ct_shm_place {
     void *arg;
 } ct_shm_place;
 
+/*
+ * An exchange that a nonblocking or persistent call runs on the window: a
+ * job in the window's queue. The window serves one exchange at a time, in
+ * the order the calls started (the same on every member): a job begins
+ * (begin: it prepares and publishes its round 0, telling the members of a
+ * failure through it) once the one before it has completed on this rank,
+ * and advance takes it on without blocking; its completion (the call's
+ * error class in rc) begins the next.
+ */
+typedef struct ct_shm_job {
+    struct ct_shm_job *next;
+    void (*begin)(struct ct_shm_job *job);
+    int (*advance)(struct ct_shm_job *job, int *done); /* without blocking */
+    int done, rc;
+} ct_shm_job;
+
 /* A window for streams of nblocks blocks, created by the first call that
  * needs it and cached in the context (freed with it). */
 typedef struct ct_shm_stream {
@@ -140,6 +156,8 @@ typedef struct ct_shm_stream {
     int p2p_left;
     long p2p_limit;
     unsigned long seq0;  /* the half round 0 of the last exchange used */
+    ct_shm_job *head, *tail; /* the queue of nonblocking exchanges, head running */
+    int queue_busy;          /* a thread is at the queue (atomic) */
 } ct_shm_stream;
 
 /* Buffers of ct_ctx_buffer() the shared-memory algorithms use. */
@@ -188,6 +206,69 @@ int ct_shm_stream_get(ct_ctx *ctx, const ct_ctx_key *key, MPI_Comm comm, int nbl
  */
 int ct_shm_stream_run(ct_shm_stream *s, const ct_shm_out *out, int local_rc, ct_shm_want *want,
                       int nwant, const ct_shm_idle *idle, const ct_shm_place *place);
+
+/* Where the copy into this rank's stream has got to: block k starts at
+ * stream offset start; blocks before k are in the window already. */
+typedef struct ct_shm_cursor {
+    int k;
+    size_t start;
+} ct_shm_cursor;
+
+/* A round as this rank reads it, and (round 0) what the headers said. */
+typedef struct ct_shm_round {
+    unsigned long seq; /* the round's half, on every member */
+    size_t lo, hi;     /* the stream bytes it carries */
+    int first;         /* round 0: headers to read */
+    size_t longest;    /* the longest stream seen (round 0) */
+    int direct;        /* some member marked a block direct (round 0) */
+    int release;       /* some member's cache asks the window back (round 0) */
+    int error, truncated;
+} ct_shm_round;
+
+/* ct_shm_stream_run in steps: its arguments and where it has got to. */
+typedef struct ct_shm_xchg {
+    ct_shm_stream *s;
+    const ct_shm_out *out;
+    int local_rc;
+    ct_shm_want *want;
+    int nwant;
+    const ct_shm_place *place;
+    int blocking; /* a blocking call's: only it may retire the window (cache.h) */
+    size_t total, r, rounds;
+    ct_shm_round rs;
+    ct_shm_cursor c;
+    int npending; /* members the round still waits for (s->pending); -1: not looked */
+    int place_rc, done, rc;
+} ct_shm_xchg;
+
+/*
+ * The same exchange in steps. Begin publishes round 0 (it cannot block);
+ * advance reads what the members have published and runs the later rounds,
+ * blocking until the exchange completes or (block 0) returning as soon as
+ * it would wait, *done set once complete (its return value then the
+ * exchange's). The window serves one exchange at a time: a caller begins
+ * one only when the last has completed on this rank (the queue, below).
+ * Only a blocking call's exchange (blocking 1: every rank is in it at once)
+ * passes on its cache's wish to release the window (cache.h).
+ */
+void ct_shm_stream_begin(ct_shm_xchg *x, ct_shm_stream *s, const ct_shm_out *out, int local_rc,
+                         ct_shm_want *want, int nwant, const ct_shm_place *place, int blocking);
+int ct_shm_stream_advance(ct_shm_xchg *x, const ct_shm_idle *idle, int block, int *done);
+
+/* Puts job at the end of the window's queue, and begins it if it is first. */
+void ct_shm_stream_enqueue(ct_shm_stream *s, ct_shm_job *job);
+/*
+ * Advances the queue: until job has completed (block), or as far as it goes
+ * without waiting (block 0). With job NULL, until the queue is empty: a
+ * blocking call's exchange on the window, and the window's release, wait
+ * for the nonblocking ones started before them (on every member in the same
+ * order). Returns job->done (1 when job is NULL and the queue is empty).
+ */
+int ct_shm_stream_progress(ct_shm_stream *s, ct_shm_job *job, int block);
+static inline int ct_shm_stream_idle(const ct_shm_stream *s)
+{
+    return __atomic_load_n(&s->head, __ATOMIC_ACQUIRE) == NULL;
+}
 
 /*
  * Where a wanted block lies in its writer's part of the window, after an

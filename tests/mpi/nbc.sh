@@ -3,7 +3,8 @@
 # The nonblocking all-to-all and coltune's requests (tests/mpi/test_nbc.c):
 # every algorithm that splits at every parameter value, against PMPI_, at
 # many P; the completion calls, with the intercepted MPI_Ialltoallv served by
-# a one-round, a many-round and a windowed schedule and by the MPI library.
+# a one-round, a many-round and a windowed schedule, by the shared window
+# (one round and several) and by the MPI library.
 #   CT_TEST_QUICK=1 fewer P (the MPICH and sanitizer builds)
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/mpi/common.sh"
 prog="$top_builddir/tests/mpi/test_nbc"
@@ -18,12 +19,23 @@ for P in $nps; do
     check_run "nbc P=$P every algorithm" \
         with_env COLTUNE_FALLBACK=error TEST_FILTER=test_every_algorithm -- run_mpi "$P" "$prog"
 done
-for spec in pairwise scattered:block_count=2 multipair_waitany:stride=2 linear pmpi; do
+for spec in pairwise scattered:block_count=2 multipair_waitany:stride=2 linear pmpi \
+    shm shm:large=64; do
     for P in ${CT_TEST_NP:-1 4 7}; do
         check_run "nbc P=$P completion calls, MPI_Ialltoallv by $spec" \
-            with_env COLTUNE_IALLTOALLV="$spec" \
+            with_env COLTUNE_IALLTOALLV="$spec" COLTUNE_ALLTOALLV=shm \
             TEST_FILTER='test_req_*' -- run_mpi "$P" "$prog"
     done
+done
+# shm in rounds: a window of 64 bytes a rank, so every call runs several,
+# advanced by the completion calls.
+for P in ${CT_TEST_NP:-4 7}; do
+    check_run "nbc P=$P shm in rounds, every parameter value" \
+        with_env COLTUNE_SHM_WINDOW=64 COLTUNE_FALLBACK=error TEST_ALGS=shm \
+        TEST_FILTER=test_every_algorithm -- run_mpi "$P" "$prog"
+    check_run "nbc P=$P shm in rounds, completion calls" \
+        with_env COLTUNE_SHM_WINDOW=64 COLTUNE_IALLTOALLV=shm:large=64 COLTUNE_ALLTOALLV=shm \
+        TEST_FILTER='test_req_*' -- run_mpi "$P" "$prog"
 done
 quick_finish "valgrind runs"
 
@@ -40,5 +52,6 @@ if valgrind_usable "valgrind"; then
     }
     vg 3 COLTUNE_FALLBACK=error TEST_FILTER=test_every_algorithm
     vg 3 COLTUNE_IALLTOALLV=pairwise TEST_FILTER='test_req_*'
+    vg 3 COLTUNE_IALLTOALLV=shm:large=64 COLTUNE_SHM_WINDOW=64 TEST_FILTER='test_req_*'
 fi
 finish

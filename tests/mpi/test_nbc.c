@@ -305,7 +305,8 @@ typedef struct a2a {
     size_t rbytes;
 } a2a;
 
-static void a2a_start(a2a *x, MPI_Comm comm, int call, MPI_Request *req)
+/* Its layout, input and expected output. */
+static void a2a_prepare(a2a *x, MPI_Comm comm, int call)
 {
     const int P = th_size(), me = th_rank();
     x->l = layout_alloc(P);
@@ -318,6 +319,11 @@ static void a2a_start(a2a *x, MPI_Comm comm, int call, MPI_Request *req)
     fill(x->sb, x->l.sext * sizeof(int), th_seed() + (uint64_t)call, me);
     PMPI_Alltoallv(x->sb, x->l.scount, x->l.sdispl, MPI_INT, x->ref, x->l.rcount, x->l.rdispl,
                    MPI_INT, comm);
+}
+
+static void a2a_start(a2a *x, MPI_Comm comm, int call, MPI_Request *req)
+{
+    a2a_prepare(x, comm, call);
     assert_int_equal(MPI_Ialltoallv(x->sb, x->l.scount, x->l.sdispl, MPI_INT, x->rb,
                                     x->l.rcount, x->l.rdispl, MPI_INT, comm, req),
                      MPI_SUCCESS);
@@ -327,7 +333,7 @@ static void a2a_start(a2a *x, MPI_Comm comm, int call, MPI_Request *req)
 static int a2a_done(a2a *x, const char *how)
 {
     char what[128];
-    snprintf(what, sizeof what, "MPI_Ialltoallv completed by %s, P=%d, seed %llu", how,
+    snprintf(what, sizeof what, "all-to-all completed by %s, P=%d, seed %llu", how,
              th_size(), (unsigned long long)th_seed());
     const int ok = th_same_bytes(x->rb, x->ref, x->rbytes, what);
     free(x->sb);
@@ -472,6 +478,32 @@ static void test_req_reverse_and_many(void **state)
         ok &= a2a_done(&x[i], "MPI_Waitall of 32 in flight");
     MPI_Comm_free(&c1);
     MPI_Comm_free(&c2);
+    assert_true(th_all(ok, MPI_COMM_WORLD));
+}
+
+/* A blocking MPI_Alltoallv on the communicator between nonblocking ones
+ * still pending (shm: the blocking call completes those before it on the
+ * window they share), and one started after it, completed in reverse. */
+static void test_req_blocking_between(void **state)
+{
+    (void)state;
+    MPI_Comm c;
+    MPI_Request r[3];
+    a2a x[3], y;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    a2a_start(&x[0], c, 600, &r[0]);
+    a2a_start(&x[1], c, 601, &r[1]);
+    a2a_prepare(&y, c, 602);
+    assert_int_equal(MPI_Alltoallv(y.sb, y.l.scount, y.l.sdispl, MPI_INT, y.rb, y.l.rcount,
+                                   y.l.rdispl, MPI_INT, c),
+                     MPI_SUCCESS);
+    a2a_start(&x[2], c, 603, &r[2]);
+    for (int i = 2; i >= 0; i--)
+        MPI_Wait(&r[i], MPI_STATUS_IGNORE);
+    int ok = a2a_done(&y, "a blocking MPI_Alltoallv between nonblocking ones");
+    for (int i = 0; i < 3; i++)
+        ok &= a2a_done(&x[i], "MPI_Wait in reverse, a blocking call between");
+    MPI_Comm_free(&c);
     assert_true(th_all(ok, MPI_COMM_WORLD));
 }
 
@@ -633,7 +665,8 @@ int main(int argc, char **argv)
     th_init(&argc, &argv);
     struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_algorithm), cmocka_unit_test(test_req_completion_calls),
-        cmocka_unit_test(test_req_reverse_and_many), cmocka_unit_test(test_req_comm_freed_pending),
+        cmocka_unit_test(test_req_reverse_and_many), cmocka_unit_test(test_req_blocking_between),
+        cmocka_unit_test(test_req_comm_freed_pending),
         cmocka_unit_test(test_req_wrong_use), cmocka_unit_test(test_req_persistent)};
     int failed = th_run("nbc", tests, sizeof tests / sizeof tests[0]);
     MPI_Finalize();

@@ -24,6 +24,7 @@ ${MPICC:-cc} -E -P -x c -I src - > "$tmp/cpp" <<'EOF' || { echo "FAIL: cannot pr
 #define CT_ALLTOALLV_SPLIT_ALG(name, ...) CT_ALLTOALLV_ALG(name) \
     @alg ialltoallv name src/alltoallv/alltoallv_##name.c \
     @alg ialltoall name src/alltoallv/alltoallv_##name.c
+#define CT_ALLTOALLV_STEP_ALG(name, ...) CT_ALLTOALLV_SPLIT_ALG(name)
 #define CT_ALLGATHER_INTER_ALG(name, ...) \
     @alg allgather_inter name src/allgather_inter/allgather_inter_##name.c \
     @alg allgatherv_inter name src/allgather_inter/allgather_inter_##name.c
