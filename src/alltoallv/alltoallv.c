@@ -362,7 +362,7 @@ int ct_ialltoallv_dispatch(const ct_alltoallv_args *a, const ct_spec *forced)
 {
     ct_decide_input call = {.coll = a->coll, .args = a, .local_facts = local_facts,
                             .msg_size_is_global = ct_coll_msg_size_known(a->coll),
-                            .device_memory = device_memory};
+                            .persistent = a->persistent, .device_memory = device_memory};
     return ct_drive(&nb_driver, a->comm, &call, forced);
 }
 

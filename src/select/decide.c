@@ -260,13 +260,15 @@ static int call_msg_size(decision *d, long *msg_size)
     return rc;
 }
 
-/* Do r's conditions on P, nodes and ppn hold (msg_size aside)? */
-static int shape_matches(const ct_rule *r, const ct_shape *env, const ct_topo *topo)
+/* Do r's conditions on P, nodes, ppn and persistence hold (msg_size aside)? */
+static int shape_matches(const ct_rule *r, const ct_shape *env, const ct_topo *topo,
+                         const ct_decide_input *call)
 {
     const long values[CT_KEY_COUNT] = {
         [CT_KEY_COMM_SIZE] = env->P,
         [CT_KEY_NODES] = topo->N,
         [CT_KEY_PPN] = topo->Q,
+        [CT_KEY_PERSISTENT] = call->persistent,
     };
     for (int k = 0; k < CT_KEY_COUNT; k++)
         if (k != CT_KEY_MSG_SIZE && (r->key_mask & (1u << k)) &&
@@ -279,7 +281,7 @@ static int shape_matches(const ct_rule *r, const ct_shape *env, const ct_topo *t
 static int rule_matches(decision *d, const ct_rule *r, int *match)
 {
     *match = 0;
-    if (r->coll != d->call->coll || !shape_matches(r, d->env, d->topo))
+    if (r->coll != d->call->coll || !shape_matches(r, d->env, d->topo, d->call))
         return MPI_SUCCESS;
     if (r->key_mask & (1u << CT_KEY_MSG_SIZE)) {
         long msg_size;
@@ -611,7 +613,7 @@ static int decide(decision *d, const ct_spec *forced, ct_choice *out)
 int ct_decide(ct_ctx *ctx, ct_decide_input *call, const ct_spec *forced, ct_choice *out)
 {
     const ct_config *cfg = ct_cfg();
-    const int cacheable = forced == NULL && !cfg->forced_set[call->coll];
+    const int cacheable = forced == NULL && !cfg->forced_set[call->coll] && !call->persistent;
     int rc;
     decide_state *s = state_of(ctx);
     /* Acquire: a coltune_decision in another thread may read the cache the

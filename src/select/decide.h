@@ -65,6 +65,9 @@ typedef struct ct_decide_input {
      * rank by the MPI standard's own rules (intercommunicator Allgather):
      * msg_size conditions then cost no communication. */
     int msg_size_is_global;
+    /* A persistent call (its rules may say persistent=1): decided once at
+     * its init, neither from nor into the cache of the nonblocking calls. */
+    int persistent;
     int used_msg_size; /* the decision looked at msg_size: not cacheable */
     int query; /* coltune_decision: a learner says what its next call runs
                   without counting the call */

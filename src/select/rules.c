@@ -26,6 +26,7 @@ static const char *const key_names[CT_KEY_COUNT] = {
     [CT_KEY_MSG_SIZE] = "msg_size",
     [CT_KEY_NODES] = "nodes",
     [CT_KEY_PPN] = "ppn",
+    [CT_KEY_PERSISTENT] = "persistent",
 };
 
 /* ------------------------------------------------------------------ */
@@ -198,6 +199,12 @@ static int parse_condition(reporter *rp, const line *ln, const token *t, ct_rule
     ct_range *r = &rule->range[k];
     if (parse_range(rp, ln, eq + 1, rlen, r) != 0)
         return -1;
+    if (k == CT_KEY_PERSISTENT && !ct_coll_nonblocking(rule->coll))
+        return report(rp, ln, t->col, t->text, t->len,
+                      "persistent is a condition of the nonblocking collectives (ialltoallv, "
+                      "ialltoall), whose persistent forms they serve");
+    if (k == CT_KEY_PERSISTENT && r->lo > 1)
+        return report(rp, ln, t->col, t->text, t->len, "persistent is 0 or 1");
     if (r->lo != 0 || r->hi != LONG_MAX)
         rule->key_mask |= 1u << k;
     return 0;

@@ -23,6 +23,8 @@ typedef enum ct_key {
     CT_KEY_MSG_SIZE,
     CT_KEY_NODES,
     CT_KEY_PPN,
+    CT_KEY_PERSISTENT, /* 1: a persistent call (MPI_Alltoallv_init ...), 0: a
+                          nonblocking one; the nonblocking collectives only */
     CT_KEY_COUNT
 } ct_key;
 

@@ -37,6 +37,20 @@ for P in ${CT_TEST_NP:-4 7}; do
         with_env COLTUNE_SHM_WINDOW=64 COLTUNE_IALLTOALLV=shm:large=64 COLTUNE_ALLTOALLV=shm \
         TEST_FILTER='test_req_*' -- run_mpi "$P" "$prog"
 done
+# A rule of the persistent calls' own (persistent=1) before one for both:
+# the persistent request runs the first, the nonblocking calls the second.
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+printf 'ialltoallv persistent=1 linear\nialltoallv shm\n' > "$tmp/persistent.rules"
+persistent_rule() {
+    with_env COLTUNE_RULES="$tmp/persistent.rules" COLTUNE_VERBOSE=1 \
+        TEST_FILTER='test_req_*' -- \
+        run_mpi 3 "$prog" > "$tmp/out" 2>&1 || { cat "$tmp/out"; return 1; }
+    grep -q 'ialltoallv on comm#[0-9]* .*: linear \[rule line 1\]' "$tmp/out" &&
+        grep -q 'ialltoallv on MPI_COMM_WORLD#0 .*: shm:large=49152 \[rule line 2\]' "$tmp/out" ||
+        { cat "$tmp/out"; echo "the persistent call did not take rule 1, or the others rule 2"; return 1; }
+}
+check_run "nbc P=3 persistent=1 rules the persistent call only" persistent_rule
 quick_finish "valgrind runs"
 
 # Under valgrind (as alltoallv.sh): every algorithm at P = 3, and the

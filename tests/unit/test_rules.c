@@ -357,11 +357,11 @@ static const malformed bad_conditions[] = {
         {"\xef\xbb\xbf" "alltoallv pmpi",
          "t.rules:1:1: unknown collective (known: " KNOWN_COLLS "): '\\xef\\xbb\\xbfalltoallv'"},
         {"alltoallv foo=1-2 pmpi",
-         "t.rules:1:11: unknown key (known: comm_size, msg_size, nodes, ppn): 'foo'"},
+         "t.rules:1:11: unknown key (known: comm_size, msg_size, nodes, ppn, persistent): 'foo'"},
         {"alltoallv Comm_size=1 pmpi",
-         "t.rules:1:11: unknown key (known: comm_size, msg_size, nodes, ppn): 'Comm_size'"},
+         "t.rules:1:11: unknown key (known: comm_size, msg_size, nodes, ppn, persistent): 'Comm_size'"},
         {"alltoallv =5 pmpi",
-         "t.rules:1:11: unknown key (known: comm_size, msg_size, nodes, ppn): ''"},
+         "t.rules:1:11: unknown key (known: comm_size, msg_size, nodes, ppn, persistent): ''"},
         {"alltoallv comm_size=2 comm_size=3 pmpi", "t.rules:1:23: key given twice: 'comm_size'"},
         {"alltoallv ppn=* nodes=1 ppn=* pmpi", "t.rules:1:25: key given twice: 'ppn'"},
         {"alltoallv comm_size 2-4 pmpi",
@@ -407,8 +407,29 @@ static const malformed bad_conditions[] = {
         {"alltoallv comm_size=- pmpi",
          "t.rules:1:21: bad range (expected *, a, a-b, a- or -b): '-'"},
         {"alltoallv\tcomm_size=2\t\tfoo=1 pmpi",
-         "t.rules:1:24: unknown key (known: comm_size, msg_size, nodes, ppn): 'foo'"},
+         "t.rules:1:24: unknown key (known: comm_size, msg_size, nodes, ppn, persistent): 'foo'"},
 };
+
+/* persistent: a condition of the nonblocking collectives only, 0 or 1. */
+static void test_parse_persistent(void **state)
+{
+    (void)state;
+    ct_ruleset rs;
+    parse_ok("ialltoallv persistent=1 linear\n"
+             "ialltoall nodes=1 persistent=0 shm\n"
+             "ialltoallv persistent=* pmpi\n",
+             &rs);
+    assert_int_equal(rs.count, 3);
+    assert_range(&rs.rules[0], CT_KEY_PERSISTENT, 1, 1);
+    assert_range(&rs.rules[1], CT_KEY_PERSISTENT, 0, 0);
+    assert_unset(&rs.rules[2], CT_KEY_PERSISTENT);
+    ct_rules_free(&rs);
+    expect_error("alltoallv persistent=1 pmpi",
+                 "t.rules:1:11: persistent is a condition of the nonblocking collectives "
+                 "(ialltoallv, ialltoall), whose persistent forms they serve: 'persistent=1'");
+    expect_error("ialltoallv persistent=2 pmpi", "t.rules:1:12: persistent is 0 or 1: "
+                                                 "'persistent=2'");
+}
 
 static void test_malformed_conditions(void **state)
 {
@@ -530,7 +551,7 @@ static void test_every_error_reported(void **state)
     assert_int_equal(c.count, 3);
     assert_string_equal(c.msgs[0], "t.rules:1:21: empty range (4 > 2): '4-2'");
     assert_string_equal(c.msgs[1], "t.rules:4:11: unknown key (known: comm_size, msg_size, "
-                                   "nodes, ppn): 'bogus'");
+                                   "nodes, ppn, persistent): 'bogus'");
     assert_string_equal(c.msgs[2], "t.rules:6:1: missing algorithm spec: 'alltoallv'");
     assert_int_equal(rs.count, 0);
     assert_null(rs.rules);
@@ -905,6 +926,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_multiple_rules),
         cmocka_unit_test(test_parse_range_forms),
+        cmocka_unit_test(test_parse_persistent),
         cmocka_unit_test(test_parse_suffixes),
         cmocka_unit_test(test_parse_expressions_in_specs),
         cmocka_unit_test(test_parse_crlf_and_edges),
