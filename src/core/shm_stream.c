@@ -482,9 +482,11 @@ static int after_round0(ct_shm_xchg *x)
 {
     ct_shm_stream *s = x->s;
     ct_shm_round *rs = &x->rs;
-    /* every member read every header: the same on all (a nonblocking
-     * exchange asks nothing: see ct_shm_stream_begin) */
-    s->retire = x->blocking && rs->release;
+    /* every member read every header: the same on all. A nonblocking
+     * exchange asks nothing (ct_shm_stream_begin) and leaves retire alone:
+     * another thread may advance it while the window's own thread reads it. */
+    if (x->blocking)
+        s->retire = rs->release;
     if (rs->error || x->local_rc != MPI_SUCCESS) {
         if (x->local_rc == MPI_SUCCESS)
             ct_log_once("shm: another rank could not prepare its buffers; the call "

@@ -9,6 +9,11 @@
  *     while the threads race (once per process: tests/mpi/threads.sh counts
  *     the contexts in the COLTUNE_VERBOSE=2 log); then they keep asking
  *     between their own calls (local, on a communicator others use too);
+ *   - at the end each starts 4 intercepted MPI_Ialltoallv on a communicator
+ *     of its own and hands the requests to the next thread, which completes
+ *     them with MPI_Waitall while its own are completed by the thread before
+ *     (coltune's requests, their table and a shared window's queue, advanced
+ *     by a thread that did not start them; COLTUNE_IALLTOALLV chooses);
  *   - each makes its own communicators, rounds times, from a parent the main
  *     thread made for it (MPI_Comm_dup, and MPI_Comm_split with the ranks
  *     reversed), and on each runs coltune_alltoallv and coltune_alltoall
@@ -111,45 +116,74 @@ static int count(int i, int j, uint64_t salt)
     return m == 0 ? 0 : (int)(mix(salt, i, j, 1u << 20) % (uint64_t)(m + 1));
 }
 
-/* One Alltoallv on comm (rank, size n), by spec (NULL: decided) or, with
- * intercepted, by MPI_Alltoallv itself; checked element by element. */
-static void alltoallv(worker *w, MPI_Comm comm, const char *spec, int intercepted, uint64_t salt)
+/* One Alltoallv's arguments on comm (rank r of n) in exchange salt, its
+ * receive buffer filled with -1. */
+typedef struct exchange {
+    MPI_Comm comm;
+    int n, r;
+    uint64_t salt;
+    int *sc, *sd, *rc, *rd, *sb, *rb;
+} exchange;
+
+static void exchange_make(exchange *x, MPI_Comm comm, uint64_t salt)
 {
-    int n, r, sp = 0, rp = 0;
-    MPI_Comm_size(comm, &n);
-    MPI_Comm_rank(comm, &r);
-    int *sc = malloc(4 * (size_t)n * sizeof(int)), *sd = sc + n, *rc = sd + n, *rd = rc + n;
-    int *sb = malloc((size_t)n * MAX_COUNT * sizeof(int) + 1);
-    int *rb = malloc((size_t)n * MAX_COUNT * sizeof(int) + 1);
+    int sp = 0, rp = 0;
+    x->comm = comm;
+    x->salt = salt;
+    MPI_Comm_size(comm, &x->n);
+    MPI_Comm_rank(comm, &x->r);
+    const int n = x->n, r = x->r;
+    x->sc = malloc(4 * (size_t)n * sizeof(int));
+    x->sd = x->sc + n;
+    x->rc = x->sd + n;
+    x->rd = x->rc + n;
+    x->sb = malloc((size_t)n * MAX_COUNT * sizeof(int) + 1);
+    x->rb = malloc((size_t)n * MAX_COUNT * sizeof(int) + 1);
     for (int j = 0; j < n; j++) {
-        sc[j] = count(r, j, salt);
-        rc[j] = count(j, r, salt);
-        sd[j] = sp;
-        rd[j] = rp;
-        for (int k = 0; k < sc[j]; k++)
-            sb[sp + k] = value(r, j, k, salt);
-        sp += sc[j];
-        rp += rc[j];
+        x->sc[j] = count(r, j, salt);
+        x->rc[j] = count(j, r, salt);
+        x->sd[j] = sp;
+        x->rd[j] = rp;
+        for (int k = 0; k < x->sc[j]; k++)
+            x->sb[sp + k] = value(r, j, k, salt);
+        sp += x->sc[j];
+        rp += x->rc[j];
     }
     for (int k = 0; k < rp; k++)
-        rb[k] = -1;
-    const int err = intercepted ? MPI_Alltoallv(sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, comm)
-                                : coltune_alltoallv(spec, sb, sc, sd, MPI_INT, rb, rc, rd,
-                                                    MPI_INT, comm);
-    const char *how = intercepted ? "MPI_Alltoallv" : spec != NULL ? spec : "(no spec)";
-    if (err != MPI_SUCCESS)
-        fail(w, "thread %d: alltoallv %s on %d ranks returned %d", w->id, how, n, err);
-    for (int i = 0; i < n; i++)
-        for (int k = 0; k < rc[i]; k++)
-            if (rb[rd[i] + k] != value(i, r, k, salt)) {
+        x->rb[k] = -1;
+}
+
+/* Checks the received blocks element by element, and frees x. */
+static void exchange_check(worker *w, exchange *x, const char *how)
+{
+    for (int i = 0; i < x->n; i++)
+        for (int k = 0; k < x->rc[i]; k++)
+            if (x->rb[x->rd[i] + k] != value(i, x->r, k, x->salt)) {
                 if (w->bad++ == 0)
                     fail(w, "thread %d: alltoallv %s on %d ranks, salt %llu: from rank %d "
-                            "element %d is %d, not %d", w->id, how, n,
-                         (unsigned long long)salt, i, k, rb[rd[i] + k], value(i, r, k, salt));
+                            "element %d is %d, not %d", w->id, how, x->n,
+                         (unsigned long long)x->salt, i, k, x->rb[x->rd[i] + k],
+                         value(i, x->r, k, x->salt));
             }
-    free(sc);
-    free(sb);
-    free(rb);
+    free(x->sc);
+    free(x->sb);
+    free(x->rb);
+}
+
+/* One Alltoallv on comm, by spec (NULL: decided) or, with intercepted, by
+ * MPI_Alltoallv itself; checked element by element. */
+static void alltoallv(worker *w, MPI_Comm comm, const char *spec, int intercepted, uint64_t salt)
+{
+    exchange x;
+    exchange_make(&x, comm, salt);
+    const int err = intercepted ? MPI_Alltoallv(x.sb, x.sc, x.sd, MPI_INT, x.rb, x.rc, x.rd,
+                                                MPI_INT, comm)
+                                : coltune_alltoallv(spec, x.sb, x.sc, x.sd, MPI_INT, x.rb, x.rc,
+                                                    x.rd, MPI_INT, comm);
+    const char *how = intercepted ? "MPI_Alltoallv" : spec != NULL ? spec : "(no spec)";
+    if (err != MPI_SUCCESS)
+        fail(w, "thread %d: alltoallv %s on %d ranks returned %d", w->id, how, x.n, err);
+    exchange_check(w, &x, how);
 }
 
 /* One Alltoall of count(0, 0, salt) + 1 ints a block, as alltoallv. */
@@ -238,6 +272,47 @@ static void exchanges(worker *w, MPI_Comm comm, uint64_t stream)
     }
 }
 
+/*
+ * Nonblocking calls completed by another thread: each thread starts NHAND
+ * intercepted MPI_Ialltoallv on a communicator of its own; the next thread
+ * (id + 1) completes them with MPI_Waitall (while its own are completed by
+ * the one before it); then each checks its own results.
+ */
+enum { NHAND = 4 };
+typedef struct handed {
+    exchange x[NHAND];
+    MPI_Request req[NHAND];
+} handed;
+static handed *hands; /* [threads] */
+static int nthreads;
+static pthread_barrier_t handoff;
+
+static void hand_over(worker *w)
+{
+    handed *mine = &hands[w->id], *next = &hands[(w->id + 1) % nthreads];
+    MPI_Comm comm;
+    MPI_Comm_dup(w->parent, &comm);
+    for (int i = 0; i < NHAND; i++) {
+        exchange *x = &mine->x[i];
+        exchange_make(x, comm, (uint64_t)w->id * 100000 + 90000 + (uint64_t)i);
+        if (MPI_Ialltoallv(x->sb, x->sc, x->sd, MPI_INT, x->rb, x->rc, x->rd, MPI_INT, comm,
+                           &mine->req[i]) != MPI_SUCCESS)
+            fail(w, "thread %d: MPI_Ialltoallv %d failed", w->id, i);
+    }
+    pthread_barrier_wait(&handoff);
+    if (MPI_Waitall(NHAND, next->req, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+        fail(w, "thread %d: MPI_Waitall of thread %d's requests failed", w->id,
+             (w->id + 1) % nthreads);
+    pthread_barrier_wait(&handoff);
+    for (int i = 0; i < NHAND; i++) {
+        if (mine->req[i] != MPI_REQUEST_NULL)
+            fail(w, "thread %d: request %d not MPI_REQUEST_NULL after another's MPI_Waitall",
+                 w->id, i);
+        exchange_check(w, &mine->x[i], "MPI_Ialltoallv completed by another thread");
+    }
+    MPI_Comm_free(&comm);
+}
+
 static void *work(void *arg)
 {
     worker *w = arg;
@@ -261,6 +336,7 @@ static void *work(void *arg)
             MPI_Comm_free(&own[i]);
         }
     }
+    hand_over(w);
     return NULL;
 }
 
@@ -364,6 +440,9 @@ int main(int argc, char **argv)
         MPI_Comm_dup(MPI_COMM_WORLD, &w[t].parent);
     }
     pthread_barrier_init(&start, NULL, (unsigned)T);
+    pthread_barrier_init(&handoff, NULL, (unsigned)T);
+    nthreads = T;
+    hands = calloc((size_t)T, sizeof *hands);
     for (int t = 0; t < T; t++)
         pthread_create(&tid[t], NULL, work, &w[t]);
     /* Meanwhile the main thread's collectives on the shared communicator:
@@ -391,6 +470,8 @@ int main(int argc, char **argv)
         MPI_Comm_free(&w[t].parent);
     }
     pthread_barrier_destroy(&start);
+    pthread_barrier_destroy(&handoff);
+    free(hands);
     failures += check_answers(w, T);
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (me == 0)

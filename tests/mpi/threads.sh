@@ -7,7 +7,8 @@
 # every context's number distinct), while the main thread runs collectives
 # on it; under the default decision, shm and node_aware (COLTUNE_PPN=2),
 # tuna and tuna_hier, a rules file with COLTUNE_VERBOSE=1 and COLTUNE_STATS=1,
-# and COLTUNE_ADAPT=1. Every result is checked element by element.
+# and COLTUNE_ADAPT=1; each thread's MPI_Ialltoallv requests are completed by
+# another thread. Every result is checked element by element.
 # The same script runs the ThreadSanitizer build (configure --enable-tsan,
 # scripts/check-all.sh): TSAN_OPTIONS below make a report fail the run; the
 # MPI library is not instrumented, so what happens inside it is not checked
@@ -57,6 +58,13 @@ check_run "threads P=3: $T threads, shm and tuna under COLTUNE_CACHE=100k" \
     with_env COLTUNE_FALLBACK=error COLTUNE_ALLTOALLV=shm COLTUNE_ALLTOALL=shm \
     COLTUNE_CACHE=100k COLTUNE_SHM_WINDOW=16k TEST_SPECS=-,shm,tuna -- \
     run_mpi 3 "$prog" "$T" 2 8
+# The nonblocking calls each thread hands to the next (the default rules:
+# shm on one node), by the shared window in rounds and by a schedule.
+check_run "threads P=3: $T threads, MPI_Ialltoallv by shm in rounds, completed by other threads" \
+    with_env COLTUNE_IALLTOALLV=shm:large=64 COLTUNE_SHM_WINDOW=64 COLTUNE_ALLTOALLV=shm \
+    TEST_SPECS=-,shm -- run_mpi 3 "$prog" "$T" 1 2
+check_run "threads P=4: $T threads, MPI_Ialltoallv by pairwise, completed by other threads" \
+    with_env COLTUNE_IALLTOALLV=pairwise TEST_SPECS=-,pairwise -- run_mpi 4 "$prog" "$T" 1 2
 check_run "threads P=4 COLTUNE_PPN=2: $T threads, node_aware, tuna_hier" \
     with_env COLTUNE_FALLBACK=error COLTUNE_PPN=2 COLTUNE_ALLTOALLV=node_aware \
     TEST_SPECS=-,node_aware,tuna_hier_coalesced,tuna_hier_staggered,tuna -- \
