@@ -93,11 +93,12 @@ typedef struct ct_state {
         char **msgs;
         int count, cap;
     } once;
-    /* The MPI library's Fortran MPI_IN_PLACE and MPI_BOTTOM sentinels, one
-     * per name mangling, looked up once (src/shim/fortran.c). */
+    /* The MPI library's Fortran MPI_IN_PLACE, MPI_BOTTOM, MPI_STATUS_IGNORE
+     * and MPI_STATUSES_IGNORE sentinels, one per name mangling and mpi_f08's,
+     * looked up once (src/shim/fortran.c). */
     struct {
         pthread_once_t once;
-        const void *in_place[4], *bottom[4];
+        const void *in_place[5], *bottom[5], *status_ignore[5], *statuses_ignore[5];
     } fortran;
 } ct_state;
 

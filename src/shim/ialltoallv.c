@@ -37,10 +37,10 @@ static int serve(ct_alltoallv_args *a, ct_coll coll, MPI_Request *request)
     return ct_shim_return(a->comm, ct_ialltoallv_dispatch(a, NULL));
 }
 
-CT_EXPORT int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                             MPI_Request *request)
+int ct_shim_ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                       MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                       const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                       MPI_Request *request)
 {
     ct_alltoallv_args a = ct_shim_describe_alltoallv(
         sendbuf, ct_vec_int(sendcounts), ct_vec_int(sdispls), sendtype, recvbuf,
@@ -48,14 +48,30 @@ CT_EXPORT int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const 
     return serve(&a, CT_COLL_IALLTOALLV, request);
 }
 
-CT_EXPORT int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                            MPI_Request *request)
+int ct_shim_ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     ct_alltoallv_args a = ct_shim_describe_alltoall(sendbuf, sendcount, sendtype, recvbuf,
                                                     recvcount, recvtype, comm,
                                                     ct_shim_fwd_ialltoall);
     return serve(&a, CT_COLL_IALLTOALL, request);
+}
+
+CT_EXPORT int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request *request)
+{
+    return ct_shim_ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                              rdispls, recvtype, comm, request);
+}
+
+CT_EXPORT int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Request *request)
+{
+    return ct_shim_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                             request);
 }
 #endif
 

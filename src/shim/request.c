@@ -171,7 +171,7 @@ static int complete_one(ct_request *r, MPI_Request *req, MPI_Status *status)
     return ct_shim_return(comm, ct_request_complete(r, req, status));
 }
 
-static int serve_wait(MPI_Request *req, MPI_Status *status)
+int ct_shim_wait(MPI_Request *req, MPI_Status *status)
 {
     ct_request *r;
     if (!ct_request_any_active() || (r = active_of(*req)) == NULL)
@@ -180,7 +180,7 @@ static int serve_wait(MPI_Request *req, MPI_Status *status)
     return complete_one(r, req, status);
 }
 
-static int serve_test(MPI_Request *req, int *flag, MPI_Status *status)
+int ct_shim_test(MPI_Request *req, int *flag, MPI_Status *status)
 {
     ct_request *r;
     if (!ct_request_any_active())
@@ -193,7 +193,7 @@ static int serve_test(MPI_Request *req, int *flag, MPI_Status *status)
     return *flag ? complete_one(r, req, status) : MPI_SUCCESS;
 }
 
-static int serve_get_status(MPI_Request req, int *flag, MPI_Status *status)
+int ct_shim_get_status(MPI_Request req, int *flag, MPI_Status *status)
 {
     ct_request *r;
     if (!ct_request_any_active())
@@ -212,7 +212,7 @@ static int serve_get_status(MPI_Request req, int *flag, MPI_Status *status)
 /* Arrays                                                              */
 /* ------------------------------------------------------------------ */
 
-static int serve_waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
+int ct_shim_waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
 {
     int rc, err = MPI_SUCCESS;
     MPI_Comm err_comm = MPI_COMM_NULL;
@@ -235,7 +235,7 @@ static int serve_waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
     return multiple_result(rc, err, err_comm);
 }
 
-static int serve_testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+int ct_shim_testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
     int rc, err = MPI_SUCCESS, done = 1;
     MPI_Comm err_comm = MPI_COMM_NULL;
@@ -291,7 +291,7 @@ static int any_pass(mine *m, int count, MPI_Request reqs[], int *index, int *fla
 }
 
 /* MPI_Waitany (wait set; flag NULL) or MPI_Testany. */
-static int serve_any(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status,
+int ct_shim_any(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status,
                      int wait)
 {
     int rc, done = 0;
@@ -345,7 +345,7 @@ static int some_pass(mine *m, int count, MPI_Request reqs[], int *outcount, int 
 }
 
 /* MPI_Waitsome (wait set) or MPI_Testsome. */
-static int serve_some(int count, MPI_Request reqs[], int *outcount, int indices[],
+int ct_shim_some(int count, MPI_Request reqs[], int *outcount, int indices[],
                       MPI_Status statuses[], int wait)
 {
     int rc;
@@ -373,7 +373,7 @@ static int serve_some(int count, MPI_Request reqs[], int *outcount, int indices[
 /* Starting, freeing, cancelling                                       */
 /* ------------------------------------------------------------------ */
 
-static int serve_start(MPI_Request *req)
+int ct_shim_start(MPI_Request *req)
 {
     ct_request *r;
     if (!ct_request_any_live() || (r = ct_request_find(*req)) == NULL)
@@ -383,17 +383,17 @@ static int serve_start(MPI_Request *req)
     return ct_shim_return(ct_request_errcomm(r), ct_request_start(r));
 }
 
-static int serve_startall(int count, MPI_Request reqs[])
+int ct_shim_startall(int count, MPI_Request reqs[])
 {
     int rc = MPI_SUCCESS;
     if (!ct_request_any_live())
         return PMPI_Startall(count, reqs);
     for (int i = 0; i < count && rc == MPI_SUCCESS; i++)
-        rc = serve_start(&reqs[i]);
+        rc = ct_shim_start(&reqs[i]);
     return rc;
 }
 
-static int serve_request_free(MPI_Request *req)
+int ct_shim_request_free(MPI_Request *req)
 {
     ct_request *r;
     if (!ct_request_any_live() || (r = ct_request_find(*req)) == NULL)
@@ -404,7 +404,7 @@ static int serve_request_free(MPI_Request *req)
     return ct_shim_return(comm, ct_request_free(r, req));
 }
 
-static int serve_cancel(MPI_Request *req)
+int ct_shim_cancel(MPI_Request *req)
 {
     ct_request *r;
     if (!ct_request_any_live() || (r = ct_request_find(*req)) == NULL)
@@ -418,65 +418,65 @@ static int serve_cancel(MPI_Request *req)
 /* ------------------------------------------------------------------ */
 CT_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
-    return serve_wait(request, status);
+    return ct_shim_wait(request, status);
 }
 
 CT_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
-    return serve_test(request, flag, status);
+    return ct_shim_test(request, flag, status);
 }
 
 CT_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
-    return serve_get_status(request, flag, status);
+    return ct_shim_get_status(request, flag, status);
 }
 
 CT_EXPORT int MPI_Waitall(int count, MPI_Request array_of_requests[],
                           MPI_Status array_of_statuses[])
 {
-    return serve_waitall(count, array_of_requests, array_of_statuses);
+    return ct_shim_waitall(count, array_of_requests, array_of_statuses);
 }
 
 CT_EXPORT int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
                           MPI_Status array_of_statuses[])
 {
-    return serve_testall(count, array_of_requests, flag, array_of_statuses);
+    return ct_shim_testall(count, array_of_requests, flag, array_of_statuses);
 }
 
 CT_EXPORT int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index,
                           MPI_Status *status)
 {
-    return serve_any(count, array_of_requests, index, NULL, status, 1);
+    return ct_shim_any(count, array_of_requests, index, NULL, status, 1);
 }
 
 CT_EXPORT int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag,
                           MPI_Status *status)
 {
-    return serve_any(count, array_of_requests, index, flag, status, 0);
+    return ct_shim_any(count, array_of_requests, index, flag, status, 0);
 }
 
 CT_EXPORT int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
                            int array_of_indices[], MPI_Status array_of_statuses[])
 {
-    return serve_some(incount, array_of_requests, outcount, array_of_indices,
+    return ct_shim_some(incount, array_of_requests, outcount, array_of_indices,
                       array_of_statuses, 1);
 }
 
 CT_EXPORT int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
                            int array_of_indices[], MPI_Status array_of_statuses[])
 {
-    return serve_some(incount, array_of_requests, outcount, array_of_indices,
+    return ct_shim_some(incount, array_of_requests, outcount, array_of_indices,
                       array_of_statuses, 0);
 }
 
-CT_EXPORT int MPI_Start(MPI_Request *request) { return serve_start(request); }
+CT_EXPORT int MPI_Start(MPI_Request *request) { return ct_shim_start(request); }
 
 CT_EXPORT int MPI_Startall(int count, MPI_Request array_of_requests[])
 {
-    return serve_startall(count, array_of_requests);
+    return ct_shim_startall(count, array_of_requests);
 }
 
-CT_EXPORT int MPI_Request_free(MPI_Request *request) { return serve_request_free(request); }
+CT_EXPORT int MPI_Request_free(MPI_Request *request) { return ct_shim_request_free(request); }
 
-CT_EXPORT int MPI_Cancel(MPI_Request *request) { return serve_cancel(request); }
+CT_EXPORT int MPI_Cancel(MPI_Request *request) { return ct_shim_cancel(request); }
 #endif

@@ -91,6 +91,32 @@ int ct_shim_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype
                        void *recvbuf, const int recvcounts[], const int displs[],
                        MPI_Datatype recvtype, MPI_Comm comm);
 
+/* MPI_Ialltoallv and MPI_Ialltoall with C arguments (ialltoallv.c). */
+int ct_shim_ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                       MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                       const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                       MPI_Request *request);
+int ct_shim_ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+
+/* The completion calls with C arguments (request.c): MPI_Wait, MPI_Test,
+ * MPI_Request_get_status, MPI_Waitall, MPI_Testall, MPI_Waitany and
+ * MPI_Testany (ct_shim_any; block 1 waits), MPI_Waitsome and MPI_Testsome
+ * (ct_shim_some), MPI_Start, MPI_Startall, MPI_Request_free, MPI_Cancel. */
+int ct_shim_wait(MPI_Request *req, MPI_Status *status);
+int ct_shim_test(MPI_Request *req, int *flag, MPI_Status *status);
+int ct_shim_get_status(MPI_Request req, int *flag, MPI_Status *status);
+int ct_shim_waitall(int count, MPI_Request reqs[], MPI_Status statuses[]);
+int ct_shim_testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]);
+int ct_shim_any(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status,
+                int block);
+int ct_shim_some(int count, MPI_Request reqs[], int *outcount, int indices[],
+                 MPI_Status statuses[], int block);
+int ct_shim_start(MPI_Request *req);
+int ct_shim_startall(int count, MPI_Request reqs[]);
+int ct_shim_request_free(MPI_Request *req);
+int ct_shim_cancel(MPI_Request *req);
+
 /* The intercommunicator Allgather(v) (allgather.c): the forwarders, and
  * whether a call goes to the driver (an intercommunicator, no MPI_IN_PLACE;
  * the driver checks the rest of the arguments). */
