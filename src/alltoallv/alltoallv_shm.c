@@ -76,13 +76,16 @@
  * point-to-point runs (all_p2p), which depend on how the last call went on
  * every rank, which a start cannot know; the nonblocking forms go through
  * the window, with this call's own tag for the blocks that travel
- * point-to-point. A communicator with no window, and an MPI_Ialltoall
- * whose blocks all travel point-to-point, get the linear schedule
- * (alltoallv_linear.c): the same messages as all_p2p.
+ * point-to-point. A communicator with no window, an MPI_Ialltoall whose
+ * blocks all travel point-to-point, and every call under an MPI library
+ * whose progress engine coltune cannot hook (MPICH: see
+ * ct_alltoallv_shm_build) get the linear schedule (alltoallv_linear.c):
+ * the same messages as all_p2p.
  */
 #include "alltoallv/a2av_p2p.h"
 #include "core/shm_stream.h"
 #include "core/log.h"
+#include "core/request.h"
 
 #include <limits.h>
 #include <stddef.h>
@@ -580,7 +583,14 @@ int ct_alltoallv_shm_build(const ct_alltoallv_args *a, ct_ctx *ctx, const long *
         if (alltoall_all_direct(c))
             c->s = NULL;
     }
-    if (c->s == NULL) { /* one rank, no window, or every block point-to-point */
+    /* Where nothing advances a request while its rank is in another MPI call
+     * (MPICH: no progress hook, core/request.h), a call queued on the window
+     * behind another could wait for a rank blocked elsewhere (MPICH's
+     * coll/nonblocking3 hangs so): the linear schedule, whose messages the
+     * MPI library moves by itself. The same library on every rank: all agree. */
+    if (c->s != NULL && !ct_request_hooked())
+        c->s = NULL;
+    if (c->s == NULL) { /* one rank, no window, every block point-to-point, no hook */
         free(c);
         return ct_alltoallv_linear_build(a, ctx, NULL, s);
     }

@@ -177,9 +177,12 @@ static int progress_callback(void)
     return 0;
 }
 
+static void hook_progress(void);
+
 int ct_request_hooked(void)
 {
     ct_requests *t = &ct_state_get()->requests;
+    hook_progress(); /* once: the answer is the same from the first call on */
     return __atomic_load_n(&t->hooked, __ATOMIC_ACQUIRE) == 2;
 }
 
