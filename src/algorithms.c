@@ -102,6 +102,9 @@ void ct_expr_format(ct_expr e, char *buf, size_t len)
 /* ------------------------------------------------------------------ */
 
 static const ct_restriction_desc restriction_descs[] = {
+    {CT_R_PROGRESS, "progress",
+     "nonblocking forms only where the MPI library's progress engine advances coltune's "
+     "schedules (Open MPI): its later rounds start as earlier ones complete"},
     {CT_R_SHARED_MEMORY, "shared_memory", "all ranks share memory (one node)"},
     {CT_R_NODE_SHARED_MEMORY, "node_shared_memory",
      "each node's ranks share memory (real nodes, or COLTUNE_PPN nodes inside one)"},
@@ -142,6 +145,9 @@ const ct_restriction_desc *ct_restriction_at(int i)
  * schedule, one argument of ENTRY. */
 #define RUN_AND_BUILD(name) \
     .run.alltoallv = ct_alltoallv_##name, .build.alltoallv = ct_alltoallv_##name##_build
+/* The blocking calls run a schedule to its end inside the call: the
+ * nonblocking forms' restriction (CT_R_PROGRESS) is not theirs. */
+#define BLOCKING(r) ((r) & ~CT_R_PROGRESS)
 #define IF_VARIABLE_1(...) __VA_ARGS__
 #define IF_VARIABLE_0(...)
 
@@ -149,22 +155,22 @@ const ct_restriction_desc *ct_restriction_at(int i)
  * order of the list. */
 static const ct_algorithm registry[] = {
 #define CT_ALLTOALLV_ALG(name, r, summary, ...)                                      \
-    ENTRY(CT_COLL_ALLTOALLV, name, r, summary, .run.alltoallv = ct_alltoallv_##name, \
+    ENTRY(CT_COLL_ALLTOALLV, name, BLOCKING(r), summary, .run.alltoallv = ct_alltoallv_##name, \
           __VA_ARGS__)
 #define CT_ALLTOALLV_SPLIT_ALG(name, r, summary, ...)                                  \
-    ENTRY(CT_COLL_ALLTOALLV, name, r, summary,                                         \
+    ENTRY(CT_COLL_ALLTOALLV, name, BLOCKING(r), summary,                                         \
           .build.alltoallv = ct_alltoallv_##name##_build, __VA_ARGS__)
 #define CT_ALLTOALLV_STEP_ALG(name, r, summary, ...) \
-    ENTRY(CT_COLL_ALLTOALLV, name, r, summary, RUN_AND_BUILD(name), __VA_ARGS__)
+    ENTRY(CT_COLL_ALLTOALLV, name, BLOCKING(r), summary, RUN_AND_BUILD(name), __VA_ARGS__)
 #include "coll_list.h"
 #define CT_ALLTOALLV_ALG(name, r, summary, ...)                                     \
-    ENTRY(CT_COLL_ALLTOALL, name, r, summary, .run.alltoallv = ct_alltoallv_##name, \
+    ENTRY(CT_COLL_ALLTOALL, name, BLOCKING(r), summary, .run.alltoallv = ct_alltoallv_##name, \
           __VA_ARGS__)
 #define CT_ALLTOALLV_SPLIT_ALG(name, r, summary, ...)                                  \
-    ENTRY(CT_COLL_ALLTOALL, name, r, summary,                                          \
+    ENTRY(CT_COLL_ALLTOALL, name, BLOCKING(r), summary,                                          \
           .build.alltoallv = ct_alltoallv_##name##_build, __VA_ARGS__)
 #define CT_ALLTOALLV_STEP_ALG(name, r, summary, ...) \
-    ENTRY(CT_COLL_ALLTOALL, name, r, summary, RUN_AND_BUILD(name), __VA_ARGS__)
+    ENTRY(CT_COLL_ALLTOALL, name, BLOCKING(r), summary, RUN_AND_BUILD(name), __VA_ARGS__)
 #include "coll_list.h"
     /* The nonblocking forms: the library's own routine, and the algorithms
      * that split. */

@@ -172,8 +172,13 @@ typedef int (*ct_sdde_fn)(struct ct_sdde *x, struct ct_ctx *ctx, const long *par
 /* Restrictions                                                        */
 /* ------------------------------------------------------------------ */
 
-/* Restrictions that depend only on the communicator (identical on every
- * rank by construction): checked without communication. */
+/* Restrictions that depend only on the communicator or the MPI library
+ * (identical on every rank by construction): checked without communication. */
+#define CT_R_PROGRESS 0x01u /* its nonblocking form starts later rounds as earlier
+                               ones complete: served only where the MPI library's
+                               progress engine calls coltune's (Open MPI); elsewhere
+                               a rank blocked in another MPI call would not start
+                               them, and a peer waiting for them could hang */
 #define CT_R_SHARED_MEMORY 0x04u    /* all ranks share memory (one real node) */
 #define CT_R_NODE_SHARED_MEMORY 0x08u /* each node's ranks share memory: real nodes, or
                                          emulated ones (COLTUNE_PPN) inside one */

@@ -111,7 +111,7 @@ CT_COLLECTIVE(ALLTOALLV_CRS, alltoallv_crs, "", personalized, 0)
 CT_ALLTOALLV_ALG(pmpi, 0,
     "forward to the MPI library's own routine for the call (PMPI_Alltoallv, "
     "PMPI_Alltoall or their large-count forms)")
-CT_ALLTOALLV_SPLIT_ALG(pairwise, 0,
+CT_ALLTOALLV_SPLIT_ALG(pairwise, CT_R_PROGRESS,
     "pairwise exchange: one send and one receive per step ([Namugwanya2023] Alg. 1)")
 CT_ALLTOALLV_SPLIT_ALG(nonblocking, 0,
     "all sends and receives posted in spread-out order, one Waitall "
@@ -119,19 +119,19 @@ CT_ALLTOALLV_SPLIT_ALG(nonblocking, 0,
 CT_ALLTOALLV_SPLIT_ALG(linear, 0,
     "all sends and receives posted in ascending rank order "
     "(Open MPI basic linear; [Fan2024] II(d))")
-CT_ALLTOALLV_SPLIT_ALG(scattered, 0,
+CT_ALLTOALLV_SPLIT_ALG(scattered, CT_R_PROGRESS,
     "spread-out order in batches of block_count peers, waiting on each "
     "batch (MPICH scattered; [Fan2024] II(d))",
     {"block_count", K(1), EXPR(P, 0), K(32), "peers per batch (values above P act as P)",
      CT_CLAMP})
-CT_ALLTOALLV_SPLIT_ALG(multipair_blocking, 0,
+CT_ALLTOALLV_SPLIT_ALG(multipair_blocking, CT_R_PROGRESS,
     "pairwise order, stride exchanges in flight, Waitall per group ([Namugwanya2023] Alg. 3)",
     {"stride", K(1), EXPR(P, 0), K(8), "exchanges per group", CT_RANGE})
-CT_ALLTOALLV_SPLIT_ALG(multipair_waitany, 0,
+CT_ALLTOALLV_SPLIT_ALG(multipair_waitany, CT_R_PROGRESS,
     "pairwise order, stride exchanges in flight, refilled on Waitany "
     "([Namugwanya2023] Alg. 4)",
     {"stride", K(1), EXPR(P, 0), K(8), "exchanges in flight", CT_RANGE})
-CT_ALLTOALLV_SPLIT_ALG(multipair_testany, 0,
+CT_ALLTOALLV_SPLIT_ALG(multipair_testany, CT_R_PROGRESS,
     "pairwise order, stride exchanges in flight, refilled on Testany "
     "([Namugwanya2023] Alg. 5)",
     {"stride", K(1), EXPR(P, 0), K(8), "exchanges in flight", CT_RANGE})

@@ -5,6 +5,7 @@
 #include "select/decide.h"
 #include "core/device.h"
 #include "core/log.h"
+#include "core/request.h"
 #include "core/state.h"
 #include "stats.h"
 
@@ -189,6 +190,11 @@ static const char *comm_restriction(const ct_algorithm *alg, const ct_topo *topo
     if ((alg->restrictions & CT_R_NODE_SHARED_MEMORY) && topo->emulated && !topo->shared)
         return "emulated nodes (COLTUNE_PPN) span real nodes: a node's ranks may not share "
                "memory";
+    if ((alg->restrictions & CT_R_PROGRESS) && ct_coll_nonblocking(alg->coll) &&
+        !ct_request_hooked())
+        return "its later rounds start as earlier ones complete, and this MPI library's "
+               "progress engine does not call coltune's: a rank blocked in another MPI call "
+               "would not start them";
     return NULL;
 }
 

@@ -215,6 +215,42 @@ static int check_alltoall(const char *spec, int count, int inplace)
     return th_all(ok, MPI_COMM_WORLD);
 }
 
+/* Under MPICH, whose progress engine does not call coltune's, the algorithms
+ * whose later rounds start as earlier ones complete do not serve the
+ * nonblocking forms (restriction progress, coltune(7)). */
+static int refused_here(const char *spec)
+{
+#ifdef MPICH_VERSION
+    static const char *const names[] = {"pairwise", "scattered", "multipair_"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strncmp(spec, names[i], strlen(names[i])) == 0)
+            return 1;
+#else
+    (void)spec;
+#endif
+    return 0;
+}
+
+/* Such a spec, forced under COLTUNE_FALLBACK=error: the call returns
+ * MPI_ERR_ARG on every rank and makes no request. */
+static int check_refused(const char *spec)
+{
+    const int P = th_size();
+    int *sb = calloc((size_t)P, sizeof(int)), *rb = calloc((size_t)P, sizeof(int));
+    MPI_Request req = MPI_REQUEST_NULL;
+    int cls = MPI_SUCCESS;
+    assert_true(sb && rb);
+    const int rc = coltune_ialltoall(spec, sb, 1, MPI_INT, rb, 1, MPI_INT, MPI_COMM_WORLD, &req);
+    if (rc != MPI_SUCCESS)
+        MPI_Error_class(rc, &cls);
+    const int ok = cls == MPI_ERR_ARG && req == MPI_REQUEST_NULL;
+    if (!ok)
+        fprintf(stderr, "ialltoall %s under MPICH: returned %d, not refused\n", spec, rc);
+    free(sb);
+    free(rb);
+    return th_all(ok, MPI_COMM_WORLD);
+}
+
 static void test_every_algorithm(void **state)
 {
     (void)state;
@@ -229,6 +265,11 @@ static void test_every_algorithm(void **state)
          * whose only block is its own hanging in its next nonblocking
          * all-to-all: pmpi is the library, not tested in place here. */
         const int pmpi = strcmp(specs[s], "pmpi") == 0;
+        if (refused_here(specs[s])) {
+            assert_true(check_refused(specs[s]));
+            checked++;
+            continue;
+        }
         for (int t = 0; t < NTYPES; t++)
             for (int inplace = 0; inplace < 2 - pmpi; inplace++, checked++)
                 assert_true(check_alltoallv(specs[s], t, inplace, call++));
