@@ -82,6 +82,15 @@ long bench_inter_bytes(int setting, long S, const int n[2], int g, int i)
     }
 }
 
+int bench_inter_isetup(const bench_options *o, const bench_env *env, long S, int v,
+                       void **state, char *err, size_t errlen)
+{
+    const int rc = bench_inter_setup(o, env, S, v, state, err, errlen);
+    if (*state != NULL)
+        ((bench_inter *)*state)->nonblocking = 1;
+    return rc;
+}
+
 void bench_inter_teardown(void *state)
 {
     bench_inter *s = state;

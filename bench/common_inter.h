@@ -25,6 +25,7 @@ typedef struct bench_inter {
     char *sendbuf, *recvbuf, *refbuf; /* refbuf only with --check */
     size_t rbytes;        /* data bytes; receive buffers hold rbytes + guard */
     int have_ref;
+    int nonblocking; /* the nonblocking form: started and waited for at once */
 } bench_inter;
 
 /* --group-sizes against the world size, --setting against the collective
@@ -38,6 +39,9 @@ long bench_inter_bytes(int setting, long S, const int n[2], int g, int i);
 /* Builds the intercommunicator and the buffers of size S (bench_driver setup). */
 int bench_inter_setup(const bench_options *o, const bench_env *env, long S, int v,
                       void **state, char *err, size_t errlen);
+/* The same, for the nonblocking form (started and waited for at once). */
+int bench_inter_isetup(const bench_options *o, const bench_env *env, long S, int v,
+                       void **state, char *err, size_t errlen);
 void bench_inter_teardown(void *state);
 
 /* Before a checked call: both receive buffers to the sentinel. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * driver_allgather_inter.c - intercommunicator MPI_Allgather under
- * coltune_allgather_inter(spec, ...).
+ * coltune_allgather_inter(spec, ...), and MPI_Iallgather under
+ * coltune_iallgather_inter.
  *
  * Every rank of group A sends the same number of bytes, every rank of B too
  * ([Kang2019] settings 1-4, --setting; common_inter.c builds the
@@ -29,8 +30,13 @@ static int setup(const bench_options *o, const bench_env *env, long S, void **st
 static int run(void *state, const char *spec)
 {
     bench_inter *s = state;
-    return coltune_allgather_inter(spec, s->sendbuf, s->scount, MPI_BYTE, s->recvbuf,
-                                   s->rcounts[0], MPI_BYTE, s->comm);
+    MPI_Request req;
+    if (!s->nonblocking)
+        return coltune_allgather_inter(spec, s->sendbuf, s->scount, MPI_BYTE, s->recvbuf,
+                                       s->rcounts[0], MPI_BYTE, s->comm);
+    const int rc = coltune_iallgather_inter(spec, s->sendbuf, s->scount, MPI_BYTE, s->recvbuf,
+                                            s->rcounts[0], MPI_BYTE, s->comm, &req);
+    return rc == MPI_SUCCESS ? MPI_Wait(&req, MPI_STATUS_IGNORE) : rc;
 }
 
 static int check(void *state, const char *spec, bench_mismatch *m)
@@ -57,6 +63,24 @@ const bench_driver bench_driver_allgather_inter = {
     .uses = BENCH_USES_GROUPS | BENCH_USES_SETTING,
     .validate = validate,
     .setup = setup,
+    .run = run,
+    .check = check,
+    .teardown = bench_inter_teardown,
+};
+
+/* The nonblocking form: the same calls, started and waited for at once (the
+ * time of the exchange alone, without overlap). */
+static int isetup(const bench_options *o, const bench_env *env, long S, void **state,
+                  char *err, size_t errlen)
+{
+    return bench_inter_isetup(o, env, S, 0, state, err, errlen);
+}
+
+const bench_driver bench_driver_iallgather_inter = {
+    .name = "iallgather_inter",
+    .uses = BENCH_USES_GROUPS | BENCH_USES_SETTING,
+    .validate = validate,
+    .setup = isetup,
     .run = run,
     .check = check,
     .teardown = bench_inter_teardown,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * driver_allgatherv_inter.c - intercommunicator MPI_Allgatherv under
- * coltune_allgatherv_inter(spec, ...).
+ * coltune_allgatherv_inter(spec, ...), and MPI_Iallgatherv under
+ * coltune_iallgatherv_inter.
  *
  * Block sizes per [Kang2019] settings 1-8 (--setting, default 5): S is the
  * block of the largest sender; settings 6 and 8 give every rank its own size
@@ -28,8 +29,14 @@ static int setup(const bench_options *o, const bench_env *env, long S, void **st
 static int run(void *state, const char *spec)
 {
     bench_inter *s = state;
-    return coltune_allgatherv_inter(spec, s->sendbuf, s->scount, MPI_BYTE, s->recvbuf,
-                                    s->rcounts, s->rdispls, MPI_BYTE, s->comm);
+    MPI_Request req;
+    if (!s->nonblocking)
+        return coltune_allgatherv_inter(spec, s->sendbuf, s->scount, MPI_BYTE, s->recvbuf,
+                                        s->rcounts, s->rdispls, MPI_BYTE, s->comm);
+    const int rc = coltune_iallgatherv_inter(spec, s->sendbuf, s->scount, MPI_BYTE,
+                                             s->recvbuf, s->rcounts, s->rdispls, MPI_BYTE,
+                                             s->comm, &req);
+    return rc == MPI_SUCCESS ? MPI_Wait(&req, MPI_STATUS_IGNORE) : rc;
 }
 
 static int check(void *state, const char *spec, bench_mismatch *m)
@@ -56,6 +63,24 @@ const bench_driver bench_driver_allgatherv_inter = {
     .uses = BENCH_USES_GROUPS | BENCH_USES_SETTING,
     .validate = validate,
     .setup = setup,
+    .run = run,
+    .check = check,
+    .teardown = bench_inter_teardown,
+};
+
+/* The nonblocking form: the same calls, started and waited for at once (the
+ * time of the exchange alone, without overlap). */
+static int isetup(const bench_options *o, const bench_env *env, long S, void **state,
+                  char *err, size_t errlen)
+{
+    return bench_inter_isetup(o, env, S, 1, state, err, errlen);
+}
+
+const bench_driver bench_driver_iallgatherv_inter = {
+    .name = "iallgatherv_inter",
+    .uses = BENCH_USES_GROUPS | BENCH_USES_SETTING,
+    .validate = validate,
+    .setup = isetup,
     .run = run,
     .check = check,
     .teardown = bench_inter_teardown,

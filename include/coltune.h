@@ -215,8 +215,23 @@ int coltune_allgatherv_inter(const char *spec, const void *sendbuf, int sendcoun
                              MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                              const int displs[], MPI_Datatype recvtype, MPI_Comm comm);
 
+/*
+ * Their nonblocking forms, MPI_Iallgather and MPI_Iallgatherv on
+ * intercommunicators (rule collectives "iallgather_inter" and
+ * "iallgatherv_inter"): spec names one of the algorithms that split
+ * ("direct") or "pmpi"; NULL decides as the intercepted call would.
+ * *request completes as coltune_ialltoallv's does.
+ */
+int coltune_iallgather_inter(const char *spec, const void *sendbuf, int sendcount,
+                             MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+int coltune_iallgatherv_inter(const char *spec, const void *sendbuf, int sendcount,
+                              MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                              const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                              MPI_Request *request);
+
 #if defined(MPI_VERSION) && MPI_VERSION >= 4
-/* The large-count forms of the two above (arguments of MPI_Allgather_c and
+/* The large-count forms of the blocking two (arguments of MPI_Allgather_c and
  * MPI_Allgatherv_c); defined only when the MPI library has them (MPICH 4). */
 int coltune_allgather_inter_c(const char *spec, const void *sendbuf, MPI_Count sendcount,
                               MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,

@@ -143,8 +143,10 @@ static const char *const request_calls[] = {
 #define NCOLLS (sizeof served_calls / sizeof served_calls[0])
 #define NSTARTUP (sizeof startup_calls / sizeof startup_calls[0])
 #define NREQUEST (sizeof request_calls / sizeof request_calls[0])
-/* The persistent forms (src/shim/alltoallv_init.c), under the library's name. */
-static const char *const persistent_calls[] = {"Alltoallv", "Alltoall"};
+/* The persistent forms (src/shim/alltoallv_init.c, iallgather.c), under the
+ * library's name. */
+static const char *const persistent_calls[] = {"Alltoallv", "Alltoall", "Allgather",
+                                                "Allgatherv"};
 #define NPERSISTENT (sizeof persistent_calls / sizeof persistent_calls[0])
 
 typedef struct library {

@@ -194,6 +194,20 @@ static const ct_algorithm registry[] = {
     ENTRY(CT_COLL_ALLGATHERV_INTER, name, r, summary_v,                                     \
           .run.allgatherv = ct_allgatherv_inter_##name, __VA_ARGS__)
 #include "coll_list.h"
+    ENTRY(CT_COLL_IALLGATHER_INTER, pmpi, 0,
+          "forward to PMPI_Iallgather (or its large-count form)",
+          .run.allgather = ct_allgather_inter_pmpi, )
+#define CT_ALLGATHER_INTER_SPLIT_ALG(name, r, summary, summary_v, ...)                      \
+    ENTRY(CT_COLL_IALLGATHER_INTER, name, r, summary,                                       \
+          .build.allgather = ct_allgather_inter_##name##_build, __VA_ARGS__)
+#include "coll_list.h"
+    ENTRY(CT_COLL_IALLGATHERV_INTER, pmpi, 0,
+          "forward to PMPI_Iallgatherv (or its large-count form)",
+          .run.allgatherv = ct_allgatherv_inter_pmpi, )
+#define CT_ALLGATHER_INTER_SPLIT_ALG(name, r, summary, summary_v, ...)                      \
+    ENTRY(CT_COLL_IALLGATHERV_INTER, name, r, summary_v,                                    \
+          .build.allgatherv = ct_allgatherv_inter_##name##_build, __VA_ARGS__)
+#include "coll_list.h"
 #define CT_SDDE_ALG(name, variable, r, summary, ...) \
     ENTRY(CT_COLL_ALLTOALL_CRS, name, r, summary, .run.sdde = ct_sdde_##name, __VA_ARGS__)
 #include "coll_list.h"
@@ -236,7 +250,8 @@ const ct_algorithm *ct_algorithm_fallback(ct_coll coll)
 
 int ct_coll_nonblocking(ct_coll coll)
 {
-    return coll == CT_COLL_IALLTOALLV || coll == CT_COLL_IALLTOALL;
+    return coll == CT_COLL_IALLTOALLV || coll == CT_COLL_IALLTOALL ||
+           coll == CT_COLL_IALLGATHER_INTER || coll == CT_COLL_IALLGATHERV_INTER;
 }
 
 int ct_coll_has_pmpi(ct_coll coll)

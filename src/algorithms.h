@@ -141,6 +141,11 @@ typedef struct ct_allgather_args {
     MPI_Datatype recvtype;
     MPI_Comm comm; /* the user's intercommunicator: only pmpi uses it */
     int (*forward)(const struct ct_allgather_args *a);
+    MPI_Request *request; /* the nonblocking form (iallgather_inter): where the
+                             call's request goes; NULL for the blocking one */
+    int persistent;       /* with request: MPI_Allgather_init, decided as the
+                             nonblocking form */
+    MPI_Info info;        /* the persistent form's info (forwarded) */
 } ct_allgather_args;
 
 /* Intercommunicator Allgatherv: recvcounts/displs index the remote group
@@ -154,10 +159,19 @@ typedef struct ct_allgatherv_args {
     MPI_Datatype recvtype;
     MPI_Comm comm;
     int (*forward)(const struct ct_allgatherv_args *a);
+    MPI_Request *request; /* as in ct_allgather_args */
+    int persistent;
+    MPI_Info info;
 } ct_allgatherv_args;
 
 typedef int (*ct_allgather_fn)(const ct_allgather_args *args, struct ct_ctx *ctx,
                                const long *params);
+/* An algorithm that splits (CT_ALLGATHER_INTER_SPLIT_ALG) describes the call
+ * as a schedule in s, as the Alltoall(v) ones do. */
+typedef int (*ct_allgather_build_fn)(const ct_allgather_args *args, struct ct_ctx *ctx,
+                                     const long *params, struct ct_sched *s);
+typedef int (*ct_allgatherv_build_fn)(const ct_allgatherv_args *args, struct ct_ctx *ctx,
+                                      const long *params, struct ct_sched *s);
 typedef int (*ct_allgatherv_fn)(const ct_allgatherv_args *args, struct ct_ctx *ctx,
                                 const long *params);
 
@@ -241,6 +255,8 @@ typedef struct ct_algorithm {
     } run; /* NULL for an algorithm that splits: build describes it */
     union {
         ct_alltoallv_build_fn alltoallv;
+        ct_allgather_build_fn allgather;
+        ct_allgatherv_build_fn allgatherv;
     } build; /* NULL for an algorithm that runs its call itself; both for one
                 that steps (CT_ALLTOALLV_STEP_ALG): run serves the blocking call */
 } ct_algorithm;
@@ -256,7 +272,7 @@ int ct_algorithm_index(const ct_algorithm *alg);
  * their reference algorithm. It has no parameters and no restrictions. */
 const ct_algorithm *ct_algorithm_fallback(ct_coll coll);
 /* Is coll a nonblocking form, whose calls return a request (ialltoallv,
- * ialltoall)? Its algorithms are those that split, and its calls do not
+ * ialltoall, iallgather_inter, iallgatherv_inter)? Its algorithms are those that split, and its calls do not
  * learn (a learner times calls to their completion). */
 int ct_coll_nonblocking(ct_coll coll);
 /* Does the MPI library serve coll (its fallback is pmpi)? Not the MPIX calls. */
@@ -280,6 +296,12 @@ int ct_coll_has_pmpi(ct_coll coll);
                                   const long *params);                                       \
     int ct_allgatherv_inter_##name(const ct_allgatherv_args *a, struct ct_ctx *ctx,          \
                                    const long *params);
+#define CT_ALLGATHER_INTER_SPLIT_ALG(name, ...)                                              \
+    CT_ALLGATHER_INTER_ALG(name)                                                             \
+    int ct_allgather_inter_##name##_build(const ct_allgather_args *a, struct ct_ctx *ctx,    \
+                                          const long *params, struct ct_sched *s);           \
+    int ct_allgatherv_inter_##name##_build(const ct_allgatherv_args *a, struct ct_ctx *ctx,  \
+                                           const long *params, struct ct_sched *s);
 #define CT_SDDE_ALG(name, ...)                                                               \
     int ct_sdde_##name(struct ct_sdde *x, struct ct_ctx *ctx, const long *params);
 #include "coll_list.h"

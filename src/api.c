@@ -223,8 +223,9 @@ CT_EXPORT int coltune_allgather_inter(const char *spec_text, const void *sendbuf
                                       MPI_Datatype sendtype, void *recvbuf, int recvcount,
                                       MPI_Datatype recvtype, MPI_Comm comm)
 {
-    ct_allgather_args a = {sendbuf,  sendcount, sendtype, recvbuf, recvcount,
-                           recvtype, comm,      ct_shim_fwd_allgather};
+    ct_allgather_args a = ct_shim_describe_allgather(sendbuf, sendcount, sendtype, recvbuf,
+                                                     recvcount, recvtype, comm,
+                                                     ct_shim_fwd_allgather);
     return api_allgather_any("coltune_allgather_inter", spec_text, &a);
 }
 
@@ -233,10 +234,54 @@ CT_EXPORT int coltune_allgatherv_inter(const char *spec_text, const void *sendbu
                                        const int recvcounts[], const int displs[],
                                        MPI_Datatype recvtype, MPI_Comm comm)
 {
-    ct_allgatherv_args a = {sendbuf,  sendcount,          sendtype,
-                            recvbuf,  ct_vec_int(recvcounts), ct_vec_int(displs),
-                            recvtype, comm,               ct_shim_fwd_allgatherv};
+    ct_allgatherv_args a = ct_shim_describe_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+                                                       ct_vec_int(recvcounts), ct_vec_int(displs),
+                                                       recvtype, comm, ct_shim_fwd_allgatherv);
     return api_allgatherv_any("coltune_allgatherv_inter", spec_text, &a);
+}
+
+/* The nonblocking forms (as coltune_ialltoallv: the MPI library serves them
+ * where nothing intercepts the completion calls). */
+API_ALLGATHER_ANY(api_iallgather_any, ct_allgather_args, CT_COLL_IALLGATHER_INTER,
+                  ct_iallgather_inter_dispatch)
+API_ALLGATHER_ANY(api_iallgatherv_any, ct_allgatherv_args, CT_COLL_IALLGATHERV_INTER,
+                  ct_iallgatherv_inter_dispatch)
+
+CT_EXPORT int coltune_iallgather_inter(const char *spec_text, const void *sendbuf,
+                                       int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                       MPI_Request *request)
+{
+    ct_allgather_args a = ct_shim_describe_allgather(sendbuf, sendcount, sendtype, recvbuf,
+                                                     recvcount, recvtype, comm,
+                                                     ct_shim_fwd_iallgather);
+    a.request = request;
+#ifdef CT_NO_INTERCEPT
+    (void)api_iallgather_any;
+    (void)spec_text;
+    return a.forward(&a);
+#else
+    return api_iallgather_any("coltune_iallgather_inter", spec_text, &a);
+#endif
+}
+
+CT_EXPORT int coltune_iallgatherv_inter(const char *spec_text, const void *sendbuf,
+                                        int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                        const int recvcounts[], const int displs[],
+                                        MPI_Datatype recvtype, MPI_Comm comm,
+                                        MPI_Request *request)
+{
+    ct_allgatherv_args a = ct_shim_describe_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+                                                       ct_vec_int(recvcounts), ct_vec_int(displs),
+                                                       recvtype, comm, ct_shim_fwd_iallgatherv);
+    a.request = request;
+#ifdef CT_NO_INTERCEPT
+    (void)api_iallgatherv_any;
+    (void)spec_text;
+    return a.forward(&a);
+#else
+    return api_iallgatherv_any("coltune_iallgatherv_inter", spec_text, &a);
+#endif
 }
 
 #ifdef CT_HAVE_LARGE_COUNT
@@ -245,8 +290,9 @@ CT_EXPORT int coltune_allgather_inter_c(const char *spec_text, const void *sendb
                                         void *recvbuf, MPI_Count recvcount,
                                         MPI_Datatype recvtype, MPI_Comm comm)
 {
-    ct_allgather_args a = {sendbuf,  sendcount, sendtype, recvbuf, recvcount,
-                           recvtype, comm,      ct_shim_fwd_allgather_c};
+    ct_allgather_args a = ct_shim_describe_allgather(sendbuf, sendcount, sendtype, recvbuf,
+                                                     recvcount, recvtype, comm,
+                                                     ct_shim_fwd_allgather_c);
     return api_allgather_any("coltune_allgather_inter_c", spec_text, &a);
 }
 
@@ -256,9 +302,10 @@ CT_EXPORT int coltune_allgatherv_inter_c(const char *spec_text, const void *send
                                          const MPI_Aint displs[], MPI_Datatype recvtype,
                                          MPI_Comm comm)
 {
-    ct_allgatherv_args a = {sendbuf,  sendcount,          sendtype,
-                            recvbuf,  ct_vec_count(recvcounts), ct_vec_aint(displs),
-                            recvtype, comm,               ct_shim_fwd_allgatherv_c};
+    ct_allgatherv_args a = ct_shim_describe_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+                                                       ct_vec_count(recvcounts),
+                                                       ct_vec_aint(displs), recvtype, comm,
+                                                       ct_shim_fwd_allgatherv_c);
     return api_allgatherv_any("coltune_allgatherv_inter_c", spec_text, &a);
 }
 #endif

@@ -60,6 +60,13 @@
  *   ct_allgather_inter_<name>() and ct_allgatherv_inter_<name>(),
  *   src/allgather_inter/: serves allgather_inter (summary) and
  *   allgatherv_inter (summary_v).
+ * CT_ALLGATHER_INTER_SPLIT_ALG(name, restrictions, summary, summary_v, params...)
+ *   the same, for an algorithm also described as a schedule of rounds
+ *   (core/sched.h): ct_allgather_inter_<name>_build() and
+ *   ct_allgatherv_inter_<name>_build() serve the nonblocking forms,
+ *   iallgather_inter and iallgatherv_inter, under the same name; the
+ *   blocking functions run the same schedule to completion. A file that
+ *   defines only CT_ALLGATHER_INTER_ALG sees these among the others.
  * CT_SDDE_ALG(name, variable, restrictions, summary, params...)
  *   ct_sdde_<name>(), src/sdde/sdde_<name>.c: serves alltoall_crs, and
  *   alltoallv_crs too when variable is 1 (0: constant message size only).
@@ -81,6 +88,10 @@
 #ifndef CT_ALLGATHER_INTER_ALG
 #define CT_ALLGATHER_INTER_ALG(name, restrictions, summary, summary_v, ...)
 #endif
+#ifndef CT_ALLGATHER_INTER_SPLIT_ALG
+#define CT_ALLGATHER_INTER_SPLIT_ALG(name, restrictions, summary, summary_v, ...) \
+    CT_ALLGATHER_INTER_ALG(name, restrictions, summary, summary_v, __VA_ARGS__)
+#endif
 #ifndef CT_SDDE_ALG
 #define CT_SDDE_ALG(name, variable, restrictions, summary, ...)
 #endif
@@ -99,6 +110,10 @@ CT_COLLECTIVE(IALLTOALL, ialltoall, "Ialltoall", pmpi, 1)
 /* MPI_Allgather and MPI_Allgatherv on intercommunicators */
 CT_COLLECTIVE(ALLGATHER_INTER, allgather_inter, "Allgather", pmpi, 1)
 CT_COLLECTIVE(ALLGATHERV_INTER, allgatherv_inter, "Allgatherv", pmpi, 0)
+/* MPI_Iallgather and MPI_Iallgatherv on intercommunicators: the same calls,
+ * nonblocking (the algorithms that split, CT_ALLGATHER_INTER_SPLIT_ALG) */
+CT_COLLECTIVE(IALLGATHER_INTER, iallgather_inter, "Iallgather", pmpi, 1)
+CT_COLLECTIVE(IALLGATHERV_INTER, iallgatherv_inter, "Iallgatherv", pmpi, 0)
 /* MPIX_Alltoall_crs and MPIX_Alltoallv_crs: sparse dynamic data exchange,
  * the latter with variable sizes */
 CT_COLLECTIVE(ALLTOALL_CRS, alltoall_crs, "", personalized, 0)
@@ -205,7 +220,7 @@ CT_ALLGATHER_INTER_ALG(segmented, CT_A_BYTES | CT_R_INT_OFFSETS,
     "received in section 4.1 order, then one intra-group allgatherv per group "
     "([Kang2019] Alg. 2)",
     {"linear", K(0), K(1), K(0), CT_HELP_AG_LINEAR, CT_RANGE})
-CT_ALLGATHER_INTER_ALG(direct, 0, CT_SUMMARY_AG_DIRECT, CT_SUMMARY_AG_DIRECT)
+CT_ALLGATHER_INTER_SPLIT_ALG(direct, 0, CT_SUMMARY_AG_DIRECT, CT_SUMMARY_AG_DIRECT)
 CT_ALLGATHER_INTER_ALG(shm, CT_R_SHARED_MEMORY | CT_L_WARM_UP, CT_SUMMARY_AG_SHM, CT_SUMMARY_AG_SHM)
 
 /* ------------------------------------------------------------------ */
@@ -236,4 +251,5 @@ CT_SDDE_ALG(locality_dense, 1, CT_A_AGREES,
 #undef CT_ALLTOALLV_SPLIT_ALG
 #undef CT_ALLTOALLV_STEP_ALG
 #undef CT_ALLGATHER_INTER_ALG
+#undef CT_ALLGATHER_INTER_SPLIT_ALG
 #undef CT_SDDE_ALG

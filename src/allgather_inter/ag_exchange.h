@@ -96,6 +96,24 @@ static inline ct_ag_view ct_ag_view_allgatherv(const ct_allgatherv_args *a)
         return exchange(ctx, &d);                                                             \
     }
 
+/* The schedule builders of an algorithm that splits, on either call's view
+ * (CT_ALLGATHER_INTER_SPLIT_ALG): build(ctx, &view, s). */
+#define CT_AG_VIEW_BUILD(name, build)                                                         \
+    int ct_allgather_inter_##name##_build(const ct_allgather_args *a, ct_ctx *ctx,            \
+                                          const long *params, struct ct_sched *s)             \
+    {                                                                                         \
+        (void)params;                                                                         \
+        const ct_ag_view d = ct_ag_view_allgather(a);                                         \
+        return build(ctx, &d, s);                                                             \
+    }                                                                                         \
+    int ct_allgatherv_inter_##name##_build(const ct_allgatherv_args *a, ct_ctx *ctx,          \
+                                           const long *params, struct ct_sched *s)            \
+    {                                                                                         \
+        (void)params;                                                                         \
+        const ct_ag_view d = ct_ag_view_allgatherv(a);                                        \
+        return build(ctx, &d, s);                                                             \
+    }
+
 /* Remote block j's count and displacement (in elements of recvtype). */
 static inline void ct_ag_remote_block(const ct_ag_view *d, int j, MPI_Count *count,
                                       MPI_Aint *displ)
@@ -104,8 +122,11 @@ static inline void ct_ag_remote_block(const ct_ag_view *d, int j, MPI_Count *cou
     *displ = (MPI_Aint)ct_vec_at(&d->displs, j); /* an Allgather's j recvcount: MPI_Count */
 }
 
-/* The direct exchange of either collective (allgather_inter_direct.c); shm
- * falls back to it on a communicator without a usable window. */
+/* The direct exchange of either collective (allgather_inter_direct.c): its
+ * one round, described in s, and run to completion (shm falls back to it on
+ * a communicator without a usable window). */
+struct ct_sched;
+int ct_ag_direct_build(ct_ctx *ctx, const ct_ag_view *d, struct ct_sched *s);
 int ct_ag_direct_exchange(ct_ctx *ctx, const ct_ag_view *d);
 
 #endif

@@ -3,11 +3,15 @@
  * allgather_inter.c - drivers of the intercommunicator Allgather and
  * Allgatherv: per-call facts for the decision, the byte view (CT_A_BYTES),
  * then the chosen algorithm (the segmented exchange that the segmented
- * algorithms share is in ag_exchange.c).
+ * algorithms share is in ag_exchange.c); and the nonblocking and persistent
+ * forms, whose algorithms split (CT_ALLGATHER_INTER_SPLIT_ALG): their
+ * schedule started as a request.
  */
 #include "allgather_inter/allgather_inter.h"
 #include "core/datatype.h"
 #include "core/device.h"
+#include "core/request.h"
+#include "core/sched.h"
 #include "driver.h"
 #include "select/decide.h"
 
@@ -139,9 +143,12 @@ static int run_allgather(ct_ctx *ctx, const ct_choice *ch, const ct_decide_input
     int rc = views(ctx, &s, a->sendbuf, a->sendcount, a->sendtype, &r, a->recvbuf,
                    ct_vec_linear(a->recvcount, 0), ct_vec_linear(0, a->recvcount), a->recvtype);
     if (rc == MPI_SUCCESS) {
-        ct_allgather_args b = {ct_bytes_block(&s, 0), (int)ct_bytes_len(&s, 0), MPI_BYTE,
-                               ct_bytes_stream(&r), (int)ct_bytes_len(&r, 0), MPI_BYTE,
-                               a->comm, a->forward};
+        ct_allgather_args b = *a;
+        b.sendbuf = ct_bytes_block(&s, 0);
+        b.sendcount = (int)ct_bytes_len(&s, 0);
+        b.recvbuf = ct_bytes_stream(&r);
+        b.recvcount = (int)ct_bytes_len(&r, 0);
+        b.sendtype = b.recvtype = MPI_BYTE;
         rc = ch->alg->run.allgather(&b, ctx, ch->params);
     }
     return views_done(ctx, &s, &r, rc);
@@ -163,9 +170,13 @@ static int run_allgatherv(ct_ctx *ctx, const ct_choice *ch, const ct_decide_inpu
             counts[j] = (int)ct_bytes_len(&r, j);
             displs[j] = K; /* the stream's blocks are back to back */
         }
-        ct_allgatherv_args b = {ct_bytes_block(&s, 0), (int)ct_bytes_len(&s, 0), MPI_BYTE,
-                                ct_bytes_stream(&r), ct_vec_int(counts), ct_vec_int(displs),
-                                MPI_BYTE, a->comm, a->forward};
+        ct_allgatherv_args b = *a;
+        b.sendbuf = ct_bytes_block(&s, 0);
+        b.sendcount = (int)ct_bytes_len(&s, 0);
+        b.recvbuf = ct_bytes_stream(&r);
+        b.recvcounts = ct_vec_int(counts);
+        b.displs = ct_vec_int(displs);
+        b.sendtype = b.recvtype = MPI_BYTE;
         rc = ch->alg->run.allgatherv(&b, ctx, ch->params);
         ctx->call_extra += 2 * (size_t)nremote * sizeof(int);
     }
@@ -280,4 +291,100 @@ int ct_allgatherv_inter_dispatch(const ct_allgatherv_args *a, const ct_spec *for
                             .local_facts = allgatherv_facts,
                             .device_memory = allgatherv_device};
     return ct_drive(&agv_driver, a->comm, &call, forced);
+}
+
+/* ------------------------------------------------------------------ */
+/* The nonblocking and persistent forms                                */
+/* ------------------------------------------------------------------ */
+
+/* A request for the call, with its own duplicates of derived datatypes and
+ * its schedule prepared on a tag of its own (the nonblocking collectives of
+ * a communicator start in the same order in both groups). */
+static int request_new(ct_ctx *ctx, MPI_Comm comm, int persistent, MPI_Datatype *sendtype,
+                       MPI_Datatype *recvtype, ct_request **r)
+{
+    int rc;
+    const int tag = ct_ctx_nbc_tag(ctx); /* first: every rank counts the call */
+    CT_CALL(ct_request_new(ctx, comm, persistent, r));
+    CT_CALL(ct_request_type(*r, *sendtype, sendtype));
+    CT_CALL(ct_request_type(*r, *recvtype, recvtype));
+    ct_sched_prepare(&(*r)->sched, ctx, tag, 1);
+out:
+    return rc;
+}
+
+/* The built request to the application, started unless persistent (which
+ * waits for MPI_Start); *r is the application's from then on. */
+static int request_go(ct_ctx *ctx, ct_request **r, MPI_Request *request, int persistent)
+{
+    int rc;
+    ct_request *started = *r;
+    ctx->call_extra += ct_sched_own_bytes(&started->sched);
+    CT_CALL(ct_request_publish(started, request));
+    *r = NULL; /* an error of its start is the request's */
+    if (!persistent)
+        CT_CALL(ct_request_start(started));
+out:
+    return rc;
+}
+
+/* The chosen algorithm's schedule as a request (pmpi forwards the call). No
+ * algorithm that splits takes the byte view (CT_A_BYTES) yet: the
+ * schedules run on the user's datatypes. */
+static int start_allgather(ct_ctx *ctx, const ct_choice *ch, const ct_decide_input *in)
+{
+    int rc;
+    const ct_allgather_args *a = in->args;
+    ct_allgather_args b = *a;
+    ct_request *r = NULL;
+    if (ch->alg->build.allgather == NULL)
+        return ch->alg->run.allgather(a, ctx, ch->params);
+    CT_CALL(request_new(ctx, a->comm, a->persistent, &b.sendtype, &b.recvtype, &r));
+    CT_CALL(ch->alg->build.allgather(&b, ctx, ch->params, &r->sched));
+    CT_CALL(request_go(ctx, &r, a->request, a->persistent));
+out:
+    ct_request_discard(r);
+    return rc;
+}
+
+static int start_allgatherv(ct_ctx *ctx, const ct_choice *ch, const ct_decide_input *in)
+{
+    int rc;
+    const ct_allgatherv_args *a = in->args;
+    ct_allgatherv_args b = *a;
+    ct_request *r = NULL;
+    if (ch->alg->build.allgatherv == NULL)
+        return ch->alg->run.allgatherv(a, ctx, ch->params);
+    CT_CALL(request_new(ctx, a->comm, a->persistent, &b.sendtype, &b.recvtype, &r));
+    CT_CALL(ch->alg->build.allgatherv(&b, ctx, ch->params, &r->sched));
+    CT_CALL(request_go(ctx, &r, a->request, a->persistent));
+out:
+    ct_request_discard(r);
+    return rc;
+}
+
+static const ct_driver iag_driver = {ag_forward, ag_args_usable, start_allgather, ag_bytes};
+static const ct_driver iagv_driver = {agv_forward, agv_args_usable, start_allgatherv, agv_bytes};
+
+/* Empty blocks too go through the decision: the call returns a request,
+ * whose schedule has nothing to do. */
+int ct_iallgather_inter_dispatch(const ct_allgather_args *a, const ct_spec *forced)
+{
+    ct_decide_input call = {.coll = CT_COLL_IALLGATHER_INTER,
+                            .args = a,
+                            .local_facts = allgather_facts,
+                            .msg_size_is_global = ct_coll_msg_size_known(CT_COLL_IALLGATHER_INTER),
+                            .persistent = a->persistent,
+                            .device_memory = allgather_device};
+    return ct_drive(&iag_driver, a->comm, &call, forced);
+}
+
+int ct_iallgatherv_inter_dispatch(const ct_allgatherv_args *a, const ct_spec *forced)
+{
+    ct_decide_input call = {.coll = CT_COLL_IALLGATHERV_INTER,
+                            .args = a,
+                            .local_facts = allgatherv_facts,
+                            .persistent = a->persistent,
+                            .device_memory = allgatherv_device};
+    return ct_drive(&iagv_driver, a->comm, &call, forced);
 }

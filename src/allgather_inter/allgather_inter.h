@@ -25,5 +25,9 @@
 
 int ct_allgather_inter_dispatch(const ct_allgather_args *a, const ct_spec *forced);
 int ct_allgatherv_inter_dispatch(const ct_allgatherv_args *a, const ct_spec *forced);
+/* The nonblocking forms (a->request set; a->persistent for MPI_Allgather(v)_init):
+ * the call's request, coltune's (core/request.h) or the library's (pmpi). */
+int ct_iallgather_inter_dispatch(const ct_allgather_args *a, const ct_spec *forced);
+int ct_iallgatherv_inter_dispatch(const ct_allgatherv_args *a, const ct_spec *forced);
 
 #endif

@@ -25,39 +25,52 @@
  * size an int count allows is served. A rank skips the messages that carry
  * no bytes; both ends agree on which those are, because an exchange's send
  * and receive signatures match.
+ *
+ * One round (core/sched.h), which serves every form: the blocking calls run
+ * it to completion, the nonblocking and persistent ones (MPI_Iallgather(v),
+ * MPI_Allgather(v)_init) post every message at start and only wait at
+ * completion; nothing needs progress in between.
  */
 #include "allgather_inter/ag_exchange.h"
-#include "core/datatype.h"
+#include "core/sched.h"
 
-/* Posts the receive of every remote block and the send of this rank's
- * block to every remote rank, then completes them all. */
-int ct_ag_direct_exchange(ct_ctx *ctx, const ct_ag_view *d)
+int ct_ag_direct_build(ct_ctx *ctx, const ct_ag_view *d, ct_sched *s)
 {
-    int rc = MPI_SUCCESS, n = 0;
+    int rc;
     const int nremote = ctx->remote_size;
     MPI_Count ssize, rsize;
     MPI_Aint lb, rext;
-    MPI_Request *reqs = ct_ctx_requests(ctx, 2 * nremote);
-    if (reqs == NULL)
-        return MPI_ERR_NO_MEM;
     CT_CALL(PMPI_Type_size_x(d->sendtype, &ssize));
     CT_CALL(PMPI_Type_size_x(d->recvtype, &rsize));
     CT_CALL(PMPI_Type_get_extent(d->recvtype, &lb, &rext));
+    CT_CALL(ct_sched_reserve(s, 2 * nremote, 1));
+    ct_sched_round(s, 0);
     for (int t = 0; t < nremote; t++) {
         const int j = (ctx->rank + t) % nremote;
         MPI_Count count;
         MPI_Aint displ;
         ct_ag_remote_block(d, j, &count, &displ);
         if (count * rsize > 0)
-            CT_CALL(ct_irecv((char *)d->recvbuf + displ * rext, count, d->recvtype, j,
-                             CT_TAG_ALLGATHER, ctx->comm, &reqs[n++]));
+            ct_sched_recv(s, (char *)d->recvbuf + displ * rext, count, d->recvtype, j);
     }
     for (int t = 0; t < nremote && d->sendcount * ssize > 0; t++)
-        CT_CALL(ct_isend(d->sendbuf, d->sendcount, d->sendtype, (ctx->rank + t) % nremote,
-                         CT_TAG_ALLGATHER, ctx->comm, &reqs[n++]));
-    CT_CALL(PMPI_Waitall(n, reqs, MPI_STATUSES_IGNORE));
+        ct_sched_send(s, d->sendbuf, d->sendcount, d->sendtype, (ctx->rank + t) % nremote);
+out:
+    return rc;
+}
+
+int ct_ag_direct_exchange(ct_ctx *ctx, const ct_ag_view *d)
+{
+    int rc;
+    ct_sched s;
+    _Alignas(64) char small[2048]; /* the schedule of a small remote group */
+    ct_sched_prepare(&s, ctx, CT_TAG_ALLGATHER, 0);
+    ct_sched_offer(&s, small, sizeof small);
+    CT_CALL(ct_ag_direct_build(ctx, d, &s));
+    CT_CALL(ct_sched_run(&s));
 out:
     return rc;
 }
 
 CT_AG_VIEW_ALGORITHM(direct, ct_ag_direct_exchange)
+CT_AG_VIEW_BUILD(direct, ct_ag_direct_build)

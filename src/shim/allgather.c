@@ -56,8 +56,9 @@ static inline int serve_allgatherv(const ct_allgatherv_args *a)
 int ct_shim_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    ct_allgather_args a = {sendbuf,  sendcount, sendtype, recvbuf, recvcount,
-                           recvtype, comm,      ct_shim_fwd_allgather};
+    ct_allgather_args a = ct_shim_describe_allgather(sendbuf, sendcount, sendtype, recvbuf,
+                                                     recvcount, recvtype, comm,
+                                                     ct_shim_fwd_allgather);
     return serve_allgather(&a);
 }
 
@@ -65,15 +66,9 @@ int ct_shim_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype
                        void *recvbuf, const int recvcounts[], const int displs[],
                        MPI_Datatype recvtype, MPI_Comm comm)
 {
-    ct_allgatherv_args a = {sendbuf,
-                            sendcount,
-                            sendtype,
-                            recvbuf,
-                            ct_vec_int(recvcounts),
-                            ct_vec_int(displs),
-                            recvtype,
-                            comm,
-                            ct_shim_fwd_allgatherv};
+    ct_allgatherv_args a = ct_shim_describe_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+                                                       ct_vec_int(recvcounts), ct_vec_int(displs),
+                                                       recvtype, comm, ct_shim_fwd_allgatherv);
     return serve_allgatherv(&a);
 }
 
@@ -111,8 +106,9 @@ CT_EXPORT int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
                               void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                               MPI_Comm comm)
 {
-    ct_allgather_args a = {sendbuf,  sendcount, sendtype, recvbuf, recvcount,
-                           recvtype, comm,      ct_shim_fwd_allgather_c};
+    ct_allgather_args a = ct_shim_describe_allgather(sendbuf, sendcount, sendtype, recvbuf,
+                                                     recvcount, recvtype, comm,
+                                                     ct_shim_fwd_allgather_c);
     return serve_allgather(&a);
 }
 
@@ -120,15 +116,10 @@ CT_EXPORT int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
                                void *recvbuf, const MPI_Count recvcounts[],
                                const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    ct_allgatherv_args a = {sendbuf,
-                            sendcount,
-                            sendtype,
-                            recvbuf,
-                            ct_vec_count(recvcounts),
-                            ct_vec_aint(displs),
-                            recvtype,
-                            comm,
-                            ct_shim_fwd_allgatherv_c};
+    ct_allgatherv_args a = ct_shim_describe_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+                                                       ct_vec_count(recvcounts),
+                                                       ct_vec_aint(displs), recvtype, comm,
+                                                       ct_shim_fwd_allgatherv_c);
     return serve_allgatherv(&a);
 }
 #endif

@@ -16,15 +16,6 @@
 
 #ifdef CT_HAVE_PCOLL
 
-#ifdef CT_HAVE_PCOLL_MPIX
-#include <mpi-ext.h>
-#define CT_INIT(call) MPIX_##call##_init
-#define CT_PINIT(call) PMPIX_##call##_init
-#else
-#define CT_INIT(call) MPI_##call##_init
-#define CT_PINIT(call) PMPI_##call##_init
-#endif
-
 int ct_shim_fwd_alltoallv_init(const ct_alltoallv_args *a)
 {
     return CT_PINIT(Alltoallv)(a->sendbuf, a->sendcounts.v, a->sdispls.v, a->sendtype,

@@ -42,7 +42,8 @@
  * MPI_INIT_THREAD and MPI_FINALIZE, so a Fortran program gets the start-up
  * messages, the statistics at the end and its contexts released before
  * PMPI_Finalize exactly as a C program does; and for MPI_IALLTOALLV,
- * MPI_IALLTOALL and the thirteen completion calls (below).
+ * MPI_IALLTOALL, MPI_IALLGATHER, MPI_IALLGATHERV and the thirteen
+ * completion calls (below).
  */
 #include "core/state.h"
 #include "shim/shim.h"
@@ -160,7 +161,7 @@ static int is_sentinel(const void *p, const void *const set[5])
 /*
  * A request coltune serves must be completed by coltune: Open MPI's own
  * Fortran MPI_WAIT would find only the inactive handle behind it (core/
- * request.h). So with MPI_IALLTOALLV and MPI_IALLTOALL, every Fortran
+ * request.h). So with the nonblocking collectives, every Fortran
  * completion call is coltune's too, converting as Open MPI's bindings do:
  * requests with PMPI_Request_f2c / c2f (each entry of an array), statuses
  * with PMPI_Status_c2f (Open MPI's Fortran status, INTEGER(MPI_STATUS_SIZE)
@@ -558,6 +559,44 @@ void ct_f_ialltoall IALLTOALL_ARGS
     set_ierr(ierr, rc);
 }
 CT_FORTRAN_NAMES(ct_f_ialltoall, mpi_ialltoall, MPI_IALLTOALL, IALLTOALL_ARGS);
+
+void ct_f_iallgather IALLTOALL_ARGS;
+void ct_f_iallgather IALLTOALL_ARGS
+{
+    const MPI_Datatype st = PMPI_Type_f2c(*sendtype), rt = PMPI_Type_f2c(*recvtype);
+    const MPI_Comm c = PMPI_Comm_f2c(*comm);
+    MPI_Request r = MPI_REQUEST_NULL;
+    const int rc = handles_ok(c, st, rt)
+                       ? ct_shim_iallgather(c_buf(sendbuf), *sendcount, st, c_buf(recvbuf),
+                                            *recvcount, rt, c, &r)
+                       : PMPI_Iallgather(c_buf(sendbuf), *sendcount, st, c_buf(recvbuf),
+                                         *recvcount, rt, c, &r);
+    if (rc == MPI_SUCCESS)
+        *request = PMPI_Request_c2f(r);
+    set_ierr(ierr, rc);
+}
+CT_FORTRAN_NAMES(ct_f_iallgather, mpi_iallgather, MPI_IALLGATHER, IALLTOALL_ARGS);
+
+#define IALLGATHERV_ARGS                                                               \
+    (void *sendbuf, F *sendcount, F *sendtype, void *recvbuf, F *recvcounts, F *displs, \
+     F *recvtype, F *comm, F *request, F *ierr)
+
+void ct_f_iallgatherv IALLGATHERV_ARGS;
+void ct_f_iallgatherv IALLGATHERV_ARGS
+{
+    const MPI_Datatype st = PMPI_Type_f2c(*sendtype), rt = PMPI_Type_f2c(*recvtype);
+    const MPI_Comm c = PMPI_Comm_f2c(*comm);
+    MPI_Request r = MPI_REQUEST_NULL;
+    const int rc = handles_ok(c, st, rt)
+                       ? ct_shim_iallgatherv(c_buf(sendbuf), *sendcount, st, c_buf(recvbuf),
+                                             recvcounts, displs, rt, c, &r)
+                       : PMPI_Iallgatherv(c_buf(sendbuf), *sendcount, st, c_buf(recvbuf),
+                                          recvcounts, displs, rt, c, &r);
+    if (rc == MPI_SUCCESS)
+        *request = PMPI_Request_c2f(r);
+    set_ierr(ierr, rc);
+}
+CT_FORTRAN_NAMES(ct_f_iallgatherv, mpi_iallgatherv, MPI_IALLGATHERV, IALLGATHERV_ARGS);
 
 const char *ct_shim_fortran_note(void)
 {

@@ -71,6 +71,15 @@ int ct_shim_fwd_ialltoall(const ct_alltoallv_args *a);
 /* The persistent forms (alltoallv_init.c): MPI_Alltoallv_init and
  * MPI_Alltoall_init, or Open MPI's MPIX_ ones. */
 #define CT_HAVE_PCOLL 1
+/* The persistent entry points under the library's names, and its PMPI_ ones. */
+#ifdef CT_HAVE_PCOLL_MPIX
+#include <mpi-ext.h>
+#define CT_INIT(call) MPIX_##call##_init
+#define CT_PINIT(call) PMPIX_##call##_init
+#else
+#define CT_INIT(call) MPI_##call##_init
+#define CT_PINIT(call) PMPI_##call##_init
+#endif
 int ct_shim_fwd_alltoallv_init(const ct_alltoallv_args *a);
 int ct_shim_fwd_alltoall_init(const ct_alltoallv_args *a);
 #endif
@@ -98,6 +107,13 @@ int ct_shim_ialltoallv(const void *sendbuf, const int sendcounts[], const int sd
                        MPI_Request *request);
 int ct_shim_ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+/* MPI_Iallgather and MPI_Iallgatherv with C arguments (iallgather.c). */
+int ct_shim_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                       MPI_Request *request);
+int ct_shim_iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, const int recvcounts[], const int displs[],
+                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
 
 /* The completion calls with C arguments (request.c): MPI_Wait, MPI_Test,
  * MPI_Request_get_status, MPI_Waitall, MPI_Testall, MPI_Waitany and
@@ -117,12 +133,46 @@ int ct_shim_startall(int count, MPI_Request reqs[]);
 int ct_shim_request_free(MPI_Request *req);
 int ct_shim_cancel(MPI_Request *req);
 
+/* The one description of an intercommunicator Allgather(v) call, every
+ * field named (see ct_alltoallv_args): the blocking form's; the nonblocking
+ * and persistent entry points set request, persistent and info. */
+static inline ct_allgather_args ct_shim_describe_allgather(
+    const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+    int (*forward)(const ct_allgather_args *))
+{
+    return (ct_allgather_args){.sendbuf = sendbuf, .sendcount = sendcount,
+                               .sendtype = sendtype, .recvbuf = recvbuf,
+                               .recvcount = recvcount, .recvtype = recvtype, .comm = comm,
+                               .forward = forward, .request = NULL, .persistent = 0,
+                               .info = MPI_INFO_NULL};
+}
+
+static inline ct_allgatherv_args ct_shim_describe_allgatherv(
+    const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+    ct_vec recvcounts, ct_vec displs, MPI_Datatype recvtype, MPI_Comm comm,
+    int (*forward)(const ct_allgatherv_args *))
+{
+    return (ct_allgatherv_args){.sendbuf = sendbuf, .sendcount = sendcount,
+                                .sendtype = sendtype, .recvbuf = recvbuf,
+                                .recvcounts = recvcounts, .displs = displs,
+                                .recvtype = recvtype, .comm = comm, .forward = forward,
+                                .request = NULL, .persistent = 0, .info = MPI_INFO_NULL};
+}
+
 /* The intercommunicator Allgather(v) (allgather.c): the forwarders, and
  * whether a call goes to the driver (an intercommunicator, no MPI_IN_PLACE;
  * the driver checks the rest of the arguments). */
 int ct_shim_fwd_allgather(const ct_allgather_args *a);
 int ct_shim_fwd_allgatherv(const ct_allgatherv_args *a);
 int ct_shim_serves_inter(const void *sendbuf, MPI_Comm comm, ct_coll coll);
+/* Their nonblocking and persistent forms (iallgather.c). */
+int ct_shim_fwd_iallgather(const ct_allgather_args *a);
+int ct_shim_fwd_iallgatherv(const ct_allgatherv_args *a);
+#ifdef CT_HAVE_PCOLL
+int ct_shim_fwd_allgather_init(const ct_allgather_args *a);
+int ct_shim_fwd_allgatherv_init(const ct_allgatherv_args *a);
+#endif
 
 #ifdef CT_HAVE_LARGE_COUNT
 /* The forwarders of the MPI-4 large-count forms (MPI_Alltoallv_c, ...). */
@@ -132,6 +182,8 @@ int ct_shim_fwd_ialltoallv_c(const ct_alltoallv_args *a);
 int ct_shim_fwd_ialltoall_c(const ct_alltoallv_args *a);
 int ct_shim_fwd_allgather_c(const ct_allgather_args *a);
 int ct_shim_fwd_allgatherv_c(const ct_allgatherv_args *a);
+int ct_shim_fwd_iallgather_c(const ct_allgather_args *a);
+int ct_shim_fwd_iallgatherv_c(const ct_allgatherv_args *a);
 #endif
 
 /* What MPI_Init, MPI_Init_thread and MPI_Finalize do (init.c): read the

@@ -1,8 +1,9 @@
 ! SPDX-License-Identifier: BSD-3-Clause
 ! exchange.F90 - a plain Fortran MPI program (no coltune in it) calling
 ! MPI_ALLTOALLV, MPI_ALLTOALL (also with MPI_IN_PLACE) on MPI_COMM_WORLD and
-! MPI_ALLGATHER / MPI_ALLGATHERV on an intercommunicator (even and odd world
-! ranks), with MPI_INTEGER and a derived type (a strided vector), checking
+! MPI_ALLGATHER / MPI_ALLGATHERV and MPI_IALLGATHER / MPI_IALLGATHERV (completed
+! by MPI_WAIT) on an intercommunicator (even and odd world ranks), with
+! MPI_INTEGER and a derived type (a strided vector), checking
 ! every result against values it computes itself. One source, three
 ! bindings, chosen when compiling with -cpp:
 !   -DB_MPIFH  include 'mpif.h'    -DB_USEMPI  use mpi    -DB_F08  use mpi_f08
@@ -22,12 +23,15 @@ program exchange
 #if defined(B_F08)
 #define COMM_T type(MPI_Comm)
 #define TYPE_T type(MPI_Datatype)
+#define REQ_T type(MPI_Request)
 #else
 #define COMM_T integer
 #define TYPE_T integer
+#define REQ_T integer
 #endif
   integer :: ierr, me, np, i, k, n, nbad, color, lme, lnp, rnp
-  integer :: ncalls(4)
+  integer :: ncalls(6)
+  REQ_T :: req
   integer, allocatable :: sb(:), rb(:), sc(:), sd(:), rc(:), rd(:)
   TYPE_T :: vec, bad
   integer :: eclass, ierr2
@@ -215,6 +219,42 @@ program exchange
     call expect(rb(2 * i + 2), val(remote(i), 3, 3), 'allgatherv vector')
   end do
 
+  ! MPI_IALLGATHER, MPI_INTEGER, then MPI_WAIT
+  sb(1) = val(me, 4, 1)
+  sb(2) = val(me, 4, 2)
+  rb = -1
+  call MPI_IALLGATHER(sb, 2, MPI_INTEGER, rb, 2, MPI_INTEGER, inter, req, ierr)
+  call count_call(5)
+  call MPI_WAIT(req, MPI_STATUS_IGNORE, ierr)
+  call expect_class(ierr, MPI_SUCCESS, 'wait of iallgather')
+  do i = 0, rnp - 1
+    call expect(rb(2 * i + 1), val(remote(i), 4, 1), 'iallgather integer')
+    call expect(rb(2 * i + 2), val(remote(i), 4, 2), 'iallgather integer')
+  end do
+
+  ! MPI_IALLGATHERV, MPI_INTEGER: remote rank i sends 1 + mod(i, 3) integers,
+  ! placed in reverse rank order; then MPI_WAIT
+  do k = 1, 1 + mod(lme, 3)
+    sb(k) = val(me, 5, k)
+  end do
+  n = 0
+  do i = rnp - 1, 0, -1
+    rc(i + 1) = 1 + mod(i, 3)
+    rd(i + 1) = n
+    n = n + rc(i + 1)
+  end do
+  rb = -1
+  call MPI_IALLGATHERV(sb, 1 + mod(lme, 3), MPI_INTEGER, rb, rc, rd, MPI_INTEGER, inter, req, &
+                       ierr)
+  call count_call(6)
+  call MPI_WAIT(req, MPI_STATUS_IGNORE, ierr)
+  call expect_class(ierr, MPI_SUCCESS, 'wait of iallgatherv')
+  do i = 0, rnp - 1
+    do k = 1, rc(i + 1)
+      call expect(rb(rd(i + 1) + k), val(remote(i), 5, k), 'iallgatherv integer')
+    end do
+  end do
+
   ! ---- invalid arguments get the MPI library's own error class, through
   ! the communicator's error handler (here MPI_ERRORS_RETURN)
   call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN, ierr)
@@ -237,8 +277,8 @@ program exchange
   call MPI_Comm_free(inter, ierr)
   call MPI_Comm_free(local, ierr)
   call MPI_Type_free(vec, ierr)
-  if (me == 0) write(*, '(a,4(1x,i0))') 'exchange: calls alltoallv alltoall allgather ' // &
-                                        'allgatherv', ncalls
+  if (me == 0) write(*, '(a,6(1x,i0))') 'exchange: calls alltoallv alltoall allgather ' // &
+                                        'allgatherv iallgather iallgatherv', ncalls
   if (nbad == 0) write(*, '(a)') 'exchange: ok'
   call MPI_Finalize(ierr)
   if (nbad /= 0) stop 1

@@ -14,7 +14,9 @@ prog="$top_builddir/tests/mpi/test_allgather_inter"
 need_progs "$prog"
 
 # Strict: an algorithm that cannot serve a case returns an error, which the
-# test counts as a failure; the intercepted calls are forced to segmented.
+# test counts as a failure; the intercepted calls are forced to segmented,
+# their nonblocking and persistent forms to direct (blocks up to 1000
+# elements: the schedule is the blocking direct's).
 # The 250000-element blocks (many segments per rank) run at one world size,
 # CT_TEST_BIG_NP (13: groups of 4 and 9), where they take over a minute
 # oversubscribed; every size runs the blocks up to 1000 elements.
@@ -23,8 +25,16 @@ for P in ${CT_TEST_NP:-8 9 13}; do
     [ "$P" = "${CT_TEST_BIG_NP:-13}" ] || quick=1
     check_run "allgather_inter P=$P strict$([ "$quick" = 1 ] && echo ', blocks up to 1000')" \
         with_env COLTUNE_FALLBACK=error COLTUNE_ALLGATHER_INTER=segmented \
-        COLTUNE_ALLGATHERV_INTER=segmented TEST_QUICK="$quick" -- run_mpi "$P" "$prog"
+        COLTUNE_ALLGATHERV_INTER=segmented COLTUNE_IALLGATHER_INTER=direct \
+        COLTUNE_IALLGATHERV_INTER=direct TEST_QUICK="$quick" -- run_mpi "$P" "$prog"
 done
+# The nonblocking and persistent forms served by the library (pmpi); the
+# strict runs above force them to direct.
+P=${CT_TEST_NP:-7}
+P=${P##* } # the last world size: 4 under MPICH
+check_run "allgather_inter P=$P nonblocking and persistent, pmpi" \
+    with_env COLTUNE_IALLGATHER_INTER=pmpi COLTUNE_IALLGATHERV_INTER=pmpi TEST_QUICK=1 \
+    TEST_FILTER='test_iallgather_*intercepted' -- run_mpi "$P" "$prog"
 quick_finish "forced algorithms, rules files and valgrind runs"
 
 # The intercepted calls forced to the linear intra-group step, to the

@@ -119,7 +119,22 @@ typedef struct ag_case {
     int shuffled;       /* Allgatherv: shuffled receive displacements with gaps */
     uint64_t stream;
     int large;          /* through the MPI-4 large-count forms (_c) */
+    int form;           /* FORM_BLOCKING, FORM_NONBLOCKING or FORM_PERSISTENT */
 } ag_case;
+
+/* The forms of the call: MPI_Allgather(v); MPI_Iallgather(v) then MPI_Wait;
+ * MPI_Allgather(v)_init (or Open MPI's MPIX_) started twice, then freed. */
+enum { FORM_BLOCKING, FORM_NONBLOCKING, FORM_PERSISTENT };
+static const char *const form_names[] = {"", " nonblocking", " persistent"};
+
+#if defined(CT_HAVE_PCOLL_MPIX)
+#include <mpi-ext.h>
+#define ALLGATHER_INIT MPIX_Allgather_init
+#define ALLGATHERV_INIT MPIX_Allgatherv_init
+#elif defined(CT_HAVE_PCOLL_MPI4)
+#define ALLGATHER_INIT MPI_Allgather_init
+#define ALLGATHERV_INIT MPI_Allgatherv_init
+#endif
 
 /* Units rank i of group g sends: every rank computes every rank's count. */
 static long units(const ag_case *c, const inter *ic, int g, int i)
@@ -182,6 +197,27 @@ static size_t span_bytes(long elements, MPI_Datatype t)
     return (size_t)(elements * ext + tlb + text + 16);
 }
 
+/* Completes a nonblocking call's request; starts a persistent one twice
+ * (the second start must give the same result) and frees it. The request
+ * must be MPI_REQUEST_NULL after a wait, and stay allocated (inactive) after
+ * a persistent one's. */
+static int complete(int rc, MPI_Request *req, int persistent)
+{
+    for (int start = 0; rc == MPI_SUCCESS && start < (persistent ? 2 : 1); start++) {
+        if (persistent)
+            rc = MPI_Start(req);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Wait(req, MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS && (*req == MPI_REQUEST_NULL) == persistent)
+            rc = MPI_ERR_REQUEST;
+    }
+    if (persistent && *req != MPI_REQUEST_NULL) {
+        const int rc2 = MPI_Request_free(req);
+        rc = rc == MPI_SUCCESS ? rc2 : rc;
+    }
+    return rc;
+}
+
 #if MPI_VERSION >= 4
 /* The call through MPI_Allgather(v)_c or coltune_allgather(v)_inter_c, the
  * counts and displacements widened to MPI_Count and MPI_Aint. */
@@ -198,7 +234,12 @@ static int call_coll_c(const ag_case *c, const inter *ic, const void *sb, int sc
         wd[j] = displs[j];
     }
     int rc;
-    if (c->v)
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (c->form == FORM_NONBLOCKING) /* the intercepted MPI_Iallgather(v)_c */
+        rc = complete(c->v ? MPI_Iallgatherv_c(sb, scount, st, rb, wc, wd, rt, ic->comm, &req)
+                           : MPI_Iallgather_c(sb, scount, st, rb, rcount, rt, ic->comm, &req),
+                      &req, 0);
+    else if (c->v)
         rc = c->spec ? coltune_allgatherv_inter_c(c->spec, sb, scount, st, rb, wc, wd, rt,
                                                   ic->comm)
                      : MPI_Allgatherv_c(sb, scount, st, rb, wc, wd, rt, ic->comm);
@@ -212,6 +253,35 @@ static int call_coll_c(const ag_case *c, const inter *ic, const void *sb, int sc
 }
 #endif
 
+/* The nonblocking and persistent forms (never the reference). */
+static int call_split(const ag_case *c, const inter *ic, const void *sb, int scount, void *rb,
+                      int rcount, const int *rcounts, const int *displs)
+{
+    MPI_Datatype st = c->type->send, rt = c->type->recv;
+    MPI_Request req = MPI_REQUEST_NULL;
+    int rc;
+    if (c->form == FORM_PERSISTENT) {
+#ifdef ALLGATHER_INIT
+        rc = c->v ? ALLGATHERV_INIT(sb, scount, st, rb, rcounts, displs, rt, ic->comm,
+                                    MPI_INFO_NULL, &req)
+                  : ALLGATHER_INIT(sb, scount, st, rb, rcount, rt, ic->comm, MPI_INFO_NULL,
+                                   &req);
+        return complete(rc, &req, 1);
+#else
+        return MPI_ERR_OTHER; /* not reached: the tests skip the form */
+#endif
+    }
+    if (c->v)
+        rc = c->spec ? coltune_iallgatherv_inter(c->spec, sb, scount, st, rb, rcounts, displs,
+                                                 rt, ic->comm, &req)
+                     : MPI_Iallgatherv(sb, scount, st, rb, rcounts, displs, rt, ic->comm, &req);
+    else
+        rc = c->spec ? coltune_iallgather_inter(c->spec, sb, scount, st, rb, rcount, rt,
+                                                ic->comm, &req)
+                     : MPI_Iallgather(sb, scount, st, rb, rcount, rt, ic->comm, &req);
+    return complete(rc, &req, 0);
+}
+
 static int call_coll(const ag_case *c, const inter *ic, const void *sb, int scount, void *rb,
                      int rcount, const int *rcounts, const int *displs, int ref)
 {
@@ -220,6 +290,8 @@ static int call_coll(const ag_case *c, const inter *ic, const void *sb, int scou
     if (c->large && !ref)
         return call_coll_c(c, ic, sb, scount, rb, rcount, rcounts, displs);
 #endif
+    if (c->form != FORM_BLOCKING && !ref)
+        return call_split(c, ic, sb, scount, rb, rcount, rcounts, displs);
     if (ref && c->v)
         return PMPI_Allgatherv(sb, scount, st, rb, rcounts, displs, rt, ic->comm);
     if (ref)
@@ -265,9 +337,10 @@ static int run_case(const ag_case *c, const inter *ic)
 
     char what[512];
     snprintf(what, sizeof what,
-             "%s%s %s p=%d q=%d (group %d rank %d) units %ld/%ld%s%s%s type %s case %llu "
+             "%s%s%s %s p=%d q=%d (group %d rank %d) units %ld/%ld%s%s%s type %s case %llu "
              "seed %llu",
-             c->v ? "allgatherv" : "allgather", c->large ? "_c" : "", c->spec ? c->spec : "(intercepted)", ic->p,
+             c->v ? "allgatherv" : "allgather", c->large ? "_c" : "", form_names[c->form],
+             c->spec ? c->spec : "(intercepted)", ic->p,
              ic->q, g, ic->lrank, c->base[0], c->base[1], c->v ? " pattern " : "",
              c->v ? pattern_names[c->pattern] : "",
              c->v ? (c->shuffled ? " shuffled displs" : " packed displs") : "", c->type->name,
@@ -313,15 +386,18 @@ static int quick(void)
  * number of failures. Group 1's blocks are the same size as group 0's, or
  * the next size of the list (the last wraps to 0: one group sends nothing). */
 static int sweep(int v, const char *spec, const inter *ic, uint64_t *stream, int *ncases,
-                 int large)
+                 int large, int form)
 {
     int failures = 0;
+    /* The nonblocking forms' schedules are the blocking direct's: their
+     * large blocks are checked there. */
+    const int small = quick() || form != FORM_BLOCKING;
     for (int k = 0; k < NCOUNTS; k++) {
-        if (quick() && base_counts[k] > 1000)
+        if (small && base_counts[k] > 1000)
             continue;
         for (int mix = 0; mix < 2; mix++) {
             long b1 = base_counts[mix ? (k + 1) % NCOUNTS : k];
-            if (quick() && b1 > 1000)
+            if (small && b1 > 1000)
                 continue;
             for (int t = 0; t < NTYPES; t++) {
                 /* The mixed send/receive types only at moderate sizes. */
@@ -329,12 +405,15 @@ static int sweep(int v, const char *spec, const inter *ic, uint64_t *stream, int
                     continue;
                 int npat = v ? NPATTERNS : 1;
                 for (int pat = 0; pat < npat; pat++) {
+                    /* The nonblocking forms: the irregular patterns only. */
+                    if (form != FORM_BLOCKING && (pat == PAT_EQUAL || pat == PAT_ARITH))
+                        continue;
                     for (int sh = v ? 0 : 1; sh <= 1; sh++) {
                         /* Back-to-back displacements: the contiguous in-place path. */
                         if (v && !sh && t != 0)
                             continue;
                         ag_case c = {v,  spec, &types[t], {base_counts[k], b1}, pat, sh,
-                                     (*stream)++, large};
+                                     (*stream)++, large, form};
                         failures += !run_case(&c, ic);
                         (*ncases)++;
                     }
@@ -362,10 +441,12 @@ static void free_configs(inter *ics, int n)
 }
 
 /* Every registered algorithm but pmpi through the direct API (large: its
- * large-count form). */
-static void every_algorithm(int v, int large)
+ * large-count form; form: the nonblocking one, whose algorithms are those
+ * that split). */
+static void every_algorithm(int v, int large, int form)
 {
-    const char *coll = v ? "allgatherv_inter" : "allgather_inter";
+    const char *coll = form != FORM_BLOCKING ? (v ? "iallgatherv_inter" : "iallgather_inter")
+                                             : (v ? "allgatherv_inter" : "allgather_inter");
     inter ics[NCONFIGS];
     int nic = configs(ics), failures = 0, ncases = 0;
     if (nic == 0) {
@@ -379,7 +460,7 @@ static void every_algorithm(int v, int large)
             continue;
         for (int i = 0; i < nic; i++) {
             int before = ncases;
-            failures += sweep(v, specs[s], &ics[i], &stream, &ncases, large);
+            failures += sweep(v, specs[s], &ics[i], &stream, &ncases, large, form);
             if (th_rank() == 0)
                 printf("# %s%s %s p=%d q=%d: %d cases\n", coll, large ? " (_c)" : "", specs[s],
                        ics[i].p, ics[i].q, ncases - before);
@@ -390,10 +471,13 @@ static void every_algorithm(int v, int large)
     assert_int_equal(failures, 0);
 }
 
-/* The intercepted MPI_ call under what the script set in the environment. */
-static void intercepted(int v, int large)
+/* The intercepted MPI_ call under what the script set in the environment
+ * (form: the nonblocking or persistent one, under COLTUNE_IALLGATHER(V)_INTER). */
+static void intercepted(int v, int large, int form)
 {
-    const char *var = v ? "COLTUNE_ALLGATHERV_INTER" : "COLTUNE_ALLGATHER_INTER";
+    const char *var = form != FORM_BLOCKING
+                          ? (v ? "COLTUNE_IALLGATHERV_INTER" : "COLTUNE_IALLGATHER_INTER")
+                          : (v ? "COLTUNE_ALLGATHERV_INTER" : "COLTUNE_ALLGATHER_INTER");
     inter ics[NCONFIGS];
     if (getenv(var) == NULL && getenv("TEST_RULES_PATH") == NULL) {
         if (th_rank() == 0)
@@ -407,10 +491,10 @@ static void intercepted(int v, int large)
     }
     uint64_t stream = v ? 3000000 : 2000000;
     for (int i = 0; i < nic; i++)
-        failures += sweep(v, NULL, &ics[i], &stream, &ncases, large);
+        failures += sweep(v, NULL, &ics[i], &stream, &ncases, large, form);
     if (th_rank() == 0)
-        printf("# intercepted %s%s: %d cases\n", v ? "MPI_Allgatherv" : "MPI_Allgather",
-               large ? "_c" : "", ncases);
+        printf("# intercepted %s%s%s: %d cases\n", v ? "MPI_Allgatherv" : "MPI_Allgather",
+               large ? "_c" : "", form_names[form], ncases);
     free_configs(ics, nic);
     assert_int_equal(failures, 0);
 }
@@ -418,40 +502,73 @@ static void intercepted(int v, int large)
 static void test_allgather_api(void **state)
 {
     (void)state;
-    every_algorithm(0, 0);
+    every_algorithm(0, 0, FORM_BLOCKING);
 }
 
 static void test_allgatherv_api(void **state)
 {
     (void)state;
-    every_algorithm(1, 0);
+    every_algorithm(1, 0, FORM_BLOCKING);
 }
 
 static void test_allgather_intercepted(void **state)
 {
     (void)state;
-    intercepted(0, 0);
+    intercepted(0, 0, FORM_BLOCKING);
 }
 
 static void test_allgatherv_intercepted(void **state)
 {
     (void)state;
-    intercepted(1, 0);
+    intercepted(1, 0, FORM_BLOCKING);
+}
+
+/* The nonblocking forms: every algorithm that splits through
+ * coltune_iallgather(v)_inter, and the intercepted MPI_Iallgather(v) and
+ * persistent MPI_Allgather(v)_init, each against PMPI_Allgather(v). */
+static void test_iallgather_api(void **state)
+{
+    (void)state;
+    every_algorithm(0, 0, FORM_NONBLOCKING);
+    every_algorithm(1, 0, FORM_NONBLOCKING);
+}
+
+static void test_iallgather_intercepted(void **state)
+{
+    (void)state;
+    intercepted(0, 0, FORM_NONBLOCKING);
+    intercepted(1, 0, FORM_NONBLOCKING);
+}
+
+static void test_iallgather_init_intercepted(void **state)
+{
+    (void)state;
+#ifdef ALLGATHER_INIT
+    intercepted(0, 0, FORM_PERSISTENT);
+    intercepted(1, 0, FORM_PERSISTENT);
+#else
+    th_skip("the MPI library has no persistent collectives (MPI 4 or Open MPI's MPIX_)");
+#endif
 }
 
 /* The MPI-4 large-count entry points, where the library has them: every
  * algorithm through coltune_allgather(v)_inter_c, and the intercepted
- * MPI_Allgather(v)_c, against PMPI_Allgather(v) on the same inputs. */
+ * MPI_Allgather(v)_c and MPI_Iallgather(v)_c, against PMPI_Allgather(v) on
+ * the same inputs. */
 static void test_large_count(void **state)
 {
     (void)state;
 #if MPI_VERSION >= 4
-    every_algorithm(0, 1);
-    every_algorithm(1, 1);
+    every_algorithm(0, 1, FORM_BLOCKING);
+    every_algorithm(1, 1, FORM_BLOCKING);
     if (getenv("COLTUNE_ALLGATHER_INTER") != NULL)
-        intercepted(0, 1);
+        intercepted(0, 1, FORM_BLOCKING);
     if (getenv("COLTUNE_ALLGATHERV_INTER") != NULL)
-        intercepted(1, 1);
+        intercepted(1, 1, FORM_BLOCKING);
+    if (getenv("COLTUNE_IALLGATHER_INTER") != NULL)
+        intercepted(0, 1, FORM_NONBLOCKING);
+    if (getenv("COLTUNE_IALLGATHERV_INTER") != NULL)
+        intercepted(1, 1, FORM_NONBLOCKING);
 #else
     th_skip("the MPI library has no MPI-4 large-count routines");
 #endif
@@ -720,6 +837,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_allgather_intercepted),
         cmocka_unit_test(test_allgatherv_intercepted),
         cmocka_unit_test(test_large_count),
+        cmocka_unit_test(test_iallgather_api),
+        cmocka_unit_test(test_iallgather_intercepted),
+        cmocka_unit_test(test_iallgather_init_intercepted),
         cmocka_unit_test(test_in_place_forwarded),
         cmocka_unit_test(test_alltoall_inter_forwarded),
         cmocka_unit_test(test_shm_back_to_back),

@@ -28,6 +28,9 @@ ${MPICC:-cc} -E -P -x c -I src - > "$tmp/cpp" <<'EOF' || { echo "FAIL: cannot pr
 #define CT_ALLGATHER_INTER_ALG(name, ...) \
     @alg allgather_inter name src/allgather_inter/allgather_inter_##name.c \
     @alg allgatherv_inter name src/allgather_inter/allgather_inter_##name.c
+#define CT_ALLGATHER_INTER_SPLIT_ALG(name, ...) CT_ALLGATHER_INTER_ALG(name) \
+    @alg iallgather_inter name src/allgather_inter/allgather_inter_##name.c \
+    @alg iallgatherv_inter name src/allgather_inter/allgather_inter_##name.c
 #define CT_SDDE_ALG(name, variable, ...) @alg alltoall_crs name src/sdde/sdde_##name.c \
     IF_##variable(@alg alltoallv_crs name src/sdde/sdde_##name.c)
 #define IF_1(...) __VA_ARGS__

@@ -306,7 +306,8 @@ static void test_rules_file(void **state)
     assert_string_equal(cfg.error_about[0], "");
     snprintf(want, sizeof want,
              "%s:3:1: unknown collective (known: alltoallv, alltoall, ialltoallv, ialltoall, "
-             "allgather_inter, allgatherv_inter, alltoall_crs, alltoallv_crs): 'foo'; rules "
+             "allgather_inter, allgatherv_inter, iallgather_inter, iallgatherv_inter, "
+             "alltoall_crs, alltoallv_crs): 'foo'; rules "
              "file ignored, every call uses pmpi", path);
     assert_string_equal(cfg.errors[1], want);
     ct_config_free(&cfg);

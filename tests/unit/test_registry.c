@@ -80,6 +80,16 @@ static void test_entries_well_formed(void **state)
             if (a->run.allgatherv == NULL)
                 fail_msg("%s: no run function", a->name);
             break;
+        case CT_COLL_IALLGATHER_INTER:
+            if (a->build.allgather == NULL &&
+                (strcmp(a->name, "pmpi") != 0 || a->run.allgather == NULL))
+                fail_msg("%s: serves a nonblocking form without a schedule", a->name);
+            break;
+        case CT_COLL_IALLGATHERV_INTER:
+            if (a->build.allgatherv == NULL &&
+                (strcmp(a->name, "pmpi") != 0 || a->run.allgatherv == NULL))
+                fail_msg("%s: serves a nonblocking form without a schedule", a->name);
+            break;
         case CT_COLL_ALLTOALL_CRS:
         case CT_COLL_ALLTOALLV_CRS:
             if (a->run.sdde == NULL)
@@ -343,7 +353,8 @@ static void test_coll_names(void **state)
 
 /* MPI_Ialltoallv and MPI_Ialltoall are served by pmpi and by exactly the
  * Alltoallv algorithms that split, under the same name, parameters,
- * restrictions and schedule. */
+ * restrictions (the nonblocking forms' own, CT_R_PROGRESS, aside) and
+ * schedule. */
 static void test_nonblocking_forms_are_the_split_ones(void **state)
 {
     (void)state;
@@ -362,7 +373,7 @@ static void test_nonblocking_forms_are_the_split_ones(void **state)
             if (a == NULL)
                 fail_msg("%s splits but does not serve %s", v->name, ct_coll_name(forms[f]));
             assert_ptr_equal(a->build.alltoallv, v->build.alltoallv);
-            assert_int_equal(a->restrictions, v->restrictions);
+            assert_int_equal(a->restrictions & ~CT_R_PROGRESS, v->restrictions);
             assert_int_equal(a->nparams, v->nparams);
         }
         assert_int_equal(n, split);
@@ -370,6 +381,35 @@ static void test_nonblocking_forms_are_the_split_ones(void **state)
     }
     assert_false(ct_coll_nonblocking(CT_COLL_ALLTOALLV));
     assert_false(ct_coll_nonblocking(CT_COLL_ALLTOALL));
+}
+
+/* The intercommunicator MPI_Iallgather(v) are served by pmpi and by the
+ * Allgather(v) algorithms that split (a build function of the nonblocking
+ * entry), under the same name, parameters and restrictions. */
+static void test_iallgather_forms(void **state)
+{
+    (void)state;
+    const ct_coll forms[2] = {CT_COLL_IALLGATHER_INTER, CT_COLL_IALLGATHERV_INTER};
+    const ct_coll blocking[2] = {CT_COLL_ALLGATHER_INTER, CT_COLL_ALLGATHERV_INTER};
+    for (int f = 0; f < 2; f++) {
+        int n = 0;
+        assert_true(ct_coll_nonblocking(forms[f]));
+        assert_false(ct_coll_nonblocking(blocking[f]));
+        assert_non_null(ct_algorithm_find(forms[f], "pmpi", 4));
+        for (int i = 0; i < ct_algorithm_count(); i++) {
+            const ct_algorithm *a = ct_algorithm_at(i);
+            if (a->coll != forms[f] || strcmp(a->name, "pmpi") == 0)
+                continue;
+            n++;
+            const ct_algorithm *b = ct_algorithm_find(blocking[f], a->name, strlen(a->name));
+            if (b == NULL)
+                fail_msg("%s serves %s but not its blocking form", a->name,
+                         ct_coll_name(forms[f]));
+            assert_int_equal(a->restrictions, b->restrictions);
+            assert_int_equal(a->nparams, b->nparams);
+        }
+        assert_true(n >= 1); /* direct */
+    }
 }
 
 /* MPI_Alltoall is served by every Alltoallv algorithm under the same name,
@@ -430,6 +470,7 @@ int main(void)
         cmocka_unit_test(test_coll_names),
         cmocka_unit_test(test_alltoall_mirrors_alltoallv),
         cmocka_unit_test(test_nonblocking_forms_are_the_split_ones),
+        cmocka_unit_test(test_iallgather_forms),
         cmocka_unit_test(test_find_respects_len),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
