@@ -200,8 +200,8 @@ static long int_offsets_limit(ct_coll coll, const ct_shape *e)
     return (long)INT_MAX + 1;
 }
 
-static void decide_at(const ct_config *cfg, ct_coll coll, const ct_shape *e, const ct_topo *topo,
-                      long msg_size, outcome *out)
+static void decide_at(const ct_config *cfg, ct_coll coll, int persistent, const ct_shape *e,
+                      const ct_topo *topo, long msg_size, outcome *out)
 {
     memset(out, 0, sizeof *out);
     /* Contiguous datatypes; offsets as int_offsets_limit() describes. */
@@ -209,7 +209,7 @@ static void decide_at(const ct_config *cfg, ct_coll coll, const ct_shape *e, con
                                  msg_size >= int_offsets_limit(coll, e) ? CT_R_INT_OFFSETS : 0,
                                  0 /* host memory */};
     const ct_decide_trace trace = {record_skip, out};
-    out->rc = ct_decide_offline(cfg, coll, e, topo, &facts, &trace, &out->choice,
+    out->rc = ct_decide_offline(cfg, coll, e, topo, &facts, persistent, &trace, &out->choice,
                                 &out->used_msg_size);
     out->empty = ct_decide_is_empty(coll, msg_size);
 }
@@ -258,18 +258,19 @@ static void format_choice(const outcome *out, char *spec, size_t slen, char *whe
         snprintf(where, wlen, "default");
 }
 
-static void print_outcome(const info_out *o, ct_coll coll, const char *range,
+/* label: the collective's name, with " persistent=1" for its persistent form. */
+static void print_outcome(const info_out *o, const char *label, const char *range,
                           const outcome *out)
 {
     char spec[160], where[96];
     format_choice(out, spec, sizeof spec, where, sizeof where);
     if (o->parsable) {
         /* the spec last: it may hold ':' */
-        info_kv(o, "decision", "%s:%s:%s:%s", ct_coll_name(coll), range, where, spec);
+        info_kv(o, "decision", "%s:%s:%s:%s", label, range, where, spec);
         for (int i = 0; i < out->nskips; i++)
-            info_kv(o, "skipped", "%s:%s:%s", ct_coll_name(coll), range, out->skips[i]);
+            info_kv(o, "skipped", "%s:%s:%s", label, range, out->skips[i]);
         if (out->more_skips)
-            info_kv(o, "skipped", "%s:%s:%d more", ct_coll_name(coll), range, out->more_skips);
+            info_kv(o, "skipped", "%s:%s:%d more", label, range, out->more_skips);
         return;
     }
     fprintf(o->f, "  %-22s %s [%s]\n", range, spec, where);
@@ -327,12 +328,17 @@ static void range_text(long lo, long hi, char *buf, size_t len)
 
 /* Says that deciding coll here costs every call an allreduce: a reached rule
  * has a msg_size condition, and ranks do not know the message size alike. */
-static void print_decision_cost(const info_out *o, ct_coll coll, int used_msg_size)
+static void print_decision_cost(const info_out *o, ct_coll coll, int persistent,
+                                int used_msg_size)
 {
     if (!used_msg_size || ct_coll_msg_size_known(coll))
         return;
     if (o->parsable)
-        info_kv(o, "decision:allreduce", "%s", ct_coll_name(coll));
+        info_kv(o, "decision:allreduce", "%s%s", ct_coll_name(coll),
+                persistent ? " persistent=1" : "");
+    else if (persistent)
+        fprintf(o->f, "  (its init call costs one allreduce to agree on msg_size, its starts "
+                      "none)\n");
     else
         fprintf(o->f, "  (each call costs one allreduce to agree on msg_size)\n");
 }
@@ -340,28 +346,30 @@ static void print_decision_cost(const info_out *o, ct_coll coll, int used_msg_si
 /* Decides coll at every size range and prints the merged ranges. Returns 1
  * when some call would return an error, 0, or -1 out of memory. */
 static int query_collective(const info_out *o, const check_query *q, const ct_config *cfg,
-                            ct_coll coll, const ct_shape *e, const ct_topo *topo)
+                            ct_coll coll, int persistent, const ct_shape *e,
+                            const ct_topo *topo)
 {
     outcome cur, next;
-    char range[80];
+    char range[80], label[64];
     int failing = 0; /* some call would return an error */
+    snprintf(label, sizeof label, "%s%s", ct_coll_name(coll), persistent ? " persistent=1" : "");
     if (q->msg_size >= 0) {
-        decide_at(cfg, coll, e, topo, q->msg_size, &cur);
+        decide_at(cfg, coll, persistent, e, topo, q->msg_size, &cur);
         range_text(q->msg_size, q->msg_size, range, sizeof range);
-        print_outcome(o, coll, cur.used_msg_size ? range : "any msg_size", &cur);
-        print_decision_cost(o, coll, cur.used_msg_size);
+        print_outcome(o, label, cur.used_msg_size ? range : "any msg_size", &cur);
+        print_decision_cost(o, coll, persistent, cur.used_msg_size);
         return cur.rc != MPI_SUCCESS;
     }
     long *points;
     int n = size_points(&cfg->rules, coll, e, &points);
     if (n < 0)
         return -1;
-    decide_at(cfg, coll, e, topo, points[0], &cur);
+    decide_at(cfg, coll, persistent, e, topo, points[0], &cur);
     long lo = points[0];
     int used = cur.used_msg_size, printed = 0;
     for (int i = 1; i <= n; i++) {
         if (i < n) {
-            decide_at(cfg, coll, e, topo, points[i], &next);
+            decide_at(cfg, coll, persistent, e, topo, points[i], &next);
             used |= next.used_msg_size;
             if (same_outcome(&cur, &next))
                 continue;
@@ -370,7 +378,7 @@ static int query_collective(const info_out *o, const check_query *q, const ct_co
             snprintf(range, sizeof range, "any msg_size"); /* one range, no rule asked */
         else
             range_text(lo, i < n ? points[i] - 1 : LONG_MAX, range, sizeof range);
-        print_outcome(o, coll, range, &cur);
+        print_outcome(o, label, range, &cur);
         printed++;
         failing |= cur.rc != MPI_SUCCESS;
         if (i < n) {
@@ -379,7 +387,7 @@ static int query_collective(const info_out *o, const check_query *q, const ct_co
         }
     }
     free(points);
-    print_decision_cost(o, coll, used);
+    print_decision_cost(o, coll, persistent, used);
     return failing;
 }
 
@@ -403,6 +411,14 @@ static void variable_warnings(const info_out *o, const ct_config *cfg)
                       "library; below is what the rules would choose\n");
 }
 
+static int has_persistent_rule(const ct_ruleset *rs, ct_coll coll)
+{
+    for (int i = 0; i < rs->count; i++)
+        if (rs->rules[i].coll == coll && (rs->rules[i].key_mask & (1u << CT_KEY_PERSISTENT)))
+            return 1;
+    return 0;
+}
+
 /* Returns 0, 1 when some call would return an error, 2 on a usage error. */
 static int run_queries(const info_out *o, const check_query *q, const ct_config *cfg,
                        const ct_topo *topo, const ct_shape *e, const char *what)
@@ -420,8 +436,16 @@ static int run_queries(const info_out *o, const check_query *q, const ct_config 
         if (!o->parsable)
             fprintf(o->f, "%s%s\n", ct_coll_name((ct_coll)c),
                     cfg->forced_set[c] ? " (forced by the environment)" : "");
-        int r = query_collective(o, q, cfg, (ct_coll)c, e, topo);
+        int r = query_collective(o, q, cfg, (ct_coll)c, 0, e, topo);
         rc = r < 0 ? r : rc | r;
+        /* The persistent form, decided once at init: where a rule tells it
+         * apart (condition persistent). */
+        if (rc >= 0 && has_persistent_rule(&cfg->rules, (ct_coll)c)) {
+            if (!o->parsable)
+                fprintf(o->f, "%s, persistent (its _init call)\n", ct_coll_name((ct_coll)c));
+            r = query_collective(o, q, cfg, (ct_coll)c, 1, e, topo);
+            rc = r < 0 ? r : rc | r;
+        }
     }
     return rc < 0 ? 1 : rc;
 }

@@ -651,10 +651,11 @@ int ct_decide(ct_ctx *ctx, ct_decide_input *call, const ct_spec *forced, ct_choi
 }
 
 int ct_decide_offline(const ct_config *cfg, ct_coll coll, const ct_shape *env,
-                      const ct_topo *topo, const ct_call_facts *given,
+                      const ct_topo *topo, const ct_call_facts *given, int persistent,
                       const ct_decide_trace *trace, ct_choice *out, int *used_msg_size)
 {
-    ct_decide_input call = {.coll = coll, .have_facts = 1, .facts = *given};
+    ct_decide_input call = {.coll = coll, .have_facts = 1, .facts = *given,
+                            .persistent = persistent};
     decision d = {cfg, NULL, env, topo, &call, trace, 0};
     if (ct_decide_is_empty(coll, given->msg_size)) {
         set_choice(out, ct_algorithm_fallback(coll), NULL, 0, 0);
@@ -670,7 +671,7 @@ int ct_decide_offline(const ct_config *cfg, ct_coll coll, const ct_shape *env,
 
 int ct_decide_is_empty(ct_coll coll, long msg_size)
 {
-    return msg_size == 0 && ct_coll_msg_size_known(coll);
+    return msg_size == 0 && ct_coll_msg_size_known(coll) && !ct_coll_nonblocking(coll);
 }
 
 int ct_decide_query(ct_ctx *ctx, ct_coll coll, long msg_size, ct_choice *out)

@@ -115,12 +115,14 @@ typedef struct ct_decide_trace {
  * N) and topo's flags (N, Q, shared, emulated; its maps
  * are not read) and a call whose global facts are given: cfg's forced
  * variable of coll, then cfg's rules, then the fallback, through the same
- * functions ct_decide() uses. *used_msg_size (may be NULL) tells whether the
- * decision looked at msg_size. Returns MPI_SUCCESS, or MPI_ERR_ARG where a
- * job's call would return an error (COLTUNE_FALLBACK=error).
+ * functions ct_decide() uses; persistent: the persistent form of a
+ * nonblocking coll (rule condition persistent=1). *used_msg_size (may be
+ * NULL) tells whether the decision looked at msg_size. Returns MPI_SUCCESS,
+ * or MPI_ERR_ARG where a job's call would return an error
+ * (COLTUNE_FALLBACK=error).
  */
 int ct_decide_offline(const ct_config *cfg, ct_coll coll, const ct_shape *env,
-                      const ct_topo *topo, const ct_call_facts *given,
+                      const ct_topo *topo, const ct_call_facts *given, int persistent,
                       const ct_decide_trace *trace, ct_choice *out, int *used_msg_size);
 
 /*
@@ -149,7 +151,9 @@ int ct_decide_call(MPI_Comm comm, ct_decide_input *call, const ct_spec *forced, 
  * intercommunicator MPI_Allgather with empty blocks: the standard makes the
  * blocks of such a call the same size on every rank of a group), goes to
  * the MPI library at once, with no context and no decision; whatever a
- * variable or the direct API forces (ct_drive_empty, driver.h).
+ * variable or the direct API forces (ct_drive_empty, driver.h). Not their
+ * nonblocking forms, which are decided as any call: the request the
+ * decision's algorithm returns completes at once.
  *
  * Is a call of coll whose largest block is msg_size such an empty call?
  * ct_decide_query and ct_decide_offline answer pmpi for it, as a job does.

@@ -25,8 +25,8 @@ check_report() {
     version=$(sed -n 's/^#define COLTUNE_VERSION "\(.*\)"$/\1/p' "$top_srcdir/include/coltune.h")
     has "version:coltune:$version" "$tmp/r" || return 1
     has "mpi:match:yes" "$tmp/r" || return 1
-    for call in Alltoallv Alltoall Ialltoallv Ialltoall Allgather Allgatherv Iallgather Iallgatherv \
-        Init Init_thread Finalize Wait Waitall Test Start Request_free; do
+    for call in Alltoallv Alltoall Ialltoallv Ialltoall Allgather Allgatherv Iallgather \
+        Iallgatherv Init Init_thread Finalize Wait Waitall Test Start Request_free; do
         has "intercept:MPI_$call:yes" "$tmp/r" || return 1
     done
     if [ "$MPI_IMPL" = openmpi ]; then
@@ -233,6 +233,25 @@ check_answers() {
         grep -q "^env:COLTUNE_ALLTOALL:message:COLTUNE_ALLTOALL='x:y': " "$tmp/a"
 }
 check_run "--check --np: offsets beyond int, errors, parsable values" check_answers
+
+# The nonblocking forms: the persistent form where a rule tells it apart
+# (condition persistent), decided once; an empty call decided as any other
+# (its request completes at once), not forwarded as the blocking one's.
+check_persistent() {
+    printf 'ialltoallv persistent=1 msg_size=0-1k linear\nialltoallv shm\n' > "$tmp/p.rules"
+    "$info" --check "$tmp/p.rules" --np 4 --parsable > "$tmp/a" || return 1
+    has "decision:ialltoallv:any msg_size:rule line 2:shm:large=49152" "$tmp/a" &&
+        has "decision:ialltoallv persistent=1:msg_size=0-1k:rule line 1:linear" "$tmp/a" &&
+        has "decision:ialltoallv persistent=1:msg_size=1025-:rule line 2:shm:large=49152" \
+            "$tmp/a" &&
+        has "decision:allreduce:ialltoallv persistent=1" "$tmp/a" &&
+        has "decision:ialltoall:any msg_size:default:pmpi" "$tmp/a" || return 1
+    if grep -q "^decision:ialltoall persistent=1" "$tmp/a"; then
+        fail "a persistent block for ialltoall, which has no persistent rule"
+        return 1
+    fi
+}
+check_run "--check --np: the persistent form where a rule names it" check_persistent
 
 # ------------------------------------ what would run, against real jobs
 # A rules file whose decisions depend on P, nodes, msg_size, restrictions

@@ -92,7 +92,7 @@ static int decide(fixture *f, ct_coll coll, long msg_size, unsigned violations)
     const ct_call_facts facts = {msg_size, violations, 0};
     const ct_decide_trace trace = {record, &f->log};
     memset(&f->log, 0, sizeof f->log);
-    return ct_decide_offline(&f->cfg, coll, &f->env, &f->topo, &facts, &trace, &f->choice,
+    return ct_decide_offline(&f->cfg, coll, &f->env, &f->topo, &facts, 0, &trace, &f->choice,
                              &f->used_msg_size);
 }
 
