@@ -85,6 +85,8 @@ typedef struct bench_options {
     int progress;         /* 0 with --no-progress */
     int help, list;
     int sweep;            /* --sweep: one line per size, pmpi against one spec */
+    int overlap;          /* --overlap: nonblocking calls also timed around a computation
+                             as long as their own time */
     /* Options given explicitly: the --sweep preset fills in the others, and
      * iterations shrink above 64 KiB unless --iters was given. */
     int algs_given, dist_given, sizes_given, iters_given;
@@ -228,6 +230,9 @@ typedef struct bench_driver {
     int (*setup)(const bench_options *o, const bench_env *env, long S, void **state,
                  char *err, size_t errlen);
     int (*run)(void *state, const char *spec);
+    /* The nonblocking collectives: starts the call (run is start, then
+     * MPI_Wait); NULL for the blocking ones. */
+    int (*start)(void *state, const char *spec, MPI_Request *req);
     int (*check)(void *state, const char *spec, bench_mismatch *m);
     void (*teardown)(void *state);
     int (*internode_msgs)(void *state, long *count);
@@ -246,6 +251,10 @@ void bench_driver_names(char *buf, size_t len);
 /* ------------------------------------------------------------------ */
 /* Small helpers                                                       */
 /* ------------------------------------------------------------------ */
+
+/* A nonblocking driver's run: start(state, spec, &req), then MPI_Wait. */
+int bench_start_wait(int (*start)(void *, const char *, MPI_Request *), void *state,
+                     const char *spec);
 
 /* Reports a failed MPI call (rank, call, MPI's error string) on stderr. */
 void bench_mpi_error(int rc, const char *what, const char *file, int line);

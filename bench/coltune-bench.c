@@ -83,6 +83,10 @@ typedef struct size_run {
     double *slowest; /* [nalg * iters] slowest rank's times (rank 0) */
     long *msgs_local; /* [nalg] this rank's most inter-node messages in a timed call */
     long *msgs;       /* [nalg] the maximum over ranks (rank 0), -1: not counted */
+    /* --overlap: each spec's computation (its median time, seconds, on every
+     * rank) and the slowest rank's times of the calls around it (rank 0). */
+    double *compute;
+    double *overlapped; /* [nalg * iters] */
 } size_run;
 
 typedef struct stats {
@@ -472,6 +476,8 @@ static void size_free(const bench_run *r, size_run *sr)
     free(sr->slowest);
     free(sr->msgs_local);
     free(sr->msgs);
+    free(sr->compute);
+    free(sr->overlapped);
 }
 
 /* Driver setup, agreed over all ranks. Returns an MPI code, or
@@ -488,8 +494,13 @@ static int size_setup(bench_run *r, size_run *sr)
         sr->slowest = calloc(n, sizeof *sr->slowest);
         sr->msgs_local = malloc((size_t)r->algs.n * sizeof *sr->msgs_local);
         sr->msgs = malloc((size_t)r->algs.n * sizeof *sr->msgs);
+        if (r->o->overlap) {
+            sr->compute = calloc((size_t)r->algs.n, sizeof *sr->compute);
+            sr->overlapped = calloc(n, sizeof *sr->overlapped);
+        }
         if (sr->status == NULL || sr->local == NULL || sr->slowest == NULL ||
-            sr->msgs_local == NULL || sr->msgs == NULL) {
+            sr->msgs_local == NULL || sr->msgs == NULL ||
+            (r->o->overlap && (sr->compute == NULL || sr->overlapped == NULL))) {
             rc = MPI_ERR_NO_MEM;
             bench_mpi_error(rc, "calloc(times)", __FILE__, __LINE__);
         } else {
@@ -618,10 +629,35 @@ static void shuffle_order(const bench_run *r, const size_run *sr, int it, int ti
     }
 }
 
+/* A computation of sec seconds that calls no MPI routine (OSU's overlap
+ * tests compute so): nothing but the MPI library's own threads, or
+ * coltune's shared window, moves the exchange meanwhile. */
+static void compute_for(double sec)
+{
+    const double end = MPI_Wtime() + sec;
+    while (MPI_Wtime() < end)
+        ;
+}
+
+/* One timed call of spec a: run it, or (--overlap's second pass, compute
+ * given) start it, compute for compute[a], then wait. */
+static int timed_call(bench_run *r, size_run *sr, int a, const double *compute)
+{
+    const char *spec = coltune_spec(&r->algs.v[a]);
+    MPI_Request req;
+    if (compute == NULL)
+        return r->drv->run(sr->state, spec);
+    int rc = r->drv->start(sr->state, spec, &req);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    compute_for(compute[a]);
+    return MPI_Wait(&req, MPI_STATUS_IGNORE);
+}
+
 /* iters iterations of every usable spec, each after a barrier, in a fresh
  * random order each iteration; records this rank's times (and inter-node
- * messages) when timed. */
-static int size_loop(bench_run *r, size_run *sr, int iters, int timed)
+ * messages) when timed; with compute (--overlap), the calls around it. */
+static int size_loop(bench_run *r, size_run *sr, int iters, int timed, const double *compute)
 {
     const int n = r->algs.n;
     int rc = MPI_SUCCESS, *order = NULL;
@@ -640,7 +676,7 @@ static int size_loop(bench_run *r, size_run *sr, int iters, int timed)
                     BENCH_CALL(MPI_Barrier(r->env.comm));
                 if (!r->o->b2b || b == 0)
                     t0 = MPI_Wtime();
-                rc = r->drv->run(sr->state, coltune_spec(&r->algs.v[a]));
+                rc = timed_call(r, sr, a, compute);
                 t1 = MPI_Wtime();
                 if (rc != MPI_SUCCESS) {
                     bench_mpi_error(rc, r->algs.v[a].spec, __FILE__, __LINE__);
@@ -650,7 +686,7 @@ static int size_loop(bench_run *r, size_run *sr, int iters, int timed)
             if (timed)
                 sr->local[(size_t)a * (size_t)iters + (size_t)it] =
                     (t1 - t0) / (r->o->b2b ? r->o->burst : 1);
-            if (timed && r->drv->internode_msgs != NULL)
+            if (timed && compute == NULL && r->drv->internode_msgs != NULL)
                 BENCH_CALL(count_msgs(r, sr, a));
         }
         progress_tick(&r->prog, sr, r->o->nsizes, timed ? "iteration" : "warmup", it + 1,
@@ -688,6 +724,46 @@ static void sweep_decision(const bench_run *r, size_run *sr)
         snprintf(sr->decided, sizeof sr->decided, "(undecided)");
 }
 
+/* --overlap: every spec's median time (of the slowest rank, rank 0's) is
+ * its computation; then the timed loop again, each call around it. */
+static int overlap_pass(bench_run *r, size_run *sr)
+{
+    int rc;
+    const int n = r->algs.n, iters = sr->iters;
+    double *t = NULL;
+    BENCH_ALLOC(t, (size_t)iters * sizeof *t);
+    for (int a = 0; a < n && r->env.rank == 0; a++) {
+        if (sr->status[a] != ALG_OK)
+            continue;
+        memcpy(t, sr->slowest + (size_t)a * (size_t)iters, (size_t)iters * sizeof *t);
+        sr->compute[a] = summarize(t, iters).median * 1e-6;
+    }
+    BENCH_CALL(MPI_Bcast(sr->compute, n, MPI_DOUBLE, 0, r->env.comm));
+    BENCH_CALL(size_loop(r, sr, sr->iters, 1, sr->compute));
+    BENCH_CALL(MPI_Reduce(sr->local, sr->overlapped, n * iters, MPI_DOUBLE, MPI_MAX, 0,
+                          r->env.comm));
+out:
+    free(t);
+    return rc;
+}
+
+/* Rank 0, --overlap: one line per spec after the size's table. */
+static void overlap_lines(const bench_run *r, size_run *sr)
+{
+    for (int a = 0; a < r->algs.n; a++) {
+        if (sr->status[a] != ALG_OK)
+            continue;
+        const double pure = sr->compute[a] * 1e6;
+        const stats total = summarize(sr->overlapped + (size_t)a * (size_t)sr->iters, sr->iters);
+        double overlap = pure > 0 ? 100.0 * (1.0 - (total.median - pure) / pure) : 0.0;
+        overlap = overlap < 0 ? 0 : overlap > 100 ? 100 : overlap;
+        printf("%-*s  size %s %s: %s, time %.2f us, compute %.2f us, total %.2f us, "
+               "overlap %.0f%%\n", r->coll_width, "overlap", sr->label, r->input,
+               r->algs.v[a].label, pure, pure, total.median, overlap);
+    }
+    fflush(stdout);
+}
+
 static int run_size(bench_run *r, long S, int number)
 {
     size_run sr = {.S = S, .number = number, .iters = size_iters(r->o, S)};
@@ -697,14 +773,18 @@ static int run_size(bench_run *r, long S, int number)
     if (rc != MPI_SUCCESS)
         goto out;
     BENCH_CALL(size_probe(r, &sr));
-    BENCH_CALL(size_loop(r, &sr, r->o->warmup, 0));
-    BENCH_CALL(size_loop(r, &sr, sr.iters, 1));
+    BENCH_CALL(size_loop(r, &sr, r->o->warmup, 0, NULL));
+    BENCH_CALL(size_loop(r, &sr, sr.iters, 1, NULL));
     BENCH_CALL(MPI_Reduce(sr.local, sr.slowest, r->algs.n * sr.iters, MPI_DOUBLE, MPI_MAX, 0,
                           r->env.comm));
+    if (r->o->overlap)
+        BENCH_CALL(overlap_pass(r, &sr));
     BENCH_CALL(MPI_Reduce(sr.msgs_local, sr.msgs, r->algs.n, MPI_LONG, MPI_MAX, 0, r->env.comm));
     sweep_decision(r, &sr);
     if (r->env.rank == 0)
         BENCH_CALL(report_size(r, &sr));
+    if (r->env.rank == 0 && r->o->overlap)
+        overlap_lines(r, &sr);
 out:
     size_free(r, &sr);
     return rc;
@@ -796,6 +876,12 @@ static int prepare(bench_run *r, const char *prog)
     if (o->list) {
         bench_algs_list(o->coll, &r->env);
         return BENCH_EXIT_OK;
+    }
+    if (o->overlap && r->drv->start == NULL) {
+        snprintf(err, sizeof err, "--overlap: %s is not a nonblocking collective (ialltoallv, "
+                 "ialltoall, iallgather_inter, iallgatherv_inter)", o->coll);
+        usage_error(r->env.rank, err);
+        return BENCH_EXIT_USAGE;
     }
     note_ignored(r);
     if (r->drv->validate != NULL && r->drv->validate(o, &r->env, err, sizeof err) != 0) {

@@ -27,16 +27,20 @@ static int setup(const bench_options *o, const bench_env *env, long S, void **st
 }
 
 /* Every remote block has the same size: rcounts[0]. */
+static int start(void *state, const char *spec, MPI_Request *req)
+{
+    bench_inter *s = state;
+    return coltune_iallgather_inter(spec, s->sendbuf, s->scount, MPI_BYTE, s->recvbuf,
+                                    s->rcounts[0], MPI_BYTE, s->comm, req);
+}
+
 static int run(void *state, const char *spec)
 {
     bench_inter *s = state;
-    MPI_Request req;
     if (!s->nonblocking)
         return coltune_allgather_inter(spec, s->sendbuf, s->scount, MPI_BYTE, s->recvbuf,
                                        s->rcounts[0], MPI_BYTE, s->comm);
-    const int rc = coltune_iallgather_inter(spec, s->sendbuf, s->scount, MPI_BYTE, s->recvbuf,
-                                            s->rcounts[0], MPI_BYTE, s->comm, &req);
-    return rc == MPI_SUCCESS ? MPI_Wait(&req, MPI_STATUS_IGNORE) : rc;
+    return bench_start_wait(start, state, spec);
 }
 
 static int check(void *state, const char *spec, bench_mismatch *m)
@@ -82,6 +86,7 @@ const bench_driver bench_driver_iallgather_inter = {
     .validate = validate,
     .setup = isetup,
     .run = run,
+    .start = start,
     .check = check,
     .teardown = bench_inter_teardown,
 };

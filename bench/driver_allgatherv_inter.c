@@ -26,17 +26,20 @@ static int setup(const bench_options *o, const bench_env *env, long S, void **st
     return bench_inter_setup(o, env, S, 1, state, err, errlen);
 }
 
+static int start(void *state, const char *spec, MPI_Request *req)
+{
+    bench_inter *s = state;
+    return coltune_iallgatherv_inter(spec, s->sendbuf, s->scount, MPI_BYTE, s->recvbuf,
+                                     s->rcounts, s->rdispls, MPI_BYTE, s->comm, req);
+}
+
 static int run(void *state, const char *spec)
 {
     bench_inter *s = state;
-    MPI_Request req;
     if (!s->nonblocking)
         return coltune_allgatherv_inter(spec, s->sendbuf, s->scount, MPI_BYTE, s->recvbuf,
                                         s->rcounts, s->rdispls, MPI_BYTE, s->comm);
-    const int rc = coltune_iallgatherv_inter(spec, s->sendbuf, s->scount, MPI_BYTE,
-                                             s->recvbuf, s->rcounts, s->rdispls, MPI_BYTE,
-                                             s->comm, &req);
-    return rc == MPI_SUCCESS ? MPI_Wait(&req, MPI_STATUS_IGNORE) : rc;
+    return bench_start_wait(start, state, spec);
 }
 
 static int check(void *state, const char *spec, bench_mismatch *m)
@@ -82,6 +85,7 @@ const bench_driver bench_driver_iallgatherv_inter = {
     .validate = validate,
     .setup = isetup,
     .run = run,
+    .start = start,
     .check = check,
     .teardown = bench_inter_teardown,
 };

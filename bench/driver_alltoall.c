@@ -71,16 +71,20 @@ out:
     return rc;
 }
 
+static int a2a_start(void *state, const char *spec, MPI_Request *req)
+{
+    a2a *s = state;
+    return coltune_ialltoall(spec, s->sendbuf, s->S, MPI_BYTE, s->recvbuf, s->S, MPI_BYTE,
+                             s->comm, req);
+}
+
 static int a2a_run(void *state, const char *spec)
 {
     a2a *s = state;
-    MPI_Request req;
     if (!s->nonblocking)
         return coltune_alltoall(spec, s->sendbuf, s->S, MPI_BYTE, s->recvbuf, s->S, MPI_BYTE,
                                 s->comm);
-    const int rc = coltune_ialltoall(spec, s->sendbuf, s->S, MPI_BYTE, s->recvbuf, s->S,
-                                     MPI_BYTE, s->comm, &req);
-    return rc == MPI_SUCCESS ? MPI_Wait(&req, MPI_STATUS_IGNORE) : rc;
+    return bench_start_wait(a2a_start, state, spec);
 }
 
 static void compare(const a2a *s, bench_mismatch *m)
@@ -144,6 +148,7 @@ const bench_driver bench_driver_ialltoall = {
     .name = "ialltoall",
     .setup = ia2a_setup,
     .run = a2a_run,
+    .start = a2a_start,
     .check = a2a_check,
     .teardown = a2a_teardown,
 };

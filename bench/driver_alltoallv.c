@@ -107,17 +107,20 @@ out:
     return rc;
 }
 
+static int a2av_start(void *state, const char *spec, MPI_Request *req)
+{
+    a2av *s = state;
+    return coltune_ialltoallv(spec, s->sendbuf, s->scounts, s->sdispls, MPI_BYTE, s->recvbuf,
+                              s->rcounts, s->rdispls, MPI_BYTE, s->comm, req);
+}
+
 static int a2av_run(void *state, const char *spec)
 {
     a2av *s = state;
-    MPI_Request req;
     if (!s->nonblocking)
         return coltune_alltoallv(spec, s->sendbuf, s->scounts, s->sdispls, MPI_BYTE,
                                  s->recvbuf, s->rcounts, s->rdispls, MPI_BYTE, s->comm);
-    const int rc = coltune_ialltoallv(spec, s->sendbuf, s->scounts, s->sdispls, MPI_BYTE,
-                                      s->recvbuf, s->rcounts, s->rdispls, MPI_BYTE, s->comm,
-                                      &req);
-    return rc == MPI_SUCCESS ? MPI_Wait(&req, MPI_STATUS_IGNORE) : rc;
+    return bench_start_wait(a2av_start, state, spec);
 }
 
 /* The rank whose receive block holds byte off, or -1 (the guard area). */
@@ -193,6 +196,7 @@ const bench_driver bench_driver_ialltoallv = {
     .uses = BENCH_USES_DIST,
     .setup = ia2av_setup,
     .run = a2av_run,
+    .start = a2av_start,
     .check = a2av_check,
     .teardown = a2av_teardown,
 };

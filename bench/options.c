@@ -362,6 +362,13 @@ static int set_sweep(bench_options *o, const char *v, char *err, size_t len)
     return 0;
 }
 
+static int set_overlap(bench_options *o, const char *v, char *err, size_t len)
+{
+    (void)v, (void)err, (void)len;
+    o->overlap = 1;
+    return 0;
+}
+
 static int set_help(bench_options *o, const char *v, char *err, size_t len)
 {
     (void)v, (void)err, (void)len;
@@ -385,6 +392,7 @@ static const struct {
     {"check", 0, set_check},     {"aa", 0, set_aa},
     {"no-progress", 0, set_no_progress}, {"list", 0, set_list},
     {"sweep", 0, set_sweep},     {"help", 0, set_help},
+    {"overlap", 0, set_overlap},
 };
 
 /* Handles argv[*i] (and its value); advances *i past what it used. */
@@ -454,6 +462,9 @@ int bench_options_parse(int argc, char **argv, bench_options *o, char *err, size
             return -1;
     if (o->b2b && !o->burst_given)
         o->burst = B2B_BURST;
+    if (o->overlap && (o->b2b || o->sweep))
+        return fail(err, errlen, "--overlap: times calls after a barrier, one per line of the "
+                    "table (not with --timing b2b or --sweep)");
     return o->sweep ? sweep_preset(o, err, errlen) : 0;
 }
 
@@ -525,6 +536,11 @@ void bench_options_usage(const char *prog)
         "                     to back after one barrier and their mean is the time, as\n"
         "                     IMB times (a call may start while others still finish the\n"
         "                     last one)\n"
+        "  --overlap          the nonblocking collectives: after the table, each spec's\n"
+        "                     overlap, as OSU measures it: every call started, then a\n"
+        "                     computation (no MPI call) as long as the spec's median time,\n"
+        "                     then MPI_Wait; overlap = 1 - (total - compute) / time, in %%\n"
+        "                     (100: the exchange hid behind the computation)\n"
         "  --ppn N[:cyclic]   emulate nodes of N ranks: sets COLTUNE_PPN for coltune's\n"
         "                     topology (consecutive ranks, or dealt round-robin with :cyclic)\n"
         "  --group-sizes p:q  allgather_inter, allgatherv_inter: the intercommunicator's\n"

@@ -70,3 +70,11 @@ int bench_parse_size(const char *text, size_t len, long max, long *out)
     *out = v * mult;
     return 0;
 }
+
+int bench_start_wait(int (*start)(void *, const char *, MPI_Request *), void *state,
+                     const char *spec)
+{
+    MPI_Request req;
+    const int rc = start(state, spec, &req);
+    return rc == MPI_SUCCESS ? MPI_Wait(&req, MPI_STATUS_IGNORE) : rc;
+}

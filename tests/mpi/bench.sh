@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # coltune-bench (bench/) on a tiny grid: every registered algorithm of every
 # collective at its default parameters (and "rules"), --check against the
-# PMPI_ result: alltoallv under every block-size distribution, alltoall, the
-# intercommunicator Allgather(v) at group sizes 1:3 and 2:2 under the
+# PMPI_ result: alltoallv under every block-size distribution, alltoall, their
+# nonblocking forms (and --overlap), the intercommunicator Allgather(v) and
+# its nonblocking forms at group sizes 1:3 and 2:2 under the
 # settings of [Kang2019], the SDDE collectives under random and stencil
 # patterns with and without emulated nodes; --sweep of alltoall and
 # alltoallv under a rules file (the table's shape and its algorithm column);
@@ -125,6 +126,28 @@ b2b_run() {
 }
 check_run "bench P=$P --timing b2b" b2b_run
 
+# The nonblocking collectives (each call started, then waited for).
+check_run "bench P=$P ialltoallv --check" bench_run ialltoallv ialltoallv 16,1k
+check_run "bench P=$P ialltoall --check" bench_run ialltoall ialltoall 0,16,1k
+
+# --overlap: after the table, one line per spec with its overlap; each spec
+# runs its timed iterations twice (alone, then around the computation): 1
+# probe + 1 warmup + 2 timed + 2 overlapped = 6 calls, by coltune's statistics.
+overlap_run() {
+    COLTUNE_STATS=1 run_mpi "$P" "$bench" --coll ialltoall --algs pmpi,linear --sizes 1k \
+        --iters 2 --warmup 1 --overlap --no-progress > "$tmp/overlap.out" 2>&1 ||
+        { cat "$tmp/overlap.out"; return 1; }
+    cat "$tmp/overlap.out"
+    for spec in pmpi linear; do
+        grep -Eq "^overlap +size 1k [a-z0-9]+: $spec, time [0-9.]+ us, compute [0-9.]+ us, total [0-9.]+ us, overlap [0-9]+%$" \
+            "$tmp/overlap.out" || { echo "no overlap line for $spec" >&2; return 1; }
+    done
+    grep -Eq '^ialltoall +linear +6 ' "$tmp/overlap.out" ||
+        { echo "not 6 calls of linear (1 probe, 1 warmup, 2 timed, 2 overlapped)" >&2
+          return 1; }
+}
+check_run "bench P=$P ialltoall --overlap" overlap_run
+
 # Intercommunicators: groups 1:3 and 2:2 (of 4 ranks), settings of [Kang2019].
 inter_run() { # GROUPS COLL SETTING
     check_run "bench P=4 $2 --group-sizes $1 --setting $3 --check" bench_run \
@@ -137,6 +160,8 @@ if [ "$P" = 4 ]; then
     inter_run 1:3 allgatherv_inter 8
     inter_run 2:2 allgatherv_inter 5
     inter_run 2:2 allgatherv_inter 6
+    inter_run 1:3 iallgather_inter 3
+    inter_run 2:2 iallgatherv_inter 6
 else
     skip_part "intercommunicator Allgather(v) runs" "their group sizes are for P=4 (CT_BENCH_NP=$P)"
 fi
@@ -218,4 +243,8 @@ check_run "bench Allgatherv setting for Allgather exits 2" expect_exit 2 \
     --coll allgather_inter --setting 6
 check_run "bench --sweep of allgather_inter exits 2" expect_exit 2 --sweep --coll allgather_inter
 check_run "bench --sweep of two specs exits 2" expect_exit 2 --sweep --algs pmpi,linear,pairwise
+check_run "bench --overlap of a blocking collective exits 2" expect_exit 2 --overlap \
+    --coll alltoall
+check_run "bench --overlap with --timing b2b exits 2" expect_exit 2 --overlap \
+    --coll ialltoall --timing b2b
 finish
