@@ -184,6 +184,15 @@ static void f_lower(const char *call, char *buf, size_t len)
     for (size_t k = 4; k < i && k < len; k++)
         buf[k] = (char)(buf[k] >= 'A' && buf[k] <= 'Z' ? buf[k] - 'A' + 'a' : buf[k]);
 }
+#if defined(CT_FORTRAN_OPENMPI) && defined(CT_HAVE_PCOLL_MPIX)
+/* Open MPI's pcollreq extension in Fortran: mpix_<call>_init_ */
+static void f_mpix_init(const char *call, char *buf, size_t len)
+{
+    size_t i = (size_t)snprintf(buf, len, "mpix_%s_init_", call);
+    for (size_t k = 5; k < i && k < len; k++)
+        buf[k] = (char)(buf[k] >= 'A' && buf[k] <= 'Z' ? buf[k] - 'A' + 'a' : buf[k]);
+}
+#endif
 static void f_f08(const char *call, char *buf, size_t len)
 {
     f_lower(call, buf, len);
@@ -275,6 +284,9 @@ static int report_entry_points(const info_out *o, const char *path)
 #if defined(CT_FORTRAN_OPENMPI)
     family(o, &lib, "Fortran mpif.h, use mpi", served_calls, NCOLLS, f_lower);
     family(o, &lib, "Fortran use mpi_f08", served_calls, NCOLLS, f_f08);
+#if defined(CT_HAVE_PCOLL_MPIX)
+    family(o, &lib, "Fortran persistent", persistent_calls, NPERSISTENT, f_mpix_init);
+#endif
 #elif defined(CT_FORTRAN_MPICH)
     family(o, &lib, "Fortran use mpi_f08 init", startup_calls, NSTARTUP, f_f08);
 #endif

@@ -598,11 +598,90 @@ void ct_f_iallgatherv IALLGATHERV_ARGS
 }
 CT_FORTRAN_NAMES(ct_f_iallgatherv, mpi_iallgatherv, MPI_IALLGATHERV, IALLGATHERV_ARGS);
 
+#ifdef CT_HAVE_PCOLL_MPIX
+/* The persistent calls of Open MPI's pcollreq extension (mpif-ext.h,
+ * mpi_ext), whose bindings too call PMPIX_ directly: to coltune's C ones
+ * (alltoallv_init.c, iallgather.c), and their requests to its completion
+ * calls above. */
+#define ALLTOALLV_INIT_ARGS                                                              \
+    (void *sendbuf, F *sendcounts, F *sdispls, F *sendtype, void *recvbuf, F *recvcounts, \
+     F *rdispls, F *recvtype, F *comm, F *info, F *request, F *ierr)
+#define ALLTOALL_INIT_ARGS                                                               \
+    (void *sendbuf, F *sendcount, F *sendtype, void *recvbuf, F *recvcount, F *recvtype, \
+     F *comm, F *info, F *request, F *ierr)
+#define ALLGATHERV_INIT_ARGS                                                           \
+    (void *sendbuf, F *sendcount, F *sendtype, void *recvbuf, F *recvcounts, F *displs, \
+     F *recvtype, F *comm, F *info, F *request, F *ierr)
+
+/* The request of a persistent init that returned rc, to Fortran. */
+static void init_done(int rc, MPI_Request r, F *request, F *ierr)
+{
+    if (rc == MPI_SUCCESS)
+        *request = PMPI_Request_c2f(r);
+    set_ierr(ierr, rc);
+}
+
+void ct_f_alltoallv_init ALLTOALLV_INIT_ARGS;
+void ct_f_alltoallv_init ALLTOALLV_INIT_ARGS
+{
+    const MPI_Datatype st = PMPI_Type_f2c(*sendtype), rt = PMPI_Type_f2c(*recvtype);
+    const MPI_Comm c = PMPI_Comm_f2c(*comm);
+    MPI_Request r = MPI_REQUEST_NULL;
+    const int rc = (handles_ok(c, st, rt) ? MPIX_Alltoallv_init : PMPIX_Alltoallv_init)(
+        c_buf(sendbuf), sendcounts, sdispls, st, c_buf(recvbuf), recvcounts, rdispls, rt, c,
+        PMPI_Info_f2c(*info), &r);
+    init_done(rc, r, request, ierr);
+}
+CT_FORTRAN_NAMES(ct_f_alltoallv_init, mpix_alltoallv_init, MPIX_ALLTOALLV_INIT,
+                 ALLTOALLV_INIT_ARGS);
+
+void ct_f_alltoall_init ALLTOALL_INIT_ARGS;
+void ct_f_alltoall_init ALLTOALL_INIT_ARGS
+{
+    const MPI_Datatype st = PMPI_Type_f2c(*sendtype), rt = PMPI_Type_f2c(*recvtype);
+    const MPI_Comm c = PMPI_Comm_f2c(*comm);
+    MPI_Request r = MPI_REQUEST_NULL;
+    const int rc = (handles_ok(c, st, rt) ? MPIX_Alltoall_init : PMPIX_Alltoall_init)(
+        c_buf(sendbuf), *sendcount, st, c_buf(recvbuf), *recvcount, rt, c,
+        PMPI_Info_f2c(*info), &r);
+    init_done(rc, r, request, ierr);
+}
+CT_FORTRAN_NAMES(ct_f_alltoall_init, mpix_alltoall_init, MPIX_ALLTOALL_INIT, ALLTOALL_INIT_ARGS);
+
+void ct_f_allgather_init ALLTOALL_INIT_ARGS;
+void ct_f_allgather_init ALLTOALL_INIT_ARGS
+{
+    const MPI_Datatype st = PMPI_Type_f2c(*sendtype), rt = PMPI_Type_f2c(*recvtype);
+    const MPI_Comm c = PMPI_Comm_f2c(*comm);
+    MPI_Request r = MPI_REQUEST_NULL;
+    const int rc = (handles_ok(c, st, rt) ? MPIX_Allgather_init : PMPIX_Allgather_init)(
+        c_buf(sendbuf), *sendcount, st, c_buf(recvbuf), *recvcount, rt, c,
+        PMPI_Info_f2c(*info), &r);
+    init_done(rc, r, request, ierr);
+}
+CT_FORTRAN_NAMES(ct_f_allgather_init, mpix_allgather_init, MPIX_ALLGATHER_INIT,
+                 ALLTOALL_INIT_ARGS);
+
+void ct_f_allgatherv_init ALLGATHERV_INIT_ARGS;
+void ct_f_allgatherv_init ALLGATHERV_INIT_ARGS
+{
+    const MPI_Datatype st = PMPI_Type_f2c(*sendtype), rt = PMPI_Type_f2c(*recvtype);
+    const MPI_Comm c = PMPI_Comm_f2c(*comm);
+    MPI_Request r = MPI_REQUEST_NULL;
+    const int rc = (handles_ok(c, st, rt) ? MPIX_Allgatherv_init : PMPIX_Allgatherv_init)(
+        c_buf(sendbuf), *sendcount, st, c_buf(recvbuf), recvcounts, displs, rt, c,
+        PMPI_Info_f2c(*info), &r);
+    init_done(rc, r, request, ierr);
+}
+CT_FORTRAN_NAMES(ct_f_allgatherv_init, mpix_allgatherv_init, MPIX_ALLGATHERV_INIT,
+                 ALLGATHERV_INIT_ARGS);
+#endif /* CT_HAVE_PCOLL_MPIX */
+
 const char *ct_shim_fortran_note(void)
 {
     return "Fortran: mpif.h, use mpi and use mpi_f08 callers are served, the nonblocking "
            "calls and the completion calls too (Open MPI: coltune defines mpi_<call>_ and its "
-           "manglings and mpi_<call>_f08_; the persistent MPIX_ calls are the library's)";
+           "manglings and mpi_<call>_f08_, and the persistent MPIX_ calls' likewise)";
 }
 
 #elif defined(CT_NO_INTERCEPT)

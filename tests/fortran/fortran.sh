@@ -11,7 +11,8 @@
 # tests/fortran/nonblocking.F90, built the same three ways, calls
 # MPI_IALLTOALLV and MPI_IALLTOALL and completes them with each of the nine
 # completion calls beside point-to-point requests (under Open MPI coltune
-# defines those Fortran symbols too), under forced algorithms.
+# defines those Fortran symbols too), and the persistent MPI_ALLTOALLV_INIT
+# (Open MPI: MPIX_), under forced algorithms.
 # Skipped (77) without a Fortran MPI compiler.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/mpi/common.sh"
 lib="$top_builddir/src/.libs/libcoltune.so"
@@ -25,9 +26,11 @@ trap 'rm -rf "$tmp"' EXIT
 
 # gfortran >= 10 rejects the argument mismatches mpif.h code makes (MPI_IN_PLACE
 # for a buffer) unless told to allow them; -w silences the warnings it still gives.
+# Open MPI 4.1's persistent collectives are MPIX_ ones (its pcollreq extension).
+case "$MPIFC" in *mpich*) pcoll= ;; *) pcoll=-DPCOLL_MPIX ;; esac
 for b in MPIFH USEMPI F08; do
     for prog in exchange nonblocking; do
-        "$MPIFC" -cpp -DB_$b -fallow-argument-mismatch -w -o "$tmp/${prog}_$b" \
+        "$MPIFC" -cpp -DB_$b $pcoll -fallow-argument-mismatch -w -o "$tmp/${prog}_$b" \
             "$top_srcdir/tests/fortran/$prog.F90" || {
             echo "$MPIFC failed to build the $b $prog program" >&2
             exit 1

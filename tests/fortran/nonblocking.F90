@@ -6,8 +6,10 @@
 ! MPI_WAITSOME, MPI_TESTSOME), in an array {MPI_REQUEST_NULL, a ring
 ! MPI_IRECV, the collective, a ring MPI_ISEND}, checking the data, the ring
 ! receive's status, the indices, and that every request ends as
-! MPI_REQUEST_NULL (NB_HOWS=n: the first n completion calls only). One
-! source, three bindings (-cpp):
+! MPI_REQUEST_NULL (NB_HOWS=n: the first n completion calls only); then the
+! persistent MPI_ALLTOALLV_INIT (-DPCOLL_MPIX: Open MPI 4.1's
+! MPIX_ALLTOALLV_INIT) started twice and freed. One source, three bindings
+! (-cpp):
 !   -DB_MPIFH  include 'mpif.h'    -DB_USEMPI  use mpi    -DB_F08  use mpi_f08
 ! Rank 0 prints how many calls of each collective it made (the test compares
 ! them with coltune's statistics); every rank prints "nonblocking: ok" or
@@ -21,6 +23,11 @@ program nonblocking
   implicit none
 #if defined(B_MPIFH)
   include 'mpif.h'
+#endif
+#if defined(PCOLL_MPIX)
+#define ALLTOALLV_INIT MPIX_ALLTOALLV_INIT
+#else
+#define ALLTOALLV_INIT MPI_ALLTOALLV_INIT
 #endif
 #if defined(B_F08)
 #define REQ_T type(MPI_Request)
@@ -47,7 +54,7 @@ program nonblocking
   integer, allocatable :: sb(:), rb(:), sc(:), sd(:), rc(:), rd(:)
   integer :: ring_out, ring_in
   logical :: flag, alltoall
-  REQ_T :: reqs(4)
+  REQ_T :: reqs(4), preq
   STATUS_T :: st STATUS_DIM
 #if defined(B_F08)
   STATUS_T :: sts(4)
@@ -147,6 +154,26 @@ program nonblocking
     call check_data()
   end do
 
+  ! The persistent form: made once (a call of ialltoallv for the statistics),
+  ! started twice, each completed by MPI_WAIT, then freed.
+  how = 1
+  alltoall = .false.
+  call fill_v()
+  call ALLTOALLV_INIT(sb, sc, sd, MPI_INTEGER, rb, rc, rd, MPI_INTEGER, MPI_COMM_WORLD, &
+                      MPI_INFO_NULL, preq, ierr)
+  ncalls(1) = ncalls(1) + 1
+  call check(ierr == MPI_SUCCESS, 'the persistent init returned an error')
+  do idx = 1, 2
+    rb = -1
+    call MPI_Start(preq, ierr)
+    call MPI_Wait(preq, MPI_STATUS_IGNORE, ierr)
+    call check(ierr == MPI_SUCCESS .and. preq /= MPI_REQUEST_NULL, 'a persistent start')
+    ring_in = val(mod(me - 1 + np, np), 0, 0) ! no ring here
+    call check_data()
+  end do
+  call MPI_Request_free(preq, ierr)
+  call check(preq == MPI_REQUEST_NULL, 'the freed persistent request not MPI_REQUEST_NULL')
+
   if (me == 0) write(*, '(a,2(1x,i0))') 'nonblocking: calls ialltoallv ialltoall', ncalls
   if (nbad == 0) write(*, '(a)') 'nonblocking: ok'
   call MPI_Finalize(ierr)
@@ -176,22 +203,8 @@ contains
       end do
       call MPI_Ialltoall(sb, 2, MPI_INTEGER, rb, 2, MPI_INTEGER, MPI_COMM_WORLD, reqs(3), ierr)
       ncalls(2) = ncalls(2) + 1
-    else ! mod(me + i + how, 3) integers to rank i, with a gap between blocks
-      n = 0
-      do i = 0, np - 1
-        sc(i + 1) = mod(me + i + how, 3)
-        sd(i + 1) = n
-        do k = 1, sc(i + 1)
-          sb(n + k) = val(me, i, k)
-        end do
-        n = n + sc(i + 1) + 1
-      end do
-      n = 0
-      do i = np - 1, 0, -1
-        rc(i + 1) = mod(i + me + how, 3)
-        rd(i + 1) = n
-        n = n + rc(i + 1)
-      end do
+    else
+      call fill_v()
       call MPI_Ialltoallv(sb, sc, sd, MPI_INTEGER, rb, rc, rd, MPI_INTEGER, MPI_COMM_WORLD, &
                           reqs(3), ierr)
       ncalls(1) = ncalls(1) + 1
@@ -200,6 +213,26 @@ contains
     call MPI_Isend(ring_out, 1, MPI_INTEGER, mod(me + 1, np), tag, MPI_COMM_WORLD, reqs(4), &
                    ierr)
   end subroutine start
+
+  ! The MPI_IALLTOALLV arguments of round how: mod(me + i + how, 3) integers
+  ! to rank i, with a gap between blocks; received in reverse rank order.
+  subroutine fill_v()
+    n = 0
+    do i = 0, np - 1
+      sc(i + 1) = mod(me + i + how, 3)
+      sd(i + 1) = n
+      do k = 1, sc(i + 1)
+        sb(n + k) = val(me, i, k)
+      end do
+      n = n + sc(i + 1) + 1
+    end do
+    n = 0
+    do i = np - 1, 0, -1
+      rc(i + 1) = mod(i + me + how, 3)
+      rd(i + 1) = n
+      n = n + rc(i + 1)
+    end do
+  end subroutine fill_v
 
   subroutine check_ring(s)
     STATUS_T, intent(in) :: s STATUS_DIM

@@ -31,7 +31,8 @@ check_report() {
     done
     if [ "$MPI_IMPL" = openmpi ]; then
         for f in mpi_alltoallv_ mpi_alltoall_f08_ mpi_allgatherv_ MPIX_Alltoallv_init \
-            MPIX_Alltoall_init MPIX_Allgather_init MPIX_Allgatherv_init; do
+            MPIX_Alltoall_init MPIX_Allgather_init MPIX_Allgatherv_init mpi_iallgatherv_ \
+            mpix_alltoallv_init_ mpix_allgather_init_; do
             has "intercept:$f:yes" "$tmp/r" || return 1
         done
     else
