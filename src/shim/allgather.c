@@ -30,9 +30,8 @@ int ct_shim_fwd_allgatherv(const ct_allgatherv_args *a)
 
 int ct_shim_serves_inter(const void *sendbuf, MPI_Comm comm, ct_coll coll)
 {
-    int inter = 0;
-    return sendbuf != MPI_IN_PLACE && !ct_ctx_forwards(comm, coll) && ct_shim_active(comm) &&
-           PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter;
+    return sendbuf != MPI_IN_PLACE && !ct_ctx_forwards(comm, coll) &&
+           ct_shim_serves_kind(comm, 1);
 }
 
 /* Either form of each: served or forwarded (the forwarder read first, as

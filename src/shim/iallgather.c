@@ -30,10 +30,19 @@ int ct_shim_fwd_iallgatherv(const ct_allgatherv_args *a)
 
 #ifndef CT_NO_INTERCEPT /* see init.c */
 /* Either form of each: served or forwarded. */
+/* Is the call coltune's? The persistent forms without the pass-through's
+ * shortcut, whose bit is the nonblocking calls' (rules may decide them
+ * apart: persistent=1). */
+static int served(const void *sendbuf, MPI_Comm comm, ct_coll coll, int persistent)
+{
+    return persistent ? sendbuf != MPI_IN_PLACE && ct_shim_serves_kind(comm, 1)
+                      : ct_shim_serves_inter(sendbuf, comm, coll);
+}
+
 static int serve_iallgather(ct_allgather_args *a, MPI_Request *request)
 {
     a->request = request;
-    if (!ct_shim_serves_inter(a->sendbuf, a->comm, CT_COLL_IALLGATHER_INTER))
+    if (!served(a->sendbuf, a->comm, CT_COLL_IALLGATHER_INTER, a->persistent))
         return a->forward(a);
     return ct_shim_return(a->comm, ct_iallgather_inter_dispatch(a, NULL));
 }
@@ -41,7 +50,7 @@ static int serve_iallgather(ct_allgather_args *a, MPI_Request *request)
 static int serve_iallgatherv(ct_allgatherv_args *a, MPI_Request *request)
 {
     a->request = request;
-    if (!ct_shim_serves_inter(a->sendbuf, a->comm, CT_COLL_IALLGATHERV_INTER))
+    if (!served(a->sendbuf, a->comm, CT_COLL_IALLGATHERV_INTER, a->persistent))
         return a->forward(a);
     return ct_shim_return(a->comm, ct_iallgatherv_inter_dispatch(a, NULL));
 }

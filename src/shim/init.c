@@ -133,12 +133,18 @@ int ct_shim_active(MPI_Comm comm)
     return !ct_settings_get()->disabled;
 }
 
-int ct_shim_serves_intra(MPI_Comm comm, ct_coll coll)
+int ct_shim_serves_kind(MPI_Comm comm, int inter_wanted)
 {
     int inter = 0;
+    return ct_shim_active(comm) && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS &&
+           inter == inter_wanted;
+}
+
+int ct_shim_serves_intra(MPI_Comm comm, ct_coll coll)
+{
     if (ct_ctx_forwards(comm, coll))
         return 0; /* the pass-through: nothing else to look up */
-    return ct_shim_active(comm) && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter;
+    return ct_shim_serves_kind(comm, 0);
 }
 
 /* The user's error handler of comm, as the MPI library's own routine would

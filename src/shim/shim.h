@@ -18,6 +18,11 @@ int ct_shim_active(MPI_Comm comm);
  * Not when the rules leave every call of coll on comm to the MPI library
  * (ct_ctx_forwards): the pass-through then costs two loads and a compare. */
 int ct_shim_serves_intra(MPI_Comm comm, ct_coll coll);
+/* The same without the pass-through's shortcut (ct_ctx_forwards, whose bit
+ * is the nonblocking calls' own): the persistent forms, which rules may
+ * decide apart from them (persistent=1). inter_wanted: 1 for an
+ * intercommunicator, 0 for an intra-communicator. */
+int ct_shim_serves_kind(MPI_Comm comm, int inter_wanted);
 
 /* Hands a failure to the error handler of the user's communicator, as the
  * MPI library itself would, and returns rc. */

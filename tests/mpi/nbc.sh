@@ -4,7 +4,10 @@
 # every algorithm that splits at every parameter value, against PMPI_, at
 # many P; the completion calls, with the intercepted MPI_Ialltoallv served by
 # a one-round, a many-round and a windowed schedule, by the shared window
-# (one round and several) and by the MPI library.
+# (one round and several) and by the MPI library. Under MPICH the many-round
+# and windowed schedules do not serve the nonblocking calls (restriction
+# progress): there test_every_algorithm checks that they are refused, and
+# the runs that force them get the library's routine.
 #   CT_TEST_QUICK=1 fewer P (the MPICH and sanitizer builds)
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/mpi/common.sh"
 prog="$top_builddir/tests/mpi/test_nbc"
@@ -51,6 +54,18 @@ persistent_rule() {
         { cat "$tmp/out"; echo "the persistent call did not take rule 1, or the others rule 2"; return 1; }
 }
 check_run "nbc P=3 persistent=1 rules the persistent call only" persistent_rule
+# The same where the nonblocking calls go to the library: the persistent call
+# on their communicator is still decided by its own rule, not forwarded with
+# them.
+printf 'ialltoallv persistent=1 linear\nialltoallv pmpi\n' > "$tmp/apart.rules"
+persistent_apart() {
+    with_env COLTUNE_RULES="$tmp/apart.rules" COLTUNE_VERBOSE=1 \
+        TEST_FILTER='test_req_persistent_apart' -- \
+        run_mpi 3 "$prog" > "$tmp/out" 2>&1 || { cat "$tmp/out"; return 1; }
+    grep -q 'ialltoallv on comm#[0-9]* .*: linear \[rule line 1\]' "$tmp/out" ||
+        { cat "$tmp/out"; echo "the persistent call was not decided by rule 1"; return 1; }
+}
+check_run "nbc P=3 persistent=1 after nonblocking calls forwarded" persistent_apart
 quick_finish "valgrind runs"
 
 # Under valgrind (as alltoallv.sh): every algorithm at P = 3, and the
