@@ -186,6 +186,8 @@ int ct_request_hooked(void)
     return __atomic_load_n(&t->hooked, __ATOMIC_ACQUIRE) == 2;
 }
 
+int ct_request_hookable(void) { return dlsym(RTLD_DEFAULT, "opal_progress_register") != NULL; }
+
 static void hook_progress(void)
 {
     ct_requests *t = &ct_state_get()->requests;

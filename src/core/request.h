@@ -78,6 +78,9 @@ void ct_request_progress_all(void);
 /* Does the MPI library's progress engine advance them too, inside any call
  * that waits (Open MPI)? Then a wait on other requests needs no polling. */
 int ct_request_hooked(void);
+/* Does the MPI library offer the hook at all (its registration function is
+ * there)? Registers nothing: for coltune-info, where no job runs. */
+int ct_request_hookable(void);
 
 /* Completes a request whose operation is done: an empty status (status may
  * be MPI_STATUS_IGNORE), *user set to MPI_REQUEST_NULL and the request freed

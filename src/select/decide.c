@@ -181,9 +181,11 @@ static int facts(decision *d)
     return ensure_facts(d->ctx, d->call);
 }
 
-/* The restrictions that depend only on the communicator: why alg cannot
- * serve it, or NULL. */
-static const char *comm_restriction(const ct_algorithm *alg, const ct_topo *topo)
+/* The restrictions that depend only on the communicator (and the MPI
+ * library): why alg cannot serve it, or NULL. online: in a job, where the
+ * progress hook is registered at once (offline, coltune-info only looks
+ * for it: Open MPI's runtime is not initialised there). */
+static const char *comm_restriction(const ct_algorithm *alg, const ct_topo *topo, int online)
 {
     if ((alg->restrictions & CT_R_SHARED_MEMORY) && !topo->shared)
         return "the ranks do not all share memory (more than one node)";
@@ -191,7 +193,7 @@ static const char *comm_restriction(const ct_algorithm *alg, const ct_topo *topo
         return "emulated nodes (COLTUNE_PPN) span real nodes: a node's ranks may not share "
                "memory";
     if ((alg->restrictions & CT_R_PROGRESS) && ct_coll_nonblocking(alg->coll) &&
-        !ct_request_hooked())
+        !(online ? ct_request_hooked() : ct_request_hookable()))
         return "its later rounds start as earlier ones complete, and this MPI library's "
                "progress engine does not call coltune's: a rank blocked in another MPI call "
                "would not start them";
@@ -208,7 +210,7 @@ static int check_candidate(decision *d, const ct_spec *spec, long *params, const
     const ct_algorithm *alg = spec->alg;
     *why = ct_spec_resolve(spec, d->env, params, buf, len);
     if (*why == NULL)
-        *why = comm_restriction(alg, d->topo);
+        *why = comm_restriction(alg, d->topo, d->ctx != NULL);
     if (*why != NULL || !(alg->restrictions & CT_R_LOCAL_MASK))
         return MPI_SUCCESS;
     int rc = facts(d);
@@ -435,7 +437,7 @@ static int candidate_ok(const ct_ctx *ctx, const ct_algorithm *alg, int listed)
 {
     return alg != ct_algorithm_fallback(alg->coll) && !(alg->restrictions & CT_R_LOCAL_MASK) &&
            (listed || !(alg->restrictions & CT_L_ACROSS_NODES) || ctx->topo.N >= 2) &&
-           comm_restriction(alg, &ctx->topo) == NULL;
+           comm_restriction(alg, &ctx->topo, 1) == NULL;
 }
 
 static int add_candidate(ct_adapt_cand *c, int n, const ct_algorithm *alg, const long *params)

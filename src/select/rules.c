@@ -202,7 +202,8 @@ static int parse_condition(reporter *rp, const line *ln, const token *t, ct_rule
     if (k == CT_KEY_PERSISTENT && !ct_coll_nonblocking(rule->coll))
         return report(rp, ln, t->col, t->text, t->len,
                       "persistent is a condition of the nonblocking collectives (ialltoallv, "
-                      "ialltoall), whose persistent forms they serve");
+                      "ialltoall, iallgather_inter, iallgatherv_inter), whose persistent "
+                      "forms they serve");
     if (k == CT_KEY_PERSISTENT && r->lo > 1)
         return report(rp, ln, t->col, t->text, t->len, "persistent is 0 or 1");
     if (r->lo != 0 || r->hi != LONG_MAX)

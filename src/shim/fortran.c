@@ -167,9 +167,8 @@ static int is_sentinel(const void *p, const void *const set[5])
  * with PMPI_Status_c2f (Open MPI's Fortran status, INTEGER(MPI_STATUS_SIZE)
  * or TYPE(MPI_Status), has the C status's bytes), MPI_STATUS_IGNORE and
  * MPI_STATUSES_IGNORE by their common blocks, indices from 0 to 1-based,
- * logicals as gfortran's (.TRUE. is 1). The persistent MPIX_ALLTOALLV_INIT
- * and MPIX_ALLTOALL_INIT stay the library's: their requests are its own,
- * which these completion calls give it.
+ * logicals as gfortran's (.TRUE. is 1). The persistent MPIX_*_INIT calls
+ * are coltune's too (below); a request the library made is given back to it.
  */
 #define F_TRUE 1
 #define F_STATUS_INTS ((int)(sizeof(MPI_Status) / sizeof(F)))
@@ -613,6 +612,12 @@ CT_FORTRAN_NAMES(ct_f_iallgatherv, mpi_iallgatherv, MPI_IALLGATHERV, IALLGATHERV
     (void *sendbuf, F *sendcount, F *sendtype, void *recvbuf, F *recvcounts, F *displs, \
      F *recvtype, F *comm, F *info, F *request, F *ierr)
 
+/* Valid handles, the info too (else the library's routine reports it). */
+static int init_ok(MPI_Comm comm, MPI_Datatype stype, MPI_Datatype rtype, MPI_Info info)
+{
+    return handles_ok(comm, stype, rtype) && info != NULL;
+}
+
 /* The request of a persistent init that returned rc, to Fortran. */
 static void init_done(int rc, MPI_Request r, F *request, F *ierr)
 {
@@ -626,10 +631,11 @@ void ct_f_alltoallv_init ALLTOALLV_INIT_ARGS
 {
     const MPI_Datatype st = PMPI_Type_f2c(*sendtype), rt = PMPI_Type_f2c(*recvtype);
     const MPI_Comm c = PMPI_Comm_f2c(*comm);
+    const MPI_Info i = PMPI_Info_f2c(*info);
     MPI_Request r = MPI_REQUEST_NULL;
-    const int rc = (handles_ok(c, st, rt) ? MPIX_Alltoallv_init : PMPIX_Alltoallv_init)(
+    const int rc = (init_ok(c, st, rt, i) ? MPIX_Alltoallv_init : PMPIX_Alltoallv_init)(
         c_buf(sendbuf), sendcounts, sdispls, st, c_buf(recvbuf), recvcounts, rdispls, rt, c,
-        PMPI_Info_f2c(*info), &r);
+        i, &r);
     init_done(rc, r, request, ierr);
 }
 CT_FORTRAN_NAMES(ct_f_alltoallv_init, mpix_alltoallv_init, MPIX_ALLTOALLV_INIT,
@@ -640,10 +646,11 @@ void ct_f_alltoall_init ALLTOALL_INIT_ARGS
 {
     const MPI_Datatype st = PMPI_Type_f2c(*sendtype), rt = PMPI_Type_f2c(*recvtype);
     const MPI_Comm c = PMPI_Comm_f2c(*comm);
+    const MPI_Info i = PMPI_Info_f2c(*info);
     MPI_Request r = MPI_REQUEST_NULL;
-    const int rc = (handles_ok(c, st, rt) ? MPIX_Alltoall_init : PMPIX_Alltoall_init)(
+    const int rc = (init_ok(c, st, rt, i) ? MPIX_Alltoall_init : PMPIX_Alltoall_init)(
         c_buf(sendbuf), *sendcount, st, c_buf(recvbuf), *recvcount, rt, c,
-        PMPI_Info_f2c(*info), &r);
+        i, &r);
     init_done(rc, r, request, ierr);
 }
 CT_FORTRAN_NAMES(ct_f_alltoall_init, mpix_alltoall_init, MPIX_ALLTOALL_INIT, ALLTOALL_INIT_ARGS);
@@ -653,10 +660,11 @@ void ct_f_allgather_init ALLTOALL_INIT_ARGS
 {
     const MPI_Datatype st = PMPI_Type_f2c(*sendtype), rt = PMPI_Type_f2c(*recvtype);
     const MPI_Comm c = PMPI_Comm_f2c(*comm);
+    const MPI_Info i = PMPI_Info_f2c(*info);
     MPI_Request r = MPI_REQUEST_NULL;
-    const int rc = (handles_ok(c, st, rt) ? MPIX_Allgather_init : PMPIX_Allgather_init)(
+    const int rc = (init_ok(c, st, rt, i) ? MPIX_Allgather_init : PMPIX_Allgather_init)(
         c_buf(sendbuf), *sendcount, st, c_buf(recvbuf), *recvcount, rt, c,
-        PMPI_Info_f2c(*info), &r);
+        i, &r);
     init_done(rc, r, request, ierr);
 }
 CT_FORTRAN_NAMES(ct_f_allgather_init, mpix_allgather_init, MPIX_ALLGATHER_INIT,
@@ -667,10 +675,11 @@ void ct_f_allgatherv_init ALLGATHERV_INIT_ARGS
 {
     const MPI_Datatype st = PMPI_Type_f2c(*sendtype), rt = PMPI_Type_f2c(*recvtype);
     const MPI_Comm c = PMPI_Comm_f2c(*comm);
+    const MPI_Info i = PMPI_Info_f2c(*info);
     MPI_Request r = MPI_REQUEST_NULL;
-    const int rc = (handles_ok(c, st, rt) ? MPIX_Allgatherv_init : PMPIX_Allgatherv_init)(
+    const int rc = (init_ok(c, st, rt, i) ? MPIX_Allgatherv_init : PMPIX_Allgatherv_init)(
         c_buf(sendbuf), *sendcount, st, c_buf(recvbuf), recvcounts, displs, rt, c,
-        PMPI_Info_f2c(*info), &r);
+        i, &r);
     init_done(rc, r, request, ierr);
 }
 CT_FORTRAN_NAMES(ct_f_allgatherv_init, mpix_allgatherv_init, MPIX_ALLGATHERV_INIT,

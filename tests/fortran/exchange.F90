@@ -1,9 +1,10 @@
 ! SPDX-License-Identifier: BSD-3-Clause
 ! exchange.F90 - a plain Fortran MPI program (no coltune in it) calling
 ! MPI_ALLTOALLV, MPI_ALLTOALL (also with MPI_IN_PLACE) on MPI_COMM_WORLD and
-! MPI_ALLGATHER / MPI_ALLGATHERV and MPI_IALLGATHER / MPI_IALLGATHERV (completed
-! by MPI_WAIT) on an intercommunicator (even and odd world ranks), with
-! MPI_INTEGER and a derived type (a strided vector), checking
+! MPI_ALLGATHER / MPI_ALLGATHERV, MPI_IALLGATHER / MPI_IALLGATHERV (completed
+! by MPI_WAIT) and the persistent MPI_ALLGATHER_INIT (Open MPI:
+! MPIX_ALLGATHER_INIT, -DPCOLL_MPIX) on an intercommunicator (even and odd
+! world ranks), with MPI_INTEGER and a derived type (a strided vector), checking
 ! every result against values it computes itself. One source, three
 ! bindings, chosen when compiling with -cpp:
 !   -DB_MPIFH  include 'mpif.h'    -DB_USEMPI  use mpi    -DB_F08  use mpi_f08
@@ -19,6 +20,11 @@ program exchange
   implicit none
 #if defined(B_MPIFH)
   include 'mpif.h'
+#endif
+#if defined(PCOLL_MPIX)
+#define ALLGATHER_INIT MPIX_ALLGATHER_INIT
+#else
+#define ALLGATHER_INIT MPI_ALLGATHER_INIT
 #endif
 #if defined(B_F08)
 #define COMM_T type(MPI_Comm)
@@ -254,6 +260,27 @@ program exchange
       call expect(rb(rd(i + 1) + k), val(remote(i), 5, k), 'iallgatherv integer')
     end do
   end do
+
+  ! The persistent MPI_ALLGATHER_INIT (-DPCOLL_MPIX: Open MPI 4.1's
+  ! MPIX_ALLGATHER_INIT), a call of iallgather for the statistics: started
+  ! twice, each completed by MPI_WAIT, then freed
+  sb(1) = val(me, 6, 1)
+  sb(2) = val(me, 6, 2)
+  call ALLGATHER_INIT(sb, 2, MPI_INTEGER, rb, 2, MPI_INTEGER, inter, MPI_INFO_NULL, req, ierr)
+  call count_call(5)
+  do k = 1, 2
+    rb = -1
+    call MPI_START(req, ierr)
+    call expect_class(ierr, MPI_SUCCESS, 'start of allgather_init')
+    call MPI_WAIT(req, MPI_STATUS_IGNORE, ierr)
+    call expect_class(ierr, MPI_SUCCESS, 'wait of allgather_init')
+    do i = 0, rnp - 1
+      call expect(rb(2 * i + 1), val(remote(i), 6, 1), 'allgather_init integer')
+      call expect(rb(2 * i + 2), val(remote(i), 6, 2), 'allgather_init integer')
+    end do
+  end do
+  call MPI_REQUEST_FREE(req, ierr)
+  call expect_class(ierr, MPI_SUCCESS, 'free of allgather_init')
 
   ! ---- invalid arguments get the MPI library's own error class, through
   ! the communicator's error handler (here MPI_ERRORS_RETURN)

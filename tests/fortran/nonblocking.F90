@@ -166,6 +166,7 @@ program nonblocking
   do idx = 1, 2
     rb = -1
     call MPI_Start(preq, ierr)
+    call check(ierr == MPI_SUCCESS, 'MPI_START of the persistent request')
     call MPI_Wait(preq, MPI_STATUS_IGNORE, ierr)
     call check(ierr == MPI_SUCCESS .and. preq /= MPI_REQUEST_NULL, 'a persistent start')
     ring_in = val(mod(me - 1 + np, np), 0, 0) ! no ring here

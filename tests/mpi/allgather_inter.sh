@@ -31,7 +31,7 @@ done
 # The nonblocking and persistent forms served by the library (pmpi); the
 # strict runs above force them to direct.
 P=${CT_TEST_NP:-7}
-P=${P##* } # the last world size: 4 under MPICH
+P=${P##* } # the last of CT_TEST_NP (4 under MPICH), else 7
 check_run "allgather_inter P=$P nonblocking and persistent, pmpi" \
     with_env COLTUNE_IALLGATHER_INTER=pmpi COLTUNE_IALLGATHERV_INTER=pmpi TEST_QUICK=1 \
     TEST_FILTER='test_iallgather_*intercepted' -- run_mpi "$P" "$prog"

@@ -254,6 +254,20 @@ check_persistent() {
 }
 check_run "--check --np: the persistent form where a rule names it" check_persistent
 
+# Restriction progress: the nonblocking pairwise only where the library's
+# progress engine calls coltune's (Open MPI), found without registering.
+check_progress() {
+    printf 'ialltoallv pairwise\n' > "$tmp/pw.rules"
+    "$info" --check "$tmp/pw.rules" --np 4 --coll ialltoallv --parsable > "$tmp/a" || return 1
+    if [ "$MPI_IMPL" = openmpi ]; then
+        has "decision:ialltoallv:any msg_size:rule line 1:pairwise" "$tmp/a"
+    else
+        has "decision:ialltoallv:any msg_size:default:pmpi" "$tmp/a" &&
+            grep -q "^skipped:ialltoallv:.*pairwise skipped: its later rounds" "$tmp/a"
+    fi
+}
+check_run "--check --np: restriction progress" check_progress
+
 # ------------------------------------ what would run, against real jobs
 # A rules file whose decisions depend on P, nodes, msg_size, restrictions
 # and parameter ranges (comments say what the cases below exercise).

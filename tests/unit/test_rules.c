@@ -426,7 +426,8 @@ static void test_parse_persistent(void **state)
     ct_rules_free(&rs);
     expect_error("alltoallv persistent=1 pmpi",
                  "t.rules:1:11: persistent is a condition of the nonblocking collectives "
-                 "(ialltoallv, ialltoall), whose persistent forms they serve: 'persistent=1'");
+                 "(ialltoallv, ialltoall, iallgather_inter, iallgatherv_inter), whose "
+                 "persistent forms they serve: 'persistent=1'");
     expect_error("ialltoallv persistent=2 pmpi", "t.rules:1:12: persistent is 0 or 1: "
                                                  "'persistent=2'");
 }
