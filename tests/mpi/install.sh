@@ -60,10 +60,12 @@ check_man_pages() {
     MANPATH="$mandir" MANWIDTH=80 man MPIX_Alltoallv_crs 2> /dev/null | grep -q MPIX_Alltoallv_crs ||
         fail "man MPIX_Alltoallv_crs shows nothing" || return 1
     # Every exported API function has its page (the MPI_* and mpi_* symbols,
-    # and Open MPI's persistent MPIX_*_init, are the intercepted calls:
-    # coltune(7)).
+    # and Open MPI's persistent MPIX_*_init and their Fortran MPIX_*_INIT,
+    # are the intercepted calls: coltune(7)).
     nm -D --defined-only "$libdir/libcoltune.so" | awk '$2 == "T" { print $3 }' |
-        grep -E '^(coltune_|MPIX_)' | grep -vxE 'MPIX_Alltoallv?_init' | sort > "$tmp/exported"
+        grep -E '^(coltune_|MPIX_)' |
+        grep -vxE 'MPIX_(Alltoallv?|Allgatherv?)_init|MPIX_(ALLTOALLV?|ALLGATHERV?)_INIT' |
+        sort > "$tmp/exported"
     [ "$(wc -l < "$tmp/exported")" -ge 30 ] || fail "too few exports: $(cat "$tmp/exported")" ||
         return 1
     while read -r f; do
