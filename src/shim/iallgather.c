@@ -29,7 +29,6 @@ int ct_shim_fwd_iallgatherv(const ct_allgatherv_args *a)
 }
 
 #ifndef CT_NO_INTERCEPT /* see init.c */
-/* Either form of each: served or forwarded. */
 /* Is the call coltune's? The persistent forms without the pass-through's
  * shortcut, whose bit is the nonblocking calls' (rules may decide them
  * apart: persistent=1). */
