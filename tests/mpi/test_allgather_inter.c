@@ -434,6 +434,14 @@ static int configs(inter *out)
     return n;
 }
 
+/* How many of the nic configurations a form runs: the large-count forms
+ * (_c) differ from the others only in how the shim reads the counts, not in
+ * the algorithms, so they run on the first group split alone. */
+static int large_configs(int nic, int large)
+{
+    return large && nic > 1 ? 1 : nic;
+}
+
 static void free_configs(inter *ics, int n)
 {
     for (int i = 0; i < n; i++)
@@ -458,7 +466,7 @@ static void every_algorithm(int v, int large, int form)
     for (int s = 0; s < nspecs; s++) {
         if (strcmp(specs[s], "pmpi") == 0)
             continue;
-        for (int i = 0; i < nic; i++) {
+        for (int i = 0; i < large_configs(nic, large); i++) {
             int before = ncases;
             failures += sweep(v, specs[s], &ics[i], &stream, &ncases, large, form);
             if (th_rank() == 0)
@@ -491,7 +499,7 @@ static void intercepted(int v, int large, int form)
         skip();
     }
     uint64_t stream = v ? 3000000 : 2000000;
-    for (int i = 0; i < nic; i++)
+    for (int i = 0; i < large_configs(nic, large); i++)
         failures += sweep(v, NULL, &ics[i], &stream, &ncases, large, form);
     if (th_rank() == 0)
         printf("# intercepted %s%s%s: %d cases\n", v ? "MPI_Allgatherv" : "MPI_Allgather",
