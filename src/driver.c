@@ -58,7 +58,10 @@ int ct_drive(const ct_driver *d, MPI_Comm comm, ct_decide_input *in, const ct_sp
     /* The fallback (pmpi) is the MPI library's routine: nothing to adapt, and
      * nothing to time unless the statistics count it. */
     if (ctx == NULL || (ch.fallback && !ct_settings_get()->stats) ||
-        (!ch.fallback && !d->usable(in->args, ctx)))
+        (!ch.fallback && !d->usable(in->args, ctx))) {
+        if (in->persistent && in->learns) /* a learner of its own (learn.h), unused */
+            ct_adapt_release(ch.turn.learner);
         return d->forward(in->args);
+    }
     return ct_drive_run(d, ctx, &ch, in);
 }

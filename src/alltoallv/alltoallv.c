@@ -11,6 +11,7 @@
 #include "core/sched.h"
 #include "core/state.h"
 #include "driver.h"
+#include "learn.h"
 #include "select/decide.h"
 #include "core/copy.h"
 
@@ -326,25 +327,51 @@ out:
     return rc;
 }
 
+/* A persistent learner's candidate (learn.h): its schedule for the call. */
+static int learn_build(const void *args, ct_ctx *ctx, const ct_adapt_cand *cand, ct_sched *s)
+{
+    return cand->alg->build.alltoallv(args, ctx, cand->params, s);
+}
+
+/* pmpi's turns of a persistent learner: the library's own persistent call. */
+static int learn_forward_init(const void *args, MPI_Request *lib)
+{
+    ct_alltoallv_args f = *(const ct_alltoallv_args *)args;
+    f.request = lib;
+    return f.forward(&f);
+}
+
+static const ct_learn_ops learn_ops = {learn_build, learn_forward_init};
+
 /* Starts the chosen algorithm's schedule as a request, on a tag of its own:
  * the nonblocking collectives of a communicator start in the same order on
  * every rank, and several may be in flight (ct_ctx.nbc_calls). A persistent
  * call (a->persistent) is planned here once, decision, schedule, datatypes
- * and buffers, and each MPI_Start runs the schedule from the top. */
+ * and buffers, and each MPI_Start runs the schedule from the top; under
+ * COLTUNE_ADAPT, every candidate's schedule, which its learner's starts
+ * choose among (learn.h). */
 static int start_choice(ct_ctx *ctx, const ct_choice *ch, const ct_decide_input *in)
 {
     int rc;
     const ct_alltoallv_args *a = in->args;
     ct_alltoallv_args b;
     ct_request *r = NULL;
-    if (ch->alg->build.alltoallv == NULL) /* pmpi, under the statistics */
+    struct ct_learner *learner = a->persistent ? ch->turn.learner : NULL; /* ours to free */
+    if (learner == NULL && ch->alg->build.alltoallv == NULL) /* pmpi, under the statistics */
         return ch->alg->run.alltoallv(a, ctx, ch->params);
     const int tag = ct_ctx_nbc_tag(ctx); /* first: every rank counts the call */
     CT_CALL(ct_request_new(ctx, a->comm, a->persistent, &r));
     CT_CALL(request_args(r, a, ctx->size, &b));
     b.msg_size = in->have_facts ? in->facts.msg_size : -1;
     ct_sched_prepare(&r->sched, ctx, tag, 1);
-    CT_CALL(ch->alg->build.alltoallv(&b, ctx, ch->params, &r->sched));
+    if (learner != NULL) {
+        rc = ct_learn_plan(r, ctx, learner, &b, a, &learn_ops);
+        learner = NULL; /* the request's, or freed */
+        if (rc != MPI_SUCCESS)
+            goto out;
+    } else {
+        CT_CALL(ch->alg->build.alltoallv(&b, ctx, ch->params, &r->sched));
+    }
     ctx->call_extra += ct_sched_own_bytes(&r->sched) + r->keep_bytes;
     ct_request *started = r;
     CT_CALL(ct_request_publish(r, a->request));
@@ -352,6 +379,7 @@ static int start_choice(ct_ctx *ctx, const ct_choice *ch, const ct_decide_input 
     if (!a->persistent) /* a persistent one waits for MPI_Start */
         CT_CALL(ct_request_start(started));
 out:
+    ct_adapt_release(learner);
     ct_request_discard(r);
     return rc;
 }
@@ -362,7 +390,8 @@ int ct_ialltoallv_dispatch(const ct_alltoallv_args *a, const ct_spec *forced)
 {
     ct_decide_input call = {.coll = a->coll, .args = a, .local_facts = local_facts,
                             .msg_size_is_global = ct_coll_msg_size_known(a->coll),
-                            .persistent = a->persistent, .device_memory = device_memory};
+                            .persistent = a->persistent, .learns = a->persistent,
+                            .device_memory = device_memory};
     return ct_drive(&nb_driver, a->comm, &call, forced);
 }
 

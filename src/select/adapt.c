@@ -32,6 +32,7 @@ _Static_assert(DUEL_CALLS - DUEL_SKIP <= CT_JUDGE_MAX_TURN, "a duel's iterations
 typedef struct learned {
     double leader; /* the communicator: world rank and context serial of its rank 0 */
     int coll, cls, rule_line;
+    int persistent; /* a persistent request's learner (its rule says persistent=1) */
     long P, N, Q;
     int decided, kind; /* kind: ct_verdict_kind of the decision */
     char spec[160];    /* the choice (decided) or the best so far */
@@ -112,7 +113,21 @@ typedef struct ct_learner {
     double first_time; /* of the first round, in explore_time */
     int warm;          /* the first round (not judged) is over */
     int record;       /* index in the_learned */
+    /* A persistent request's learner (ct_adapt_create_own) agrees without
+     * blocking: a round's or a duel's end leaves its times in pend (pending:
+     * what ended) for the request's next start to post as a nonblocking
+     * allreduce (ct_adapt_agree_post) and its completion to judge
+     * (ct_adapt_agreed); the starts in between run best. */
+    int own;
+    int pending, posted, npend;
+    double pend[CT_ADAPT_MAX_SLOTS + 3];
 } ct_learner;
+
+enum { PEND_NONE, PEND_ROUND, PEND_DUEL };
+
+static void learner_free(ct_learner *l);
+static int judge_round(ct_ctx *ctx, ct_learner *l, double *buf);
+static void judge_duel(ct_ctx *ctx, ct_learner *l, const double *t);
 
 /* The learners of one context, by collective and class. */
 typedef struct learners {
@@ -158,6 +173,7 @@ static void fill_record(const ct_learner *l, const ct_ctx *ctx, learned *r)
     r->leader = l->leader;
     r->coll = l->coll;
     r->cls = l->cls;
+    r->persistent = l->own;
     r->rule_line = l->rule_line;
     if (ctx != NULL) {
         r->P = ctx->shape.P;
@@ -231,11 +247,7 @@ static void learners_release(void *obj)
         for (int k = 0; k < CT_ADAPT_CLASSES; k++) {
             for (ct_learner *l = ls->by[c][k], *next; l != NULL; l = next) {
                 next = l->next;
-                if (l->record >= 0) /* keep the counts since its last round */
-                    sync_record(l, NULL, 1);
-                ct_cache_records(-(long long)learner_bytes(l));
-                free(l->t);
-                free(l);
+                learner_free(l);
             }
         }
     free(ls);
@@ -611,6 +623,16 @@ static double leader_of(const ct_ctx *ctx)
     return (double)(ct_state_get()->log_rank + 1) * 1048576.0 + (double)ctx->serial;
 }
 
+/* A persistent request's learner keeps the times of what ended (kind: a
+ * round or a duel) for its next start to agree on (ct_adapt_agree_post). */
+static void defer(ct_learner *l, int kind, const double *buf, int n)
+{
+    memcpy(l->pend, buf, (size_t)n * sizeof *buf);
+    l->npend = n;
+    l->pending = kind;
+    l->posted = 0;
+}
+
 /* The round is over: agree on its times, judge, and plan what follows. */
 static int end_round(ct_ctx *ctx, ct_learner *l)
 {
@@ -636,9 +658,20 @@ static int end_round(ct_ctx *ctx, ct_learner *l)
     const unsigned long all =
         __atomic_load_n(&ct_state_get()->learner_calls, __ATOMIC_RELAXED) - l->crowd_mark;
     buf[n + 2] = own > 0 ? (double)all / (double)own : 1.0;
+    if (l->own) {
+        defer(l, PEND_ROUND, buf, n + 3);
+        return MPI_SUCCESS;
+    }
     const int rc = agree(ctx, l, buf, n + 3);
     if (rc != MPI_SUCCESS)
         return rc;
+    return judge_round(ctx, l, buf);
+}
+
+/* The round's agreed times (end_round): judge, and plan what follows. */
+static int judge_round(ct_ctx *ctx, ct_learner *l, double *buf)
+{
+    const int n = l->nslots;
     crowd_mark(l);
     l->leader = buf[n];
     l->crowd = buf[n + 2] > 1.0 ? buf[n + 2] : 1.0;
@@ -691,6 +724,8 @@ static int end_round(ct_ctx *ctx, ct_learner *l)
 /* The slot the next call will run, as ct_adapt_next finds it (read only). */
 static int next_slot(const ct_learner *l)
 {
+    if (l->pending) /* until the agreement is judged: what runs between rounds */
+        return l->best;
     /* just before a re-check, its first call: pmpi's turn opens its
      * screening round (plan_round) */
     if (l->ph == PHASE_DECIDED)
@@ -741,15 +776,15 @@ static void learner_init(ct_learner *l, ct_coll coll, int cls, const ct_rule *ru
     publish(l);
 }
 
-struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls, const ct_rule *rule,
-                                   const ct_adapt_cand *cands, int ncands, int prior)
+/* A new learner (adapt.h, ct_adapt_create), own set for a persistent
+ * request's; NULL when out of memory. */
+static ct_learner *learner_new(ct_ctx *ctx, ct_coll coll, int cls, const ct_rule *rule,
+                               const ct_adapt_cand *cands, int ncands, int prior, int own)
 {
-    ct_learner **p = slot_of(ctx, coll, cls, 1);
-    if (p == NULL)
-        return NULL;
     ct_learner *l = calloc(1, sizeof *l);
     if (l == NULL)
         return NULL;
+    l->own = own;
     learner_init(l, coll, cls, rule, cands, ncands, prior);
     l->t = malloc((size_t)ct_judge_knobs_default().max_rounds * (size_t)l->nslots *
                   sizeof *l->t);
@@ -765,9 +800,85 @@ struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls, const ct_
         l->leader = leader_of(ctx);
         sync_record(l, ctx, 0);
     }
+    return l;
+}
+
+/* Frees a learner, keeping its counts since its last round. */
+static void learner_free(ct_learner *l)
+{
+    if (l->record >= 0)
+        sync_record(l, NULL, 1);
+    ct_cache_records(-(long long)learner_bytes(l));
+    free(l->t);
+    free(l);
+}
+
+struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls, const ct_rule *rule,
+                                   const ct_adapt_cand *cands, int ncands, int prior)
+{
+    ct_learner **p = slot_of(ctx, coll, cls, 1);
+    if (p == NULL)
+        return NULL;
+    ct_learner *l = learner_new(ctx, coll, cls, rule, cands, ncands, prior, 0);
+    if (l == NULL)
+        return NULL;
     l->next = *p;
     __atomic_store_n(p, l, __ATOMIC_RELEASE); /* see ct_adapt_find */
     return l;
+}
+
+struct ct_learner *ct_adapt_create_own(ct_ctx *ctx, ct_coll coll, int cls, const ct_rule *rule,
+                                       const ct_adapt_cand *cands, int ncands, int prior)
+{
+    return learner_new(ctx, coll, cls, rule, cands, ncands, prior, 1);
+}
+
+void ct_adapt_release(struct ct_learner *l)
+{
+    if (l != NULL)
+        learner_free(l);
+}
+
+int ct_adapt_slots(const struct ct_learner *l) { return l->nslots; }
+
+const ct_adapt_cand *ct_adapt_slot(const struct ct_learner *l, int s) { return &l->slot[s]; }
+
+int ct_adapt_agree_post(ct_ctx *ctx, struct ct_learner *l, MPI_Request *req)
+{
+    *req = MPI_REQUEST_NULL;
+    if (l->pending == PEND_NONE || l->posted)
+        return MPI_SUCCESS;
+    const double t0 = PMPI_Wtime();
+    const int rc = PMPI_Iallreduce(MPI_IN_PLACE, l->pend, l->npend, MPI_DOUBLE, MPI_MAX,
+                                   ctx->decide_comm, req);
+    l->agree_time += PMPI_Wtime() - t0;
+    if (rc != MPI_SUCCESS) { /* as agree(): this rank learns no more */
+        ct_log_mpi_error(rc, "MPI_Iallreduce", __FILE__, __LINE__);
+        l->pending = PEND_NONE;
+        l->ph = PHASE_DECIDED;
+        l->choice = CT_ADAPT_BASE;
+        l->next_check = -1;
+        publish(l);
+        return rc;
+    }
+    l->posted = 1;
+    return MPI_SUCCESS;
+}
+
+int ct_adapt_agreed(ct_ctx *ctx, struct ct_learner *l)
+{
+    int rc = MPI_SUCCESS;
+    const int kind = l->pending;
+    if (kind == PEND_NONE || !l->posted)
+        return MPI_SUCCESS;
+    l->pending = PEND_NONE;
+    l->posted = 0;
+    if (kind == PEND_ROUND)
+        rc = judge_round(ctx, l, l->pend);
+    else
+        judge_duel(ctx, l, l->pend);
+    publish(l);
+    return rc;
 }
 
 void ct_adapt_first(ct_coll coll, const ct_adapt_cand *cands, int ncands, int prior,
@@ -803,7 +914,9 @@ void ct_adapt_next(struct ct_learner *l, int advance, ct_adapt_turn *turn, ct_ad
                        ? (1u << CT_ADAPT_BASE) | (1u << CT_ADAPT_AA) | ((uint64_t)1 << l->choice)
                        : l->firsts,
                 1);
-    if (l->ph == PHASE_DECIDED) {
+    if (l->pending) { /* a persistent request's agreement is on its way */
+        s = l->best;
+    } else if (l->ph == PHASE_DECIDED) {
         s = l->choice;
     } else if (l->exploit_left > 0) {
         if (l->duel[1] >= 0) { /* the duel: its first side, then its second */
@@ -862,16 +975,26 @@ static int duel_record(ct_ctx *ctx, ct_learner *l, int h, double gap, int alone)
     double t[2];
     for (int k = 0; k < 2; k++)
         t[k] = ct_judge_turn(l->duel_gap[k], l->duel_alone[k], DUEL_CALLS - DUEL_SKIP);
+    if (l->own) {
+        defer(l, PEND_DUEL, t, 2);
+        return MPI_SUCCESS;
+    }
     const int rc = agree(ctx, l, t, 2);
     if (rc != MPI_SUCCESS)
         return rc;
+    judge_duel(ctx, l, t);
+    return MPI_SUCCESS;
+}
+
+/* The duel's agreed times: the faster side runs until the next round. */
+static void judge_duel(ct_ctx *ctx, ct_learner *l, const double *t)
+{
     log_duel(ctx, l, t);
     /* The duel's cost beyond the faster side's is exploration's (the share):
      * pace counts it with the rounds' when it plans the next gap. */
     l->explore_time += ct_judge_duel_cost(t, DUEL_CALLS);
     l->favour = l->best = ct_judge_duel(l->duel, t, l->best, standing_of(l), &l->lost);
     l->duel[0] = l->duel[1] = -1;
-    return MPI_SUCCESS;
 }
 
 static int record(ct_ctx *ctx, ct_learner *l, const ct_adapt_turn *turn);
@@ -923,9 +1046,9 @@ static int record(ct_ctx *ctx, ct_learner *l, const ct_adapt_turn *turn)
 static int cmp_learned(const void *a, const void *b)
 {
     const learned *x = a, *y = b;
-    const long kx[] = {x->coll, x->P, x->N, x->Q, x->cls};
-    const long ky[] = {y->coll, y->P, y->N, y->Q, y->cls};
-    for (int i = 0; i < 5; i++)
+    const long kx[] = {x->coll, x->persistent, x->P, x->N, x->Q, x->cls};
+    const long ky[] = {y->coll, y->persistent, y->P, y->N, y->Q, y->cls};
+    for (int i = 0; i < 6; i++)
         if (kx[i] != ky[i])
             return (kx[i] > ky[i]) - (kx[i] < ky[i]);
     if (x->leader != y->leader)
@@ -935,8 +1058,8 @@ static int cmp_learned(const void *a, const void *b)
 
 static int same_cell(const learned *x, const learned *y)
 {
-    return x->coll == y->coll && x->P == y->P && x->N == y->N && x->Q == y->Q &&
-           x->cls == y->cls;
+    return x->coll == y->coll && x->persistent == y->persistent && x->P == y->P &&
+           x->N == y->N && x->Q == y->Q && x->cls == y->cls;
 }
 
 /* One record per learner (the ranks of a communicator hold the same one):
@@ -999,6 +1122,8 @@ static void write_rule(FILE *f, const learned *r, const char *size)
             r->N, r->Q);
     if (r->cls >= 0)
         fprintf(f, " msg_size=%s", size);
+    if (r->persistent)
+        fprintf(f, " persistent=1");
     fprintf(f, "  %s\n", r->spec);
 }
 

@@ -80,6 +80,26 @@ struct ct_learner *ct_adapt_find(ct_ctx *ctx, ct_coll coll, int cls, const ct_ru
 struct ct_learner *ct_adapt_create(ct_ctx *ctx, ct_coll coll, int cls, const ct_rule *rule,
                                    const ct_adapt_cand *cands, int ncands, int prior);
 
+/*
+ * A persistent request's learner (src/learn.c): its own, not the
+ * context's (its starts all have the same arguments: one learner, whose
+ * candidates run on successive starts). It agrees without blocking: where a
+ * round or a duel ends, its next start posts a nonblocking allreduce
+ * (ct_adapt_agree_post; *req MPI_REQUEST_NULL when there is nothing to
+ * agree), the request completes only once that has, and the following start
+ * judges it (ct_adapt_agreed) before it asks what to run. The starts in
+ * between run the best so far. Freed with ct_adapt_release, its record kept.
+ */
+struct ct_learner *ct_adapt_create_own(ct_ctx *ctx, ct_coll coll, int cls, const ct_rule *rule,
+                                       const ct_adapt_cand *cands, int ncands, int prior);
+void ct_adapt_release(struct ct_learner *l);
+int ct_adapt_agree_post(ct_ctx *ctx, struct ct_learner *l, MPI_Request *req);
+int ct_adapt_agreed(ct_ctx *ctx, struct ct_learner *l);
+/* Its slots (pmpi's two, CT_ADAPT_BASE and CT_ADAPT_AA, then the
+ * candidates), and what slot s runs. */
+int ct_adapt_slots(const struct ct_learner *l);
+const ct_adapt_cand *ct_adapt_slot(const struct ct_learner *l, int s);
+
 /* What the first call of a learner not made yet would run, given what
  * ct_adapt_create would be given, without making it (coltune_decision: a
  * query, local to the rank that asks, must change nothing). */

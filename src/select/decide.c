@@ -551,6 +551,28 @@ static int adapt_prior(ct_ctx *ctx, ct_coll coll, long msg_size, const ct_adapt_
     return -1;
 }
 
+/* A persistent call's learner, made at its init (adapt.h,
+ * ct_adapt_create_own): the choice names what its first start runs. */
+static int adapt_own(ct_ctx *ctx, const ct_decide_input *call, int cls, long msg_size,
+                     ct_choice *out)
+{
+    ct_adapt_cand cands[CT_ADAPT_MAX_SLOTS - 2], c;
+    const int n = adapt_candidates(ctx, call->coll, out->adapt_rule, cands);
+    const int prior = adapt_prior(ctx, call->coll, msg_size, cands, n);
+    if (call->query) {
+        ct_adapt_first(call->coll, cands, n, prior, &c);
+    } else {
+        struct ct_learner *l =
+            ct_adapt_create_own(ctx, call->coll, cls, out->adapt_rule, cands, n, prior);
+        if (l == NULL)
+            return MPI_ERR_NO_MEM;
+        ct_adapt_next(l, 0, &out->turn, &c); /* looks, counts nothing */
+    }
+    out->alg = c.alg;
+    memcpy(out->params, c.params, sizeof out->params);
+    return MPI_SUCCESS;
+}
+
 /* A learner's call: its class (the message size where every rank knows it
  * without communicating), its learner (made on the first call), and the
  * candidate the learner runs now. */
@@ -567,8 +589,10 @@ static int adapt_turn(ct_ctx *ctx, ct_decide_input *call, ct_choice *out)
         msg_size = local.msg_size;
     }
     const int cls = ct_adapt_class(call->coll, msg_size);
-    struct ct_learner *l = ct_adapt_find(ctx, call->coll, cls, out->adapt_rule);
     ct_adapt_cand c;
+    if (call->persistent) /* its own learner: its starts run the candidates */
+        return adapt_own(ctx, call, cls, msg_size, out);
+    struct ct_learner *l = ct_adapt_find(ctx, call->coll, cls, out->adapt_rule);
     if (l == NULL) {
         ct_adapt_cand cands[CT_ADAPT_MAX_SLOTS - 2];
         const int n = adapt_candidates(ctx, call->coll, out->adapt_rule, cands);
@@ -597,9 +621,10 @@ static int decide(decision *d, const ct_spec *forced, ct_choice *out)
     if (forced == NULL && cfg->forced_set[coll])
         forced = &cfg->forced[coll];
     /* The collectives that learn: the blocking ones the MPI library also
-     * serves (a learner times calls to their completion). */
+     * serves (a learner times calls to their completion), and the
+     * persistent forms whose driver runs a learner (its starts). */
     if (forced == NULL && cfg->set.adapt && ct_coll_has_pmpi(coll) &&
-        !ct_coll_nonblocking(coll)) {
+        (!ct_coll_nonblocking(coll) || (d->call->persistent && d->call->learns))) {
         set_choice(out, ct_algorithm_fallback(coll), NULL, 0, 0);
         out->adapt = 1; /* COLTUNE_ADAPT: every call of coll learns */
         return MPI_SUCCESS;
@@ -700,11 +725,16 @@ int ct_decide_call(MPI_Comm comm, ct_decide_input *call, const ct_spec *forced, 
         return MPI_SUCCESS;
     }
     rc = ct_decide(*ctx, call, forced, out);
-    out->fallback = rc == MPI_SUCCESS && out->alg == fallback_of(*ctx, call->coll);
+    /* A persistent call's learner runs pmpi as one of its candidates: its
+     * call is not forwarded, whatever the first start runs. */
+    const int own_learner = rc == MPI_SUCCESS && call->persistent && out->turn.learner != NULL;
+    out->fallback = rc == MPI_SUCCESS && !own_learner && out->alg == fallback_of(*ctx, call->coll);
     if (rc == MPI_SUCCESS && !out->fallback) {
         int device;
         rc = device_agreed(*ctx, call, &device);
         if (rc == MPI_SUCCESS && device) {
+            if (own_learner) /* the MPI library serves device memory: nothing to learn */
+                ct_adapt_release(out->turn.learner);
             forward_device(*ctx, call, out);
             out->fallback = 1;
         }

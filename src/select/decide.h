@@ -68,6 +68,10 @@ typedef struct ct_decide_input {
     /* A persistent call (its rules may say persistent=1): decided once at
      * its init, neither from nor into the cache of the nonblocking calls. */
     int persistent;
+    /* Set by a driver that runs a persistent call's learner (src/learn.c):
+     * under COLTUNE_ADAPT the call is then decided by a learner of its own
+     * (ct_choice.turn.learner, the caller's to free), not by the rules. */
+    int learns;
     int used_msg_size; /* the decision looked at msg_size: not cacheable */
     int query; /* coltune_decision: a learner says what its next call runs
                   without counting the call */

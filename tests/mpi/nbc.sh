@@ -66,6 +66,23 @@ persistent_apart() {
         { cat "$tmp/out"; echo "the persistent call was not decided by rule 1"; return 1; }
 }
 check_run "nbc P=3 persistent=1 after nonblocking calls forwarded" persistent_apart
+# A persistent request learns under COLTUNE_ADAPT=1 (unpaced, 300 calls in
+# rounds): every start's result checked; the learner decides, and
+# COLTUNE_ADAPT_OUT has its rule, with persistent=1.
+learns() {
+    with_env COLTUNE_ADAPT=1 COLTUNE_ADAPT_SHARE=100 COLTUNE_ADAPT_CALLS=300 COLTUNE_VERBOSE=1 \
+        COLTUNE_ADAPT_OUT="$tmp/learned.rules" TEST_FILTER=test_persistent_learns -- \
+        run_mpi "$1" "$prog" > "$tmp/out" 2>&1 || { cat "$tmp/out"; return 1; }
+    grep -q 'ialltoallv on comm#[0-9]*.*: adapt: \(chose\|kept\)' "$tmp/out" ||
+        { cat "$tmp/out"; echo "the persistent request's learner did not decide"; return 1; }
+    grep -v '^#' "$tmp/learned.rules" | grep -q "^ialltoallv *comm_size=$1 .* persistent=1 " ||
+        { cat "$tmp/learned.rules"; echo "no persistent=1 rule learned"; return 1; }
+}
+learn_nps="4 5"
+[ "${CT_TEST_QUICK:-0}" = 1 ] && learn_nps=4
+for P in $learn_nps; do
+    check_run "nbc P=$P a persistent request learns (COLTUNE_ADAPT)" learns "$P"
+done
 quick_finish "valgrind runs"
 
 # Under valgrind (as alltoallv.sh): every algorithm at P = 3, and the
@@ -82,5 +99,7 @@ if valgrind_usable "valgrind"; then
     vg 3 COLTUNE_FALLBACK=error TEST_FILTER=test_every_algorithm
     vg 3 COLTUNE_IALLTOALLV=pairwise TEST_FILTER='test_req_*'
     vg 3 COLTUNE_IALLTOALLV=shm:large=64 COLTUNE_SHM_WINDOW=64 TEST_FILTER='test_req_*'
+    vg 3 COLTUNE_ADAPT=1 COLTUNE_ADAPT_SHARE=100 COLTUNE_ADAPT_CALLS=200 TEST_STARTS=300 \
+        TEST_FILTER=test_persistent_learns
 fi
 finish

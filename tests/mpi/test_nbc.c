@@ -749,6 +749,64 @@ static void test_req_persistent_apart(void **state)
 #endif
 }
 
+/*
+ * A persistent request that learns (nbc.sh sets COLTUNE_ADAPT=1): its starts
+ * run the learner's candidates, pmpi's among them, one after another, and
+ * its rounds agree by a nonblocking allreduce that the request's completion
+ * waits for. Every start's result must equal PMPI_'s, completed by MPI_Wait,
+ * by an MPI_Test loop and by MPI_Waitall beside a point-to-point exchange;
+ * nbc.sh checks in the log and the learned rules that it decided.
+ * TEST_STARTS: how many starts (default 600).
+ */
+static void test_persistent_learns(void **state)
+{
+    (void)state;
+#ifndef ALLTOALLV_INIT
+    th_skip("the MPI library has no persistent collectives (MPI 4 or Open MPI's MPIX_)");
+#else
+    const int P = th_size(), me = th_rank();
+    const char *env = getenv("TEST_STARTS");
+    const int starts = env != NULL ? atoi(env) : 600;
+    MPI_Comm c;
+    MPI_Request reqs[3];
+    layout l = layout_alloc(P);
+    int ok = 1, ring_in = -1, ring_out = me;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    layout_make(&l, th_seed(), 800, P, me, 5);
+    const size_t sn = l.sext + 1, rn = l.rext + 1;
+    int *sb = calloc(sn, sizeof(int)), *rb = calloc(rn, sizeof(int));
+    assert_true(sb && rb);
+    assert_int_equal(ALLTOALLV_INIT(sb, l.scount, l.sdispl, MPI_INT, rb, l.rcount, l.rdispl,
+                                    MPI_INT, c, MPI_INFO_NULL, &reqs[0]),
+                     MPI_SUCCESS);
+    for (int k = 0; k < starts && ok; k++) {
+        for (size_t i = 0; i < sn; i++)
+            sb[i] = k * 1000 + me * 100 + (int)i;
+        assert_int_equal(MPI_Start(&reqs[0]), MPI_SUCCESS);
+        if (k % 3 == 0) {
+            int flag = 0;
+            while (!flag)
+                assert_int_equal(MPI_Test(&reqs[0], &flag, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        } else if (k % 3 == 1) {
+            assert_int_equal(MPI_Wait(&reqs[0], MPI_STATUS_IGNORE), MPI_SUCCESS);
+        } else {
+            ring_out = me * 1000 + k;
+            MPI_Irecv(&ring_in, 1, MPI_INT, (me - 1 + P) % P, 9, MPI_COMM_WORLD, &reqs[1]);
+            MPI_Isend(&ring_out, 1, MPI_INT, (me + 1) % P, 9, MPI_COMM_WORLD, &reqs[2]);
+            assert_int_equal(MPI_Waitall(3, reqs, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+            ok &= ring_in == ((me - 1 + P) % P) * 1000 + k;
+        }
+        ok &= persistent_ok(&l, sb, rb, 0, k);
+    }
+    MPI_Request_free(&reqs[0]);
+    MPI_Comm_free(&c);
+    free(sb);
+    free(rb);
+    free(l.scount);
+    assert_true(th_all(ok, MPI_COMM_WORLD));
+#endif
+}
+
 int main(int argc, char **argv)
 {
     th_init(&argc, &argv);
@@ -757,7 +815,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_req_reverse_and_many), cmocka_unit_test(test_req_blocking_between),
         cmocka_unit_test(test_req_comm_freed_pending),
         cmocka_unit_test(test_req_wrong_use), cmocka_unit_test(test_req_persistent),
-        cmocka_unit_test(test_req_persistent_apart)};
+        cmocka_unit_test(test_req_persistent_apart), cmocka_unit_test(test_persistent_learns)};
     int failed = th_run("nbc", tests, sizeof tests / sizeof tests[0]);
     MPI_Finalize();
     return failed ? 1 : 0;

@@ -26,7 +26,7 @@ layer_of() {
     case "$1" in
     info/* | bench/*) echo 6 tools ;;
     src/shim/* | src/api.[ch] | src/sdde/mpix.c) echo 5 entry ;;
-    src/driver.[ch] | src/alltoallv/alltoallv.[ch] | src/allgather_inter/allgather_inter.[ch] | \
+    src/driver.[ch] | src/learn.[ch] | src/alltoallv/alltoallv.[ch] | src/allgather_inter/allgather_inter.[ch] | \
         src/sdde/sdde.[ch]) echo 4 drivers ;;
     src/select/*) echo 3 select ;;
     src/coll_list.h | src/algorithms.[ch] | src/stats.[ch] | src/alltoallv/* | \
