@@ -77,6 +77,15 @@ learns() {
         { cat "$tmp/out"; echo "the persistent request's learner did not decide"; return 1; }
     grep -v '^#' "$tmp/learned.rules" | grep -q "^ialltoallv *comm_size=$1 .* persistent=1 " ||
         { cat "$tmp/learned.rules"; echo "no persistent=1 rule learned"; return 1; }
+    # read back: coltune-info finds it clean, and the persistent call takes it
+    "$top_builddir/info/coltune-info" --check "$tmp/learned.rules" > "$tmp/check" 2>&1 ||
+        { cat "$tmp/check"; echo "coltune-info --check failed on the learned rules"; return 1; }
+    with_env COLTUNE_RULES="$tmp/learned.rules" COLTUNE_VERBOSE=1 TEST_STARTS=20 \
+        TEST_FILTER=test_persistent_learns -- run_mpi "$1" "$prog" > "$tmp/again" 2>&1 ||
+        { cat "$tmp/again"; return 1; }
+    grep -q 'ialltoallv on comm#[0-9]* .*\[rule line [0-9]*\]' "$tmp/again" &&
+        ! grep -q ': adapt:' "$tmp/again" ||
+        { cat "$tmp/again"; echo "the learned rule was not used"; return 1; }
 }
 learn_nps="4 5"
 [ "${CT_TEST_QUICK:-0}" = 1 ] && learn_nps=4
