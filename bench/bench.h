@@ -87,6 +87,8 @@ typedef struct bench_options {
     int sweep;            /* --sweep: one line per size, pmpi against one spec */
     int overlap;          /* --overlap: nonblocking calls also timed around a computation
                              as long as their own time */
+    int persistent;       /* --persistent: the nonblocking all-to-alls as persistent
+                             requests, made once per spec and size, started per call */
     /* Options given explicitly: the --sweep preset fills in the others, and
      * iterations shrink above 64 KiB unless --iters was given. */
     int algs_given, dist_given, sizes_given, iters_given;
@@ -199,6 +201,7 @@ typedef struct bench_mismatch {
 #define BENCH_USES_GROUPS 0x2u
 #define BENCH_USES_PATTERN 0x4u
 #define BENCH_USES_SETTING 0x8u
+#define BENCH_USES_PERSISTENT 0x10u /* has a persistent form (--persistent) */
 
 /*
  * One collective. Every function is collective over env->comm.
@@ -251,6 +254,21 @@ void bench_driver_names(char *buf, size_t len);
 /* ------------------------------------------------------------------ */
 /* Small helpers                                                       */
 /* ------------------------------------------------------------------ */
+
+/* The persistent requests of one size's state, one per spec, each made by
+ * the driver's init at its spec's first start (every rank runs the specs in
+ * the same order: the inits are collective alike) and freed at teardown. */
+typedef struct bench_preqs {
+    int n, cap;
+    char (*spec)[BENCH_SPEC_LEN];
+    MPI_Request *req;
+} bench_preqs;
+typedef int (*bench_init_fn)(void *state, const char *spec, MPI_Request *req);
+/* Starts spec's request (made first with init; spec NULL, "rules", is one
+ * too); *req is its handle. */
+int bench_preq_start(bench_preqs *p, bench_init_fn init, void *state, const char *spec,
+                     MPI_Request *req);
+void bench_preqs_free(bench_preqs *p);
 
 /* A nonblocking driver's run: start(state, spec, &req), then MPI_Wait. */
 int bench_start_wait(int (*start)(void *, const char *, MPI_Request *), void *state,

@@ -281,9 +281,9 @@ static void print_header(const bench_run *r)
     if (o->sweep) {
         print_sweep_header(r);
     } else {
-        printf("# coltune-bench %s: P=%d nodes=%d ppn=%d input=%s seed=%lu iters=%d warmup=%d "
+        printf("# coltune-bench %s%s: P=%d nodes=%d ppn=%d input=%s seed=%lu iters=%d warmup=%d "
            "burst=%d timing=%s specs=%d check=%s speedup-over=%s\n",
-           o->coll, r->env.P, r->env.N, r->env.Q, r->input, o->seed, o->iters, o->warmup,
+           o->coll, o->persistent ? " (persistent: made once, started per call)" : "", r->env.P, r->env.N, r->env.Q, r->input, o->seed, o->iters, o->warmup,
            o->burst, timing_of(o), r->algs.n, o->check ? "yes" : "no", baseline_of(r->drv));
         printf("%-*s  %-*s  %5s  %5s  %4s  %6s  %-*s  %10s  %10s  %10s  %7s  %9s\n",
                r->coll_width, "coll", r->alg_width, "alg", "P", "nodes", "ppn", "size",
@@ -880,6 +880,12 @@ static int prepare(bench_run *r, const char *prog)
     if (o->overlap && r->drv->start == NULL) {
         snprintf(err, sizeof err, "--overlap: %s is not a nonblocking collective (ialltoallv, "
                  "ialltoall, iallgather_inter, iallgatherv_inter)", o->coll);
+        usage_error(r->env.rank, err);
+        return BENCH_EXIT_USAGE;
+    }
+    if (o->persistent && !(r->drv->uses & BENCH_USES_PERSISTENT)) {
+        snprintf(err, sizeof err, "--persistent: %s has no persistent form in coltune-bench "
+                 "(ialltoallv, ialltoall)", o->coll);
         usage_error(r->env.rank, err);
         return BENCH_EXIT_USAGE;
     }

@@ -27,6 +27,8 @@ typedef struct a2a {
     size_t bytes;                     /* P * S; receive buffers hold bytes + GUARD */
     int have_ref;
     int nonblocking; /* bench_driver_ialltoall: MPI_Ialltoall, then MPI_Wait */
+    int persistent;  /* --persistent: a request per spec, started per call */
+    bench_preqs preqs;
 } a2a;
 
 static void a2a_teardown(void *state)
@@ -34,6 +36,7 @@ static void a2a_teardown(void *state)
     a2a *s = state;
     if (s == NULL)
         return;
+    bench_preqs_free(&s->preqs);
     free(s->sendbuf);
     free(s->recvbuf);
     free(s->refbuf);
@@ -71,9 +74,18 @@ out:
     return rc;
 }
 
+static int a2a_init(void *state, const char *spec, MPI_Request *req)
+{
+    a2a *s = state;
+    return coltune_alltoall_init(spec, s->sendbuf, s->S, MPI_BYTE, s->recvbuf, s->S, MPI_BYTE,
+                                 s->comm, MPI_INFO_NULL, req);
+}
+
 static int a2a_start(void *state, const char *spec, MPI_Request *req)
 {
     a2a *s = state;
+    if (s->persistent)
+        return bench_preq_start(&s->preqs, a2a_init, s, spec, req);
     return coltune_ialltoall(spec, s->sendbuf, s->S, MPI_BYTE, s->recvbuf, s->S, MPI_BYTE,
                              s->comm, req);
 }
@@ -139,13 +151,16 @@ static int ia2a_setup(const bench_options *o, const bench_env *env, long S, void
                       char *err, size_t errlen)
 {
     const int rc = a2a_setup(o, env, S, state, err, errlen);
-    if (*state != NULL)
+    if (*state != NULL) {
         ((a2a *)*state)->nonblocking = 1;
+        ((a2a *)*state)->persistent = o->persistent;
+    }
     return rc;
 }
 
 const bench_driver bench_driver_ialltoall = {
     .name = "ialltoall",
+    .uses = BENCH_USES_PERSISTENT,
     .setup = ia2a_setup,
     .run = a2a_run,
     .start = a2a_start,

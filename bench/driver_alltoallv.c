@@ -30,6 +30,8 @@ typedef struct a2av {
     size_t sbytes, rbytes;            /* data bytes; receive buffers hold rbytes + GUARD */
     int have_ref;
     int nonblocking; /* bench_driver_ialltoallv: MPI_Ialltoallv, then MPI_Wait */
+    int persistent;  /* --persistent: a request per spec, started per call */
+    bench_preqs preqs;
 } a2av;
 
 static void a2av_teardown(void *state)
@@ -37,6 +39,7 @@ static void a2av_teardown(void *state)
     a2av *s = state;
     if (s == NULL)
         return;
+    bench_preqs_free(&s->preqs);
     free(s->scounts);
     free(s->sdispls);
     free(s->rcounts);
@@ -107,9 +110,19 @@ out:
     return rc;
 }
 
+static int a2av_init(void *state, const char *spec, MPI_Request *req)
+{
+    a2av *s = state;
+    return coltune_alltoallv_init(spec, s->sendbuf, s->scounts, s->sdispls, MPI_BYTE,
+                                  s->recvbuf, s->rcounts, s->rdispls, MPI_BYTE, s->comm,
+                                  MPI_INFO_NULL, req);
+}
+
 static int a2av_start(void *state, const char *spec, MPI_Request *req)
 {
     a2av *s = state;
+    if (s->persistent)
+        return bench_preq_start(&s->preqs, a2av_init, s, spec, req);
     return coltune_ialltoallv(spec, s->sendbuf, s->scounts, s->sdispls, MPI_BYTE, s->recvbuf,
                               s->rcounts, s->rdispls, MPI_BYTE, s->comm, req);
 }
@@ -186,14 +199,16 @@ static int ia2av_setup(const bench_options *o, const bench_env *env, long S, voi
                        char *err, size_t errlen)
 {
     const int rc = a2av_setup(o, env, S, state, err, errlen);
-    if (*state != NULL)
+    if (*state != NULL) {
         ((a2av *)*state)->nonblocking = 1;
+        ((a2av *)*state)->persistent = o->persistent;
+    }
     return rc;
 }
 
 const bench_driver bench_driver_ialltoallv = {
     .name = "ialltoallv",
-    .uses = BENCH_USES_DIST,
+    .uses = BENCH_USES_DIST | BENCH_USES_PERSISTENT,
     .setup = ia2av_setup,
     .run = a2av_run,
     .start = a2av_start,

@@ -369,6 +369,13 @@ static int set_overlap(bench_options *o, const char *v, char *err, size_t len)
     return 0;
 }
 
+static int set_persistent(bench_options *o, const char *v, char *err, size_t len)
+{
+    (void)v, (void)err, (void)len;
+    o->persistent = 1;
+    return 0;
+}
+
 static int set_help(bench_options *o, const char *v, char *err, size_t len)
 {
     (void)v, (void)err, (void)len;
@@ -392,7 +399,7 @@ static const struct {
     {"check", 0, set_check},     {"aa", 0, set_aa},
     {"no-progress", 0, set_no_progress}, {"list", 0, set_list},
     {"sweep", 0, set_sweep},     {"help", 0, set_help},
-    {"overlap", 0, set_overlap},
+    {"overlap", 0, set_overlap}, {"persistent", 0, set_persistent},
 };
 
 /* Handles argv[*i] (and its value); advances *i past what it used. */
@@ -541,6 +548,10 @@ void bench_options_usage(const char *prog)
         "                     computation (no MPI call) as long as the spec's median time,\n"
         "                     then MPI_Wait; overlap = 1 - (total - compute) / time, in %%\n"
         "                     (100: the exchange hid behind the computation)\n"
+        "  --persistent       ialltoallv, ialltoall: each spec's persistent request\n"
+        "                     (coltune_alltoallv_init), made once per size, then MPI_Start\n"
+        "                     and MPI_Wait per call; pmpi is the library's own persistent\n"
+        "                     call (MPI_Alltoallv_init; Open MPI 4.1: MPIX_)\n"
         "  --ppn N[:cyclic]   emulate nodes of N ranks: sets COLTUNE_PPN for coltune's\n"
         "                     topology (consecutive ranks, or dealt round-robin with :cyclic)\n"
         "  --group-sizes p:q  allgather_inter, allgatherv_inter: the intercommunicator's\n"

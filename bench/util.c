@@ -6,6 +6,8 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 void bench_mpi_error(int rc, const char *what, const char *file, int line)
 {
@@ -69,6 +71,45 @@ int bench_parse_size(const char *text, size_t len, long max, long *out)
         return -1;
     *out = v * mult;
     return 0;
+}
+
+int bench_preq_start(bench_preqs *p, bench_init_fn init, void *state, const char *spec,
+                     MPI_Request *req)
+{
+    int i = 0, rc;
+    const char *key = spec != NULL ? spec : ""; /* NULL: "rules", decided as intercepted */
+    while (i < p->n && strcmp(p->spec[i], key) != 0)
+        i++;
+    if (i == p->n) {
+        if (p->n == p->cap) {
+            const int cap = p->cap ? 2 * p->cap : 8;
+            char(*specs)[BENCH_SPEC_LEN] = realloc(p->spec, (size_t)cap * sizeof *specs);
+            if (specs != NULL)
+                p->spec = specs;
+            MPI_Request *reqs = realloc(p->req, (size_t)cap * sizeof *reqs);
+            if (reqs != NULL)
+                p->req = reqs;
+            if (specs == NULL || reqs == NULL)
+                return MPI_ERR_NO_MEM;
+            p->cap = cap;
+        }
+        snprintf(p->spec[i], BENCH_SPEC_LEN, "%s", key);
+        rc = init(state, spec, &p->req[i]);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        p->n++;
+    }
+    *req = p->req[i];
+    return MPI_Start(&p->req[i]);
+}
+
+void bench_preqs_free(bench_preqs *p)
+{
+    for (int i = 0; i < p->n; i++)
+        MPI_Request_free(&p->req[i]);
+    free(p->spec);
+    free(p->req);
+    memset(p, 0, sizeof *p);
 }
 
 int bench_start_wait(int (*start)(void *, const char *, MPI_Request *), void *state,

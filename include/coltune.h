@@ -111,6 +111,25 @@ int coltune_ialltoall(const char *spec, const void *sendbuf, int sendcount, MPI_
                       void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                       MPI_Request *request);
 
+/*
+ * The persistent forms, MPI_Alltoallv_init and MPI_Alltoall_init (Open MPI
+ * 4.1: MPIX_Alltoallv_init, MPIX_Alltoall_init; rule collectives
+ * "ialltoallv" and "ialltoall" with persistent=1): decided and planned once,
+ * here; every MPI_Start of *request runs it, and it completes as
+ * coltune_ialltoallv's does. spec as for coltune_ialltoallv ("adapt" is
+ * not a spec: COLTUNE_ADAPT=1 with a NULL spec learns on the starts).
+ * MPI_ERR_UNSUPPORTED_OPERATION where the MPI library coltune was built
+ * against has no persistent collectives (coltune-info says).
+ */
+int coltune_alltoallv_init(const char *spec, const void *sendbuf, const int sendcounts[],
+                           const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                           const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                           MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int coltune_alltoall_init(const char *spec, const void *sendbuf, int sendcount,
+                          MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                          MPI_Request *request);
+
 #if defined(MPI_VERSION) && MPI_VERSION >= 4
 /*
  * The MPI-4 large-count forms (MPI_Count counts, MPI_Aint displacements),

@@ -131,6 +131,54 @@ CT_EXPORT int coltune_ialltoall(const char *spec_text, const void *sendbuf, int 
     return api_ialltoall_any("coltune_ialltoall", spec_text, &a);
 }
 
+/* The persistent forms (MPI_Alltoallv_init, MPI_Alltoall_init; Open MPI
+ * 4.1: MPIX_): decided once, at this call, as the nonblocking form with
+ * persistent=1. Without persistent collectives in the MPI library (nor, in
+ * the SMPI build, the intercepted completion calls) there is nothing to
+ * forward to: MPI_ERR_UNSUPPORTED_OPERATION. */
+static int api_alltoall_init_any(const char *fn, const char *spec_text, ct_alltoallv_args *a,
+                                 MPI_Info info, MPI_Request *request)
+{
+#if defined(CT_HAVE_PCOLL) && !defined(CT_NO_INTERCEPT)
+    a->request = request;
+    a->persistent = 1;
+    a->info = info;
+    return api_alltoall_any(fn, spec_text, a);
+#else
+    (void)fn;
+    (void)spec_text;
+    (void)info;
+    (void)request;
+    return ct_shim_return(a->comm, MPI_ERR_UNSUPPORTED_OPERATION);
+#endif
+}
+
+CT_EXPORT int coltune_alltoallv_init(const char *spec_text, A2AV_PARAMS, MPI_Info info,
+                                     MPI_Request *request)
+{
+    ct_alltoallv_args a = A2AV_ARGS;
+    a.coll = CT_COLL_IALLTOALLV;
+#ifdef CT_HAVE_PCOLL
+    a.forward = ct_shim_fwd_alltoallv_init;
+#endif
+    return api_alltoall_init_any("coltune_alltoallv_init", spec_text, &a, info, request);
+}
+
+CT_EXPORT int coltune_alltoall_init(const char *spec_text, const void *sendbuf, int sendcount,
+                                    MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                    MPI_Request *request)
+{
+    ct_alltoallv_args a = ct_shim_describe_alltoall(sendbuf, sendcount, sendtype, recvbuf,
+                                                    recvcount, recvtype, comm,
+                                                    ct_shim_fwd_alltoall);
+    a.coll = CT_COLL_IALLTOALL;
+#ifdef CT_HAVE_PCOLL
+    a.forward = ct_shim_fwd_alltoall_init;
+#endif
+    return api_alltoall_init_any("coltune_alltoall_init", spec_text, &a, info, request);
+}
+
 #ifdef CT_HAVE_LARGE_COUNT
 /* The large-count forms, from the _c descriptions. */
 CT_EXPORT int coltune_alltoallv_c(const char *spec_text, const void *sendbuf,

@@ -3,7 +3,7 @@
 # coltune-bench (bench/) on a tiny grid: every registered algorithm of every
 # collective at its default parameters (and "rules"), --check against the
 # PMPI_ result: alltoallv under every block-size distribution, alltoall, their
-# nonblocking forms (and --overlap), the intercommunicator Allgather(v) and
+# nonblocking forms (and --overlap, --persistent), the intercommunicator Allgather(v) and
 # its nonblocking forms at group sizes 1:3 and 2:2 under the
 # settings of [Kang2019], the SDDE collectives under random and stencil
 # patterns with and without emulated nodes; --sweep of alltoall and
@@ -129,6 +129,15 @@ check_run "bench P=$P --timing b2b" b2b_run
 # The nonblocking collectives (each call started, then waited for).
 check_run "bench P=$P ialltoallv --check" bench_run ialltoallv ialltoallv 16,1k
 check_run "bench P=$P ialltoall --check" bench_run ialltoall ialltoall 0,16,1k
+# Their persistent forms: a request per spec and size, made once, started per
+# call (coltune_alltoallv_init), pmpi the library's own persistent call.
+persistent_run() { # NAME COLL SIZES
+    bench_run "$@" --persistent || return 1
+    grep -q "^# coltune-bench $2 (persistent: made once, started per call): " \
+        "$tmp/$1.out" || { echo "no persistent header" >&2; return 1; }
+}
+check_run "bench P=$P ialltoallv --persistent --check" persistent_run ialltoallv-p ialltoallv 16,1k
+check_run "bench P=$P ialltoall --persistent --check" persistent_run ialltoall-p ialltoall 0,16,1k
 
 # --overlap: after the table, one line per spec with its overlap; each spec
 # runs its timed iterations twice (alone, then around the computation): 1
@@ -242,6 +251,7 @@ check_run "bench group sizes not the world exits 2" expect_exit 2 --coll allgath
 check_run "bench Allgatherv setting for Allgather exits 2" expect_exit 2 \
     --coll allgather_inter --setting 6
 check_run "bench --sweep of allgather_inter exits 2" expect_exit 2 --sweep --coll allgather_inter
+check_run "bench --persistent of a blocking collective exits 2" expect_exit 2 --persistent
 check_run "bench --sweep of two specs exits 2" expect_exit 2 --sweep --algs pmpi,linear,pairwise
 check_run "bench --overlap of a blocking collective exits 2" expect_exit 2 --overlap \
     --coll alltoall

@@ -137,12 +137,46 @@ static void fill(unsigned char *buf, size_t n, uint64_t seed, int me)
 /* Every algorithm that splits                                         */
 /* ------------------------------------------------------------------ */
 
-/* One spec, one datatype case, in place or not: Ialltoallv then Wait, against
- * PMPI_Alltoallv on the same input. Returns 1 when it matched on every rank. */
-static int check_alltoallv(const char *spec, int t, int inplace, int call)
+/* Whether the direct API has the persistent forms here (the MPI library's
+ * persistent collectives: MPI 4, or Open MPI's MPIX_). */
+#if defined(CT_HAVE_PCOLL_MPIX) || defined(CT_HAVE_PCOLL_MPI4)
+#define HAVE_INIT 1
+#else
+#define HAVE_INIT 0
+#endif
+
+/* The forms the direct API is checked in: one nonblocking call, or a
+ * persistent request started twice with new data (coltune_alltoallv_init). */
+enum { FORM_NB, FORM_PERSISTENT };
+#define STARTS 2
+
+/* Starts and completes req (form FORM_PERSISTENT: MPI_Start first). */
+static int start_wait(MPI_Request *req, int form)
+{
+    int rc = form == FORM_PERSISTENT ? MPI_Start(req) : MPI_SUCCESS;
+    return rc == MPI_SUCCESS ? MPI_Wait(req, MPI_STATUS_IGNORE) : rc;
+}
+
+/* What a completed request must look like: gone (nonblocking), there and
+ * inactive (persistent), which is freed here. */
+static int request_after(MPI_Request *req, int form)
+{
+    if (form != FORM_PERSISTENT)
+        return *req == MPI_REQUEST_NULL;
+    if (*req == MPI_REQUEST_NULL)
+        return 0;
+    MPI_Request_free(req);
+    return *req == MPI_REQUEST_NULL;
+}
+
+/* One spec, one datatype case, in place or not, in one form: against
+ * PMPI_Alltoallv on the same input (each start's own). Returns 1 when it
+ * matched on every rank. */
+static int check_alltoallv(const char *spec, int t, int inplace, int call, int form)
 {
     const int P = th_size(), me = th_rank();
     const uint64_t seed = th_seed();
+    const int starts = form == FORM_PERSISTENT ? STARTS : 1;
     layout l = layout_alloc(P);
     MPI_Datatype type = type_make(t);
     const size_t ext = extent_of(type);
@@ -156,59 +190,98 @@ static int check_alltoallv(const char *spec, int t, int inplace, int call)
         l.rext = place(&r, P, l.rcount, l.rdispl);
     }
     const size_t sbytes = (l.sext + 1) * ext, rbytes = (l.rext + 1) * ext;
-    unsigned char *sb = malloc(sbytes), *rb = malloc(rbytes), *ref = malloc(rbytes);
-    assert_true(sb && rb && ref);
-    fill(sb, sbytes, seed + (uint64_t)call, me);
-    fill(rb, rbytes, seed + 1000u + (uint64_t)call, me);
-    memcpy(ref, rb, rbytes);
-    if (inplace)
-        PMPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, type, ref, l.rcount, l.rdispl, type,
-                       MPI_COMM_WORLD);
-    else
-        PMPI_Alltoallv(sb, l.scount, l.sdispl, type, ref, l.rcount, l.rdispl, type,
-                       MPI_COMM_WORLD);
-    int rc = coltune_ialltoallv(spec, inplace ? MPI_IN_PLACE : sb, l.scount, l.sdispl, type, rb,
-                                l.rcount, l.rdispl, type, MPI_COMM_WORLD, &req);
-    if (type_cases[t].derived)
-        MPI_Type_free(&type); /* the request keeps its own */
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
-    snprintf(what, sizeof what, "ialltoallv %s, %s%s, P=%d, call %d, seed %llu", spec,
-             type_cases[t].name, inplace ? ", MPI_IN_PLACE" : "", P, call,
-             (unsigned long long)seed);
-    int ok = rc == MPI_SUCCESS && req == MPI_REQUEST_NULL && th_same_bytes(rb, ref, rbytes, what);
+    unsigned char *sb = malloc(sbytes), *rb = malloc(rbytes);
+    /* each start's input (send and receive buffers) and expected result */
+    unsigned char *in_s = malloc(STARTS * sbytes), *in_r = malloc(STARTS * rbytes),
+                  *ref = malloc(STARTS * rbytes);
+    assert_true(sb && rb && in_s && in_r && ref);
+    for (int k = 0; k < starts; k++) {
+        unsigned char *ks = in_s + k * sbytes, *kr = in_r + k * rbytes, *kref = ref + k * rbytes;
+        fill(ks, sbytes, seed + (uint64_t)call + 5000u * (uint64_t)k, me);
+        fill(kr, rbytes, seed + 1000u + (uint64_t)call + 5000u * (uint64_t)k, me);
+        memcpy(kref, kr, rbytes);
+        if (inplace)
+            PMPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, type, kref, l.rcount, l.rdispl, type,
+                           MPI_COMM_WORLD);
+        else
+            PMPI_Alltoallv(ks, l.scount, l.sdispl, type, kref, l.rcount, l.rdispl, type,
+                           MPI_COMM_WORLD);
+    }
+    memcpy(sb, in_s, sbytes);
+    memcpy(rb, in_r, rbytes);
+    const void *send = inplace ? MPI_IN_PLACE : sb;
+    int rc = form == FORM_PERSISTENT
+                 ? coltune_alltoallv_init(spec, send, l.scount, l.sdispl, type, rb, l.rcount,
+                                          l.rdispl, type, MPI_COMM_WORLD, MPI_INFO_NULL, &req)
+                 : coltune_ialltoallv(spec, send, l.scount, l.sdispl, type, rb, l.rcount,
+                                      l.rdispl, type, MPI_COMM_WORLD, &req);
+    /* coltune's request keeps its own datatypes; Open MPI 4.1's persistent
+     * collectives (pmpi) read the application's at every start */
+    const int keep_type = form == FORM_PERSISTENT && strcmp(spec, "pmpi") == 0;
+    if (type_cases[t].derived && !keep_type)
+        MPI_Type_free(&type);
+    int ok = rc == MPI_SUCCESS;
+    for (int k = 0; k < starts && rc == MPI_SUCCESS; k++) {
+        if (k > 0) { /* the first start's input is in place already */
+            memcpy(sb, in_s + k * sbytes, sbytes);
+            memcpy(rb, in_r + k * rbytes, rbytes);
+        }
+        rc = start_wait(&req, form);
+        snprintf(what, sizeof what, "%s %s, %s%s, P=%d, call %d, start %d, seed %llu",
+                 form == FORM_PERSISTENT ? "alltoallv_init" : "ialltoallv", spec,
+                 type_cases[t].name, inplace ? ", MPI_IN_PLACE" : "", P, call, k,
+                 (unsigned long long)seed);
+        ok &= rc == MPI_SUCCESS && th_same_bytes(rb, ref + k * rbytes, rbytes, what);
+    }
     if (rc != MPI_SUCCESS)
-        fprintf(stderr, "%s: returned %d\n", what, rc);
+        fprintf(stderr, "%s %s: returned %d\n", form == FORM_PERSISTENT ? "alltoallv_init"
+                                                                        : "ialltoallv", spec, rc);
+    ok &= request_after(&req, form);
+    if (type_cases[t].derived && keep_type)
+        MPI_Type_free(&type);
     free(sb);
     free(rb);
+    free(in_s);
+    free(in_r);
     free(ref);
     free(l.scount);
     return th_all(ok, MPI_COMM_WORLD);
 }
 
-/* Uniform blocks of count elements of MPI_INT (zero included). */
-static int check_alltoall(const char *spec, int count, int inplace)
+/* Uniform blocks of count elements of MPI_INT (zero included), in one form. */
+static int check_alltoall(const char *spec, int count, int inplace, int form)
 {
     const int P = th_size(), me = th_rank();
+    const int starts = form == FORM_PERSISTENT ? STARTS : 1;
     const size_t n = (size_t)P * (size_t)(count > 0 ? count : 1);
     int *sb = malloc(n * sizeof(int)), *rb = malloc(n * sizeof(int)),
         *ref = malloc(n * sizeof(int));
     MPI_Request req = MPI_REQUEST_NULL;
     char what[160];
     assert_true(sb && rb && ref);
-    for (size_t i = 0; i < n; i++) {
-        sb[i] = me * 100000 + (int)i;
-        rb[i] = ref[i] = inplace ? sb[i] : -1;
+    int rc = form == FORM_PERSISTENT
+                 ? coltune_alltoall_init(spec, inplace ? MPI_IN_PLACE : sb, count, MPI_INT, rb,
+                                         count, MPI_INT, MPI_COMM_WORLD, MPI_INFO_NULL, &req)
+                 : MPI_SUCCESS;
+    int ok = rc == MPI_SUCCESS;
+    for (int k = 0; k < starts && rc == MPI_SUCCESS; k++) {
+        for (size_t i = 0; i < n; i++) {
+            sb[i] = me * 100000 + k * 1000 + (int)i;
+            rb[i] = ref[i] = inplace ? sb[i] : -1;
+        }
+        PMPI_Alltoall(inplace ? MPI_IN_PLACE : sb, count, MPI_INT, ref, count, MPI_INT,
+                      MPI_COMM_WORLD);
+        if (form != FORM_PERSISTENT)
+            rc = coltune_ialltoall(spec, inplace ? MPI_IN_PLACE : sb, count, MPI_INT, rb, count,
+                                   MPI_INT, MPI_COMM_WORLD, &req);
+        if (rc == MPI_SUCCESS)
+            rc = start_wait(&req, form);
+        snprintf(what, sizeof what, "%s %s, count %d%s, P=%d, start %d",
+                 form == FORM_PERSISTENT ? "alltoall_init" : "ialltoall", spec, count,
+                 inplace ? ", MPI_IN_PLACE" : "", P, k);
+        ok &= rc == MPI_SUCCESS && th_same_bytes(rb, ref, n * sizeof(int), what);
     }
-    PMPI_Alltoall(inplace ? MPI_IN_PLACE : sb, count, MPI_INT, ref, count, MPI_INT,
-                  MPI_COMM_WORLD);
-    int rc = coltune_ialltoall(spec, inplace ? MPI_IN_PLACE : sb, count, MPI_INT, rb, count,
-                               MPI_INT, MPI_COMM_WORLD, &req);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
-    snprintf(what, sizeof what, "ialltoall %s, count %d%s, P=%d", spec, count,
-             inplace ? ", MPI_IN_PLACE" : "", P);
-    int ok = rc == MPI_SUCCESS && th_same_bytes(rb, ref, n * sizeof(int), what);
+    ok &= request_after(&req, form);
     free(sb);
     free(rb);
     free(ref);
@@ -270,12 +343,14 @@ static void test_every_algorithm(void **state)
             checked++;
             continue;
         }
-        for (int t = 0; t < NTYPES; t++)
-            for (int inplace = 0; inplace < 2 - pmpi; inplace++, checked++)
-                assert_true(check_alltoallv(specs[s], t, inplace, call++));
-        for (int count = 0; count <= 3; count += 3)
-            for (int inplace = 0; inplace < 2; inplace++, checked++)
-                assert_true(check_alltoall(specs[s], count, inplace));
+        for (int form = FORM_NB; form <= (HAVE_INIT ? FORM_PERSISTENT : FORM_NB); form++) {
+            for (int t = 0; t < NTYPES; t++)
+                for (int inplace = 0; inplace < 2 - pmpi; inplace++, checked++)
+                    assert_true(check_alltoallv(specs[s], t, inplace, call++, form));
+            for (int count = 0; count <= 3; count += 3)
+                for (int inplace = 0; inplace < 2; inplace++, checked++)
+                    assert_true(check_alltoall(specs[s], count, inplace, form));
+        }
     }
     if (th_rank() == 0)
         printf("nbc: %d cases over %d specs checked\n", checked, n);
