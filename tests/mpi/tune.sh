@@ -63,6 +63,26 @@ for coll in $("$top_builddir/tests/mpi/list_algorithms" | awk '!seen[$1]++ {prin
     check_run "rules cover the $coll grid" check_rules "$coll" 0,16,256,4096,65536,1048576,8388608
 done
 
+# The persistent forms (coltune-bench --persistent): measured, and their
+# rules, with persistent=1, come before the nonblocking calls' own (first
+# match wins), so that coltune-info decides a persistent call by them.
+check_persistent_rules() {
+    for coll in ialltoallv ialltoall; do
+        [ -f "$out/all/measure-${coll}_persistent-P2-ppn0-r1-samples.csv" ] ||
+            { echo "${coll}_persistent was not measured" >&2; return 1; }
+        first=$(grep -n "^$coll persistent=1 " "$out/all/machine.rules" | head -n 1 | cut -d: -f1)
+        own=$(grep -n "^$coll  *[a-z]" "$out/all/machine.rules" | grep -v persistent= |
+            head -n 1 | cut -d: -f1)
+        [ -n "$first" ] && [ -n "$own" ] && [ "$first" -lt "$own" ] ||
+            { echo "no $coll persistent=1 rule before $coll's own" >&2; return 1; }
+        "$info" --check "$out/all/machine.rules" --np 4 --coll "$coll" --msg-size 16 \
+            --parsable > "$out/ans" || return 1
+        grep -q "^decision:$coll persistent=1:.*:rule line [0-9]*:" "$out/ans" ||
+            { cat "$out/ans"; return 1; }
+    done
+}
+check_run "rules of the persistent forms" check_persistent_rules
+
 # What the tuner writes is checked by coltune-info --check: a file a job
 # would reject stops it with the errors.
 check_rejects() {
