@@ -314,18 +314,14 @@ out:
 }
 
 /* The built request to the application, started unless persistent (which
- * waits for MPI_Start); *r is the application's from then on. */
-static int request_go(ct_ctx *ctx, ct_request **r, MPI_Request *request, int persistent)
+ * waits for MPI_Start); *r is the application's from then on, or freed
+ * (ct_request_go). */
+static int request_go(ct_ctx *ctx, ct_request **r, MPI_Request *request)
 {
-    int rc;
-    ct_request *started = *r;
-    ctx->call_extra += ct_sched_own_bytes(&started->sched);
-    CT_CALL(ct_request_publish(started, request));
-    *r = NULL; /* an error of its start is the request's */
-    if (!persistent)
-        CT_CALL(ct_request_start(started));
-out:
-    return rc;
+    ct_request *ready = *r;
+    ctx->call_extra += ct_sched_own_bytes(&ready->sched);
+    *r = NULL;
+    return ct_request_go(ready, request);
 }
 
 /* The chosen algorithm's schedule as a request (pmpi forwards the call). No
@@ -341,7 +337,7 @@ static int start_allgather(ct_ctx *ctx, const ct_choice *ch, const ct_decide_inp
         return ch->alg->run.allgather(a, ctx, ch->params);
     CT_CALL(request_new(ctx, a->comm, a->persistent, &b.sendtype, &b.recvtype, &r));
     CT_CALL(ch->alg->build.allgather(&b, ctx, ch->params, &r->sched));
-    CT_CALL(request_go(ctx, &r, a->request, a->persistent));
+    CT_CALL(request_go(ctx, &r, a->request));
 out:
     ct_request_discard(r);
     return rc;
@@ -357,7 +353,7 @@ static int start_allgatherv(ct_ctx *ctx, const ct_choice *ch, const ct_decide_in
         return ch->alg->run.allgatherv(a, ctx, ch->params);
     CT_CALL(request_new(ctx, a->comm, a->persistent, &b.sendtype, &b.recvtype, &r));
     CT_CALL(ch->alg->build.allgatherv(&b, ctx, ch->params, &r->sched));
-    CT_CALL(request_go(ctx, &r, a->request, a->persistent));
+    CT_CALL(request_go(ctx, &r, a->request));
 out:
     ct_request_discard(r);
     return rc;

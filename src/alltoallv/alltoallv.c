@@ -379,11 +379,9 @@ static int start_choice(ct_ctx *ctx, const ct_choice *ch, const ct_decide_input 
         CT_CALL(ch->alg->build.alltoallv(&b, ctx, ch->params, &r->sched));
     }
     ctx->call_extra += ct_sched_own_bytes(&r->sched) + r->keep_bytes;
-    ct_request *started = r;
-    CT_CALL(ct_request_publish(r, a->request));
-    r = NULL; /* the application's now: an error of its start is the request's */
-    if (!a->persistent) /* a persistent one waits for MPI_Start */
-        CT_CALL(ct_request_start(started));
+    ct_request *ready = r;
+    r = NULL; /* the application's now, or freed */
+    CT_CALL(ct_request_go(ready, a->request));
 out:
     ct_adapt_release(learner);
     ct_request_discard(r);

@@ -279,6 +279,17 @@ int ct_request_publish(ct_request *r, MPI_Request *user)
     return MPI_SUCCESS;
 }
 
+int ct_request_go(ct_request *r, MPI_Request *user)
+{
+    int rc = ct_request_publish(r, user);
+    if (rc != MPI_SUCCESS || r->persistent) /* a persistent one waits for MPI_Start */
+        return rc;
+    rc = ct_request_start(r);
+    if (rc != MPI_SUCCESS)
+        (void)ct_request_free(r, user); /* inactive: out of the table, freed */
+    return rc;
+}
+
 
 int ct_request_test(ct_request *r, int *done)
 {

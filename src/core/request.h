@@ -58,6 +58,11 @@ int ct_request_type(ct_request *r, MPI_Datatype type, MPI_Datatype *use);
  * the table and gives the application its handle in *user. */
 int ct_request_start(ct_request *r);
 int ct_request_publish(ct_request *r, MPI_Request *user);
+/* A call's last step: publishes r as *user and, a nonblocking call (not
+ * persistent), starts it. r is the application's from here; should the
+ * start fail (out of memory), it is taken back and freed, *user
+ * MPI_REQUEST_NULL, and the error returned. */
+int ct_request_go(ct_request *r, MPI_Request *user);
 
 /* Is any coltune request active? (One relaxed load: the fast path.) */
 int ct_request_any_active(void);
