@@ -873,6 +873,14 @@ static int prepare(bench_run *r, const char *prog)
         usage_error(r->env.rank, err);
         return BENCH_EXIT_USAGE;
     }
+#if !defined(CT_HAVE_PCOLL_MPI4) && !defined(CT_HAVE_PCOLL_MPIX)
+    /* before --list: coltune-tune asks --list whether a form is there */
+    if (o->persistent) {
+        usage_error(r->env.rank, "--persistent: the MPI library coltune-bench was built "
+                                 "against has no persistent collectives");
+        return BENCH_EXIT_USAGE;
+    }
+#endif
     if (o->list) {
         bench_algs_list(o->coll, &r->env);
         return BENCH_EXIT_OK;

@@ -119,7 +119,8 @@ int coltune_ialltoall(const char *spec, const void *sendbuf, int sendcount, MPI_
  * coltune_ialltoallv's does. spec as for coltune_ialltoallv ("adapt" is
  * not a spec: COLTUNE_ADAPT=1 with a NULL spec learns on the starts).
  * MPI_ERR_UNSUPPORTED_OPERATION where the MPI library coltune was built
- * against has no persistent collectives (coltune-info says).
+ * against has no persistent collectives (coltune-info says), and in the
+ * SimGrid build, which intercepts no completion call.
  */
 int coltune_alltoallv_init(const char *spec, const void *sendbuf, const int sendcounts[],
                            const int sdispls[], MPI_Datatype sendtype, void *recvbuf,

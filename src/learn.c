@@ -64,9 +64,18 @@ typedef struct learn_state {
     MPI_Request agree;
 } learn_state;
 
+/* The learner's agreement in flight, completed: a start whose schedule
+ * failed may leave it so (the request completed with the error). */
+static void agree_finish(learn_state *ls)
+{
+    if (ls->agree != MPI_REQUEST_NULL)
+        (void)PMPI_Wait(&ls->agree, MPI_STATUS_IGNORE);
+}
+
 static void learn_free(void *state)
 {
     learn_state *ls = state;
+    agree_finish(ls);
     if (ls->subs != NULL)
         for (int s = 0; s < ls->nslots; s++)
             ct_sched_free(&ls->subs[s]);
@@ -82,14 +91,18 @@ static int learn_start(void *state)
     learn_state *ls = state;
     ct_adapt_cand c;
     if (ls->agreeing) {
+        agree_finish(ls);
         ls->agreeing = 0;
         (void)ct_adapt_agreed(ls->ctx, ls->l);
     }
     if (ls->turn.timed) /* the last start's iteration ends here */
         (void)ct_adapt_record(ls->ctx, &ls->turn);
-    /* A failure leaves this rank's learner decided on pmpi (adapt.c). */
-    if (ct_adapt_agree_post(ls->ctx, ls->l, &ls->agree) == MPI_SUCCESS)
-        ls->agreeing = ls->agree != MPI_REQUEST_NULL;
+    /* A failure leaves this rank's learner decided on pmpi (adapt.c) and
+     * is the start's error: the other ranks' requests cannot complete. */
+    const int rc = ct_adapt_agree_post(ls->ctx, ls->l, &ls->agree);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    ls->agreeing = ls->agree != MPI_REQUEST_NULL;
     ct_adapt_next(ls->l, 1, &ls->turn, &c);
     ls->running = ls->turn.slot == CT_ADAPT_AA ? CT_ADAPT_BASE : ls->turn.slot;
     return ct_sched_start(&ls->subs[ls->running]);

@@ -13,6 +13,7 @@
 #include "core/request.h"
 #include "core/sched.h"
 #include "driver.h"
+#include "learn.h"
 #include "select/decide.h"
 
 #include <limits.h>
@@ -324,21 +325,62 @@ static int request_go(ct_ctx *ctx, ct_request **r, MPI_Request *request)
     return ct_request_go(ready, request);
 }
 
-/* The chosen algorithm's schedule as a request (pmpi forwards the call). No
- * algorithm that splits takes the byte view (CT_A_BYTES) yet: the
- * schedules run on the user's datatypes. */
+/* A persistent learner's candidates (learn.h): their schedules for the
+ * call, and pmpi's turns as the library's own persistent call. */
+static int ag_learn_build(const void *args, ct_ctx *ctx, const ct_adapt_cand *c, ct_sched *s)
+{
+    return c->alg->build.allgather(args, ctx, c->params, s);
+}
+
+static int agv_learn_build(const void *args, ct_ctx *ctx, const ct_adapt_cand *c, ct_sched *s)
+{
+    return c->alg->build.allgatherv(args, ctx, c->params, s);
+}
+
+static int ag_learn_forward_init(const void *args, MPI_Request *lib)
+{
+    ct_allgather_args f = *(const ct_allgather_args *)args;
+    f.request = lib;
+    return f.forward(&f);
+}
+
+static int agv_learn_forward_init(const void *args, MPI_Request *lib)
+{
+    ct_allgatherv_args f = *(const ct_allgatherv_args *)args;
+    f.request = lib;
+    return f.forward(&f);
+}
+
+static const ct_learn_ops ag_learn_ops = {ag_learn_build, ag_learn_forward_init};
+static const ct_learn_ops agv_learn_ops = {agv_learn_build, agv_learn_forward_init};
+
+/* The chosen algorithm's schedule as a request (pmpi forwards the call); a
+ * persistent call under COLTUNE_ADAPT, its learner's (learn.h), whose pmpi
+ * turns get the request's datatypes. No algorithm that splits takes the
+ * byte view (CT_A_BYTES) yet: the schedules run on the user's datatypes. */
 static int start_allgather(ct_ctx *ctx, const ct_choice *ch, const ct_decide_input *in)
 {
     int rc;
     const ct_allgather_args *a = in->args;
-    ct_allgather_args b = *a;
+    ct_allgather_args b = *a, fwd = *a;
     ct_request *r = NULL;
-    if (ch->alg->build.allgather == NULL)
+    struct ct_learner *learner = a->persistent ? ch->turn.learner : NULL; /* ours to free */
+    if (learner == NULL && ch->alg->build.allgather == NULL)
         return ch->alg->run.allgather(a, ctx, ch->params);
     CT_CALL(request_new(ctx, a->comm, a->persistent, &b.sendtype, &b.recvtype, &r));
-    CT_CALL(ch->alg->build.allgather(&b, ctx, ch->params, &r->sched));
+    if (learner != NULL) {
+        fwd.sendtype = b.sendtype;
+        fwd.recvtype = b.recvtype;
+        rc = ct_learn_plan(r, ctx, learner, &b, &fwd, &ag_learn_ops);
+        learner = NULL; /* the request's, or freed */
+        if (rc != MPI_SUCCESS)
+            goto out;
+    } else {
+        CT_CALL(ch->alg->build.allgather(&b, ctx, ch->params, &r->sched));
+    }
     CT_CALL(request_go(ctx, &r, a->request));
 out:
+    ct_adapt_release(learner);
     ct_request_discard(r);
     return rc;
 }
@@ -347,14 +389,25 @@ static int start_allgatherv(ct_ctx *ctx, const ct_choice *ch, const ct_decide_in
 {
     int rc;
     const ct_allgatherv_args *a = in->args;
-    ct_allgatherv_args b = *a;
+    ct_allgatherv_args b = *a, fwd = *a;
     ct_request *r = NULL;
-    if (ch->alg->build.allgatherv == NULL)
+    struct ct_learner *learner = a->persistent ? ch->turn.learner : NULL; /* ours to free */
+    if (learner == NULL && ch->alg->build.allgatherv == NULL)
         return ch->alg->run.allgatherv(a, ctx, ch->params);
     CT_CALL(request_new(ctx, a->comm, a->persistent, &b.sendtype, &b.recvtype, &r));
-    CT_CALL(ch->alg->build.allgatherv(&b, ctx, ch->params, &r->sched));
+    if (learner != NULL) {
+        fwd.sendtype = b.sendtype;
+        fwd.recvtype = b.recvtype;
+        rc = ct_learn_plan(r, ctx, learner, &b, &fwd, &agv_learn_ops);
+        learner = NULL; /* the request's, or freed */
+        if (rc != MPI_SUCCESS)
+            goto out;
+    } else {
+        CT_CALL(ch->alg->build.allgatherv(&b, ctx, ch->params, &r->sched));
+    }
     CT_CALL(request_go(ctx, &r, a->request));
 out:
+    ct_adapt_release(learner);
     ct_request_discard(r);
     return rc;
 }
@@ -371,6 +424,7 @@ int ct_iallgather_inter_dispatch(const ct_allgather_args *a, const ct_spec *forc
                             .local_facts = allgather_facts,
                             .msg_size_is_global = ct_coll_msg_size_known(CT_COLL_IALLGATHER_INTER),
                             .persistent = a->persistent,
+                            .learns = a->persistent,
                             .device_memory = allgather_device};
     return ct_drive(&iag_driver, a->comm, &call, forced);
 }
@@ -381,6 +435,7 @@ int ct_iallgatherv_inter_dispatch(const ct_allgatherv_args *a, const ct_spec *fo
                             .args = a,
                             .local_facts = allgatherv_facts,
                             .persistent = a->persistent,
+                            .learns = a->persistent,
                             .device_memory = allgatherv_device};
     return ct_drive(&iagv_driver, a->comm, &call, forced);
 }

@@ -530,7 +530,8 @@ static int adapt_candidates(const ct_ctx *ctx, ct_coll coll, const ct_rule *r, c
  * (msg_size < 0) or an algorithm's per-call restriction, or a choice that is
  * not among the candidates c[0, n) gives none. A learner of a size class
  * takes its first call's. */
-static int adapt_prior(ct_ctx *ctx, ct_coll coll, long msg_size, const ct_adapt_cand *c, int n)
+static int adapt_prior(ct_ctx *ctx, ct_coll coll, long msg_size, int persistent,
+                       const ct_adapt_cand *c, int n)
 {
     const ct_config *cfg = ct_cfg();
     if (cfg->rules.count == 0)
@@ -538,6 +539,7 @@ static int adapt_prior(ct_ctx *ctx, ct_coll coll, long msg_size, const ct_adapt_
     ct_decide_input call = {.coll = coll,
                             .have_facts = msg_size >= 0,
                             .facts = {msg_size, 0, 0},
+                            .persistent = persistent, /* its persistent=1 rules */
                             .defer_facts = 1};
     decision d = {cfg, ctx, &ctx->shape, &ctx->topo, &call, NULL, 1};
     ct_choice rules;
@@ -558,7 +560,7 @@ static int adapt_own(ct_ctx *ctx, const ct_decide_input *call, int cls, long msg
 {
     ct_adapt_cand cands[CT_ADAPT_MAX_SLOTS - 2], c;
     const int n = adapt_candidates(ctx, call->coll, out->adapt_rule, cands);
-    const int prior = adapt_prior(ctx, call->coll, msg_size, cands, n);
+    const int prior = adapt_prior(ctx, call->coll, msg_size, 1, cands, n);
     if (call->query) {
         ct_adapt_first(call->coll, cands, n, prior, &c);
     } else {
@@ -596,7 +598,7 @@ static int adapt_turn(ct_ctx *ctx, ct_decide_input *call, ct_choice *out)
     if (l == NULL) {
         ct_adapt_cand cands[CT_ADAPT_MAX_SLOTS - 2];
         const int n = adapt_candidates(ctx, call->coll, out->adapt_rule, cands);
-        const int prior = adapt_prior(ctx, call->coll, msg_size, cands, n);
+        const int prior = adapt_prior(ctx, call->coll, msg_size, 0, cands, n);
         if (call->query) { /* made by the first call only: a query changes nothing */
             ct_adapt_first(call->coll, cands, n, prior, &c);
         } else {
@@ -732,9 +734,12 @@ int ct_decide_call(MPI_Comm comm, ct_decide_input *call, const ct_spec *forced, 
     if (rc == MPI_SUCCESS && !out->fallback) {
         int device;
         rc = device_agreed(*ctx, call, &device);
+        if (own_learner && (rc != MPI_SUCCESS || device)) {
+            /* failed, or device memory, which the MPI library serves: no learner */
+            ct_adapt_release(out->turn.learner);
+            out->turn.learner = NULL;
+        }
         if (rc == MPI_SUCCESS && device) {
-            if (own_learner) /* the MPI library serves device memory: nothing to learn */
-                ct_adapt_release(out->turn.learner);
             forward_device(*ctx, call, out);
             out->fallback = 1;
         }

@@ -49,11 +49,22 @@ check_run "allgather_inter P=8 strict, shm" \
     with_env COLTUNE_FALLBACK=error COLTUNE_ALLGATHER_INTER=shm \
     COLTUNE_ALLGATHERV_INTER=shm TEST_FILTER='*intercepted' -- run_mpi 8 "$prog"
 
-# Chosen by a rules file: the decision log must name the rule, and the
-# intercepted results must still be right (only those tests run).
+# A persistent MPI_Allgatherv_init learns under COLTUNE_ADAPT=1 (unpaced, 100
+# calls in rounds): every start's result checked, and the learner decides.
 rules=$(mktemp)
 log=$(mktemp)
 trap 'rm -f "$rules" "$log"' EXIT
+learns() {
+    with_env COLTUNE_ADAPT=1 COLTUNE_ADAPT_SHARE=100 COLTUNE_ADAPT_CALLS=100 COLTUNE_VERBOSE=1 \
+        TEST_FILTER=test_iallgatherv_init_learns -- run_mpi 8 "$prog" > "$log" 2>&1 ||
+        { cat "$log"; return 1; }
+    grep -q 'iallgatherv_inter .*: adapt: \(chose\|kept\)' "$log" ||
+        { cat "$log"; echo "the persistent request's learner did not decide"; return 1; }
+}
+check_run "allgather_inter P=8 a persistent Allgatherv learns (COLTUNE_ADAPT)" learns
+
+# Chosen by a rules file: the decision log must name the rule, and the
+# intercepted results must still be right (only those tests run).
 cat >"$rules" <<'EOF'
 allgather_inter   comm_size=2-  segmented
 allgatherv_inter  msg_size=0-   segmented

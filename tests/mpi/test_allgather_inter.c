@@ -836,6 +836,69 @@ static void test_shm_back_to_back(void **state)
     assert_int_equal(failures, 0);
 }
 
+/*
+ * A persistent intercommunicator Allgatherv that learns (allgather_inter.sh
+ * sets COLTUNE_ADAPT=1): its starts run its learner's candidates (direct,
+ * and pmpi as the library's persistent request), every start with new data
+ * and blocks of rank-dependent sizes, each against PMPI_Allgatherv; the
+ * script checks that the learner decided. TEST_STARTS: starts (default 300).
+ */
+static void test_iallgatherv_init_learns(void **state)
+{
+    (void)state;
+#ifndef ALLGATHER_INIT
+    th_skip("the MPI library has no persistent collectives (MPI 4 or Open MPI's MPIX_)");
+#else
+    inter ics[NCONFIGS];
+    const int nic = configs(ics);
+    if (nic == 0) {
+        skip();
+    }
+    const inter *ic = &ics[0];
+    const char *env = getenv("TEST_STARTS");
+    const int starts = env != NULL ? atoi(env) : 300;
+    const int remote = ic->n[1 - ic->group];
+    int *counts = malloc((size_t)remote * sizeof(int)), *displs = malloc((size_t)remote * sizeof(int));
+    assert_true(counts && displs);
+    int total = 0;
+    for (int j = 0; j < remote; j++) { /* block sizes 0..4 ints, known to every rank */
+        counts[j] = (j * 3 + (1 - ic->group)) % 5;
+        displs[j] = total;
+        total += counts[j];
+    }
+    const int mine = (ic->lrank * 3 + ic->group) % 5;
+    int *sb = malloc(((size_t)mine + 1) * sizeof(int));
+    int *rb = malloc(((size_t)total + 1) * sizeof(int)), *ref = malloc(((size_t)total + 1) * sizeof(int));
+    assert_true(sb && rb && ref);
+    MPI_Request req;
+    assert_int_equal(ALLGATHERV_INIT(sb, mine, MPI_INT, rb, counts, displs, MPI_INT, ic->comm,
+                                     MPI_INFO_NULL, &req),
+                     MPI_SUCCESS);
+    int ok = 1;
+    for (int k = 0; k < starts; k++) { /* every rank every start, whatever it found */
+        for (int i = 0; i < mine; i++)
+            sb[i] = k * 10000 + th_rank() * 100 + i;
+        assert_int_equal(PMPI_Allgatherv(sb, mine, MPI_INT, ref, counts, displs, MPI_INT,
+                                         ic->comm),
+                         MPI_SUCCESS);
+        memset(rb, 0xff, ((size_t)total + 1) * sizeof(int));
+        assert_int_equal(MPI_Start(&req), MPI_SUCCESS);
+        assert_int_equal(MPI_Wait(&req, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        char what[96];
+        snprintf(what, sizeof what, "persistent Allgatherv learning, start %d", k);
+        ok &= th_same_bytes(rb, ref, (size_t)total * sizeof(int), what);
+    }
+    MPI_Request_free(&req);
+    free(counts);
+    free(displs);
+    free(sb);
+    free(rb);
+    free(ref);
+    free_configs(ics, nic);
+    assert_true(th_all(ok, MPI_COMM_WORLD));
+#endif
+}
+
 int main(int argc, char **argv)
 {
     th_init(&argc, &argv);
@@ -853,6 +916,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_in_place_forwarded),
         cmocka_unit_test(test_alltoall_inter_forwarded),
         cmocka_unit_test(test_shm_back_to_back),
+        cmocka_unit_test(test_iallgatherv_init_learns),
     };
     int failed = th_run("allgather_inter", tests, sizeof tests / sizeof tests[0]);
     MPI_Type_free(&vec);
