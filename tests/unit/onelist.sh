@@ -130,10 +130,12 @@ for c in $colls; do
     grep -q "^\\.BR* $c\\b" man/coltune.rules.5 || fail "man/coltune.rules.5: collective $c not described"
 done
 
-# --- The tuner: COLLECTIVES has every collective, each baseline its fallback.
+# --- The tuner: COLLECTIVES has every collective, each baseline its fallback;
+# an entry of its own for a persistent form names its collective ("bench").
 tune=scripts/coltune-tune.in
 awk '/^COLLECTIVES = \{/ {on = 1; next} on && /^\}/ {on = 0}
      on && /^    "[a-z_]*": \{/ {c = $1; gsub(/[":]/, "", c); print "coll " c}
+     on && /"bench":/ {b = $2; gsub(/[",]/, "", b); print "bench " c " " b}
      on && /"baseline":/ {b = $2; gsub(/[",]/, "", b); print "baseline " c " " b}' "$tune" > "$tmp/tune"
 for c in $colls; do
     grep -qx "coll $c" "$tmp/tune" || { fail "$tune: COLLECTIVES lacks $c"; continue; }
@@ -142,7 +144,9 @@ for c in $colls; do
     [ "${b:-pmpi}" = "$fb" ] || fail "$tune: COLLECTIVES[$c] baseline ${b:-pmpi}, the fallback is $fb"
 done
 for c in $(sed -n 's/^coll //p' "$tmp/tune"); do
-    echo "$colls" | grep -qx "$c" || fail "$tune: COLLECTIVES has $c, not in src/coll_list.h"
+    b=$(sed -n "s/^bench $c //p" "$tmp/tune" | head -n 1)
+    echo "$colls" | grep -qx "${b:-$c}" ||
+        fail "$tune: COLLECTIVES has $c${b:+ (bench $b)}, not in src/coll_list.h"
 done
 
 # --- The simulator: NATIVE_KEYS has the collectives the MPI library serves.
