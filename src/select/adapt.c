@@ -153,8 +153,11 @@ static ct_judge_knobs knobs(int nrounds_now, int force)
 
 int ct_adapt_class(ct_coll coll, long msg_size)
 {
-    if (!ct_coll_msg_size_known(coll))
-        return -1;
+    return ct_coll_msg_size_known(coll) ? ct_adapt_size_class(msg_size) : -1;
+}
+
+int ct_adapt_size_class(long msg_size)
+{
     int c = 0;
     while (msg_size > 0 && c < CT_ADAPT_CLASSES - 2) {
         msg_size >>= 1;
@@ -1154,7 +1157,7 @@ static void write_rules(FILE *f, const learned *r, int n)
         /* Next classes with the same choice join this rule's msg_size range. */
         int k = j, cls_hi = r[i].cls;
         while (c != NULL && r[i].cls >= 0 && k < n && r[k].coll == r[i].coll &&
-               r[k].P == r[i].P && r[k].N == r[i].N && r[k].Q == r[i].Q &&
+               r[k].persistent == r[i].persistent && r[k].P == r[i].P && r[k].N == r[i].N && r[k].Q == r[i].Q &&
                r[k].cls == cls_hi + 1) {
             int e = k + 1, nc2;
             long calls2;

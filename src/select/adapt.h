@@ -66,6 +66,9 @@ typedef struct ct_adapt_turn {
  * collective whose size differs between ranks has one class, -1. */
 #define CT_ADAPT_CLASSES 50
 int ct_adapt_class(ct_coll coll, long msg_size);
+/* The class of msg_size, whatever the collective (a persistent call's size,
+ * agreed at its init). */
+int ct_adapt_size_class(long msg_size);
 
 /* The learner of (coll, cls) on ctx for the adapt rule rule (NULL:
  * COLTUNE_ADAPT), NULL when there is none yet. Two adapt rules that match

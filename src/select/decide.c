@@ -555,10 +555,21 @@ static int adapt_prior(ct_ctx *ctx, ct_coll coll, long msg_size, int persistent,
 
 /* A persistent call's learner, made at its init (adapt.h,
  * ct_adapt_create_own): the choice names what its first start runs. */
-static int adapt_own(ct_ctx *ctx, const ct_decide_input *call, int cls, long msg_size,
+static int adapt_own(ct_ctx *ctx, ct_decide_input *call, int cls, long msg_size,
                      ct_choice *out)
 {
     ct_adapt_cand cands[CT_ADAPT_MAX_SLOTS - 2], c;
+    if (msg_size < 0 && !call->query) {
+        /* A size no rank knows alone (Alltoallv): agreed once, here, at the
+         * init, so that the learner has a size class (its learned rule a
+         * msg_size range) and its incumbent the rules' choice for it. */
+        decision d = {ct_cfg(), ctx, &ctx->shape, &ctx->topo, call, NULL, 0};
+        const int rc = facts(&d);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        msg_size = call->facts.msg_size;
+        cls = ct_adapt_size_class(msg_size);
+    }
     const int n = adapt_candidates(ctx, call->coll, out->adapt_rule, cands);
     const int prior = adapt_prior(ctx, call->coll, msg_size, 1, cands, n);
     if (call->query) {

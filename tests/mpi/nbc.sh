@@ -73,9 +73,11 @@ learns() {
     with_env COLTUNE_ADAPT=1 COLTUNE_ADAPT_SHARE=100 COLTUNE_ADAPT_CALLS=300 COLTUNE_VERBOSE=1 \
         COLTUNE_ADAPT_OUT="$tmp/learned.rules" TEST_FILTER=test_persistent_learns -- \
         run_mpi "$1" "$prog" > "$tmp/out" 2>&1 || { cat "$tmp/out"; return 1; }
-    grep -q 'ialltoallv on comm#[0-9]*.*: adapt: \(chose\|kept\)' "$tmp/out" ||
+    # "ialltoallv (16-31 B) on comm#1: ...": its size class, agreed at the init
+    grep -q 'ialltoallv ([0-9]*-[0-9]* B) on comm#[0-9]*.*: adapt: \(chose\|kept\)' "$tmp/out" ||
         { cat "$tmp/out"; echo "the persistent request's learner did not decide"; return 1; }
-    grep -v '^#' "$tmp/learned.rules" | grep -q "^ialltoallv *comm_size=$1 .* persistent=1 " ||
+    grep -v '^#' "$tmp/learned.rules" |
+        grep -q "^ialltoallv *comm_size=$1 .* msg_size=[0-9]*-[0-9]* persistent=1 " ||
         { cat "$tmp/learned.rules"; echo "no persistent=1 rule learned"; return 1; }
     # read back: coltune-info finds it clean, and the persistent call takes it
     "$top_builddir/info/coltune-info" --check "$tmp/learned.rules" > "$tmp/check" 2>&1 ||
