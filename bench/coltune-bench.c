@@ -283,8 +283,9 @@ static void print_header(const bench_run *r)
     } else {
         printf("# coltune-bench %s%s: P=%d nodes=%d ppn=%d input=%s seed=%lu iters=%d warmup=%d "
            "burst=%d timing=%s specs=%d check=%s speedup-over=%s\n",
-           o->coll, o->persistent ? " (persistent: made once, started per call)" : "", r->env.P, r->env.N, r->env.Q, r->input, o->seed, o->iters, o->warmup,
-           o->burst, timing_of(o), r->algs.n, o->check ? "yes" : "no", baseline_of(r->drv));
+           o->coll, o->persistent ? " (persistent: made once, started per call)" : "",
+           r->env.P, r->env.N, r->env.Q, r->input, o->seed, o->iters, o->warmup, o->burst,
+           timing_of(o), r->algs.n, o->check ? "yes" : "no", baseline_of(r->drv));
         printf("%-*s  %-*s  %5s  %5s  %4s  %6s  %-*s  %10s  %10s  %10s  %7s  %9s\n",
                r->coll_width, "coll", r->alg_width, "alg", "P", "nodes", "ppn", "size",
                r->input_width, "input", "median_us", "min_us", "max_us", "speedup",

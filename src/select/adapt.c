@@ -1157,8 +1157,8 @@ static void write_rules(FILE *f, const learned *r, int n)
         /* Next classes with the same choice join this rule's msg_size range. */
         int k = j, cls_hi = r[i].cls;
         while (c != NULL && r[i].cls >= 0 && k < n && r[k].coll == r[i].coll &&
-               r[k].persistent == r[i].persistent && r[k].P == r[i].P && r[k].N == r[i].N && r[k].Q == r[i].Q &&
-               r[k].cls == cls_hi + 1) {
+               r[k].persistent == r[i].persistent && r[k].P == r[i].P && r[k].N == r[i].N &&
+               r[k].Q == r[i].Q && r[k].cls == cls_hi + 1) {
             int e = k + 1, nc2;
             long calls2;
             while (e < n && same_cell(&r[k], &r[e]))

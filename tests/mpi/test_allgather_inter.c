@@ -860,7 +860,8 @@ static void test_iallgatherv_init_learns(void **state)
     /* without a learner (the strict runs force direct), a few starts */
     const int starts = env != NULL ? atoi(env) : getenv("COLTUNE_ADAPT") != NULL ? 300 : 20;
     const int remote = ic->n[1 - ic->group];
-    int *counts = malloc((size_t)remote * sizeof(int)), *displs = malloc((size_t)remote * sizeof(int));
+    int *counts = malloc((size_t)remote * sizeof(int));
+    int *displs = malloc((size_t)remote * sizeof(int));
     assert_true(counts && displs);
     int total = 0;
     for (int j = 0; j < remote; j++) { /* block sizes 0..4 ints, known to every rank */
@@ -870,7 +871,8 @@ static void test_iallgatherv_init_learns(void **state)
     }
     const int mine = (ic->lrank * 3 + ic->group) % 5;
     int *sb = malloc(((size_t)mine + 1) * sizeof(int));
-    int *rb = malloc(((size_t)total + 1) * sizeof(int)), *ref = malloc(((size_t)total + 1) * sizeof(int));
+    int *rb = malloc(((size_t)total + 1) * sizeof(int));
+    int *ref = malloc(((size_t)total + 1) * sizeof(int));
     assert_true(sb && rb && ref);
     MPI_Request req;
     assert_int_equal(ALLGATHERV_INIT(sb, mine, MPI_INT, rb, counts, displs, MPI_INT, ic->comm,
