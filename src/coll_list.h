@@ -51,7 +51,8 @@
  *   that defines only CT_ALLTOALLV_ALG sees these among the others.
  * CT_ALLTOALLV_STEP_ALG(name, restrictions, summary, params...)
  *   the same, for an algorithm that moves its bytes otherwise than by
- *   messages (a shared-memory window): ct_alltoallv_<name>() serves the
+ *   messages (a shared-memory window), or whose messages depend on what
+ *   arrives (TuNA's sizes): ct_alltoallv_<name>() serves the
  *   blocking calls and ct_alltoallv_<name>_build() describes the nonblocking
  *   ones as a schedule of one step (core/sched.h); both run the same phases
  *   of the call. A file that defines only CT_ALLTOALLV_SPLIT_ALG sees these
@@ -151,7 +152,7 @@ CT_ALLTOALLV_SPLIT_ALG(multipair_testany, CT_R_PROGRESS,
     "([Namugwanya2023] Alg. 5)",
     {"stride", K(1), EXPR(P, 0), K(8), "exchanges in flight", CT_RANGE})
 /* tuna: any type, any offsets, and no collective before it (no M) */
-CT_ALLTOALLV_ALG(tuna, 0,
+CT_ALLTOALLV_STEP_ALG(tuna, CT_R_PROGRESS,
     "tunable-radix non-uniform Bruck: metadata then data per round, tight "
     "temporary buffer ([Fan2024] III, Alg. 1)",
     {"radix", K(2), EXPR(P, 0), K(2),

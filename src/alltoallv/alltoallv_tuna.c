@@ -55,6 +55,15 @@
  * and receive with the right message, also when a peer runs ahead into the
  * next call.
  *
+ * Nonblocking and persistent (ct_alltoallv_tuna_build): the same engine,
+ * taken on without blocking. At the start the own block is copied and the
+ * first digit posted (its known-size receives and its sends); each test or
+ * wait takes the digits on as far as what has arrived allows (metadata by
+ * MPI_Improbe, receives by MPI_Testall), forwarding each digit's slots to
+ * the next digit's peers; the completion waits for the last digit's sends
+ * and unpacks a non-contiguous receive side. Its buffers are the request's
+ * own (the blocking call's are the context's).
+ *
  * Cost: K <= w (r - 1) messages per rank in w steps (latency), each slot
  * travelling once per non-zero digit, at most w (r - 1) r^(w-1) blocks in all
  * (bandwidth), each copied into and out of the round buffers per hop; r = 2
@@ -118,9 +127,26 @@ typedef struct round {
     const char *rdata;
 } round;
 
+/* Where the engine's buffers and requests live: the context's (a blocking
+ * call) or, for a request, its own, kept from start to start: a persistent
+ * request's later starts allocate nothing. */
+typedef struct own_mem {
+    char *buf[NBUFS];
+    size_t cap[NBUFS];
+    MPI_Request *reqs;
+    int nreqs;
+} own_mem;
+
+/* Where a run is: the phases of a digit (tuna_advance), then the last
+ * digit's sends, then done. */
+enum { PH_PROBE, PH_HEADERS, PH_DATA, PH_LAST, PH_DONE };
+
 typedef struct tuna {
     const ct_tuna_group *g;
-    ct_ctx *ctx;
+    ct_ctx *ctx;        /* a blocking call's (its buffers); NULL for a request */
+    own_mem *own;       /* a request's memory; NULL for a blocking call */
+    MPI_Comm comm;
+    int tag, meta_tag;  /* of the data and of the metadata messages */
     int r, zmax;
     int phase_slots;    /* most slots moved by the rounds of one digit */
     long long pw;       /* the current digit's weight r^x */
@@ -130,13 +156,21 @@ typedef struct tuna {
     char *T;            /* the buffer T (tuna_buf[BUF_T]), where it is now */
     int *slots;         /* [phase_slots] the slots of the current digit's rounds */
     round *rounds;      /* [zmax] */
-    int nreq;           /* requests posted in ctx->reqs */
-    int npend;          /* ctx->reqs[0, npend): the previous digit's sends, pending */
+    int nreq;           /* requests posted in reqs */
+    int npend;          /* reqs[0, npend): the previous digit's sends, pending */
     int send_buf;       /* BUF_SEND or BUF_SEND_ODD: this digit's send buffer */
     size_t pend_bytes;  /* bytes of the previous digit's send buffer */
     size_t send_bytes;  /* bytes of this digit's send buffer */
     size_t peak;        /* most bytes of round buffers one digit used */
+    size_t peak_max;    /* the most over the digits */
     int err;            /* a final block did not fit its target: returned at the end */
+    /* The run's place: the digit x, its rounds (nz), its phase and, in it,
+     * the next round to probe, the header receives reqs[h0, h1), the sends
+     * reqs[s0, s1) and the requests completed before the next digit
+     * reqs[0, rest). */
+    MPI_Request *reqs;
+    int x, nz, phase, probe_k, h0, h1, s0, s1, rest;
+    int rc;             /* the first error, ending the run */
 } tuna;
 
 static int member(const ct_tuna_group *g, int j) { return g->rank_of ? g->rank_of[j] : j; }
@@ -189,13 +223,49 @@ size_t ct_tuna_scratch_bytes(const ct_tuna_group *grp, int radix)
     return tuna_layout(&t, NULL);
 }
 
-/* A cached buffer of the context (which: BUF_*); NULL on failure. */
+/* Grows a request's buffer to need bytes at least, keeping its contents
+ * (as ct_ctx_buffer does the context's). */
+static char *own_buffer(own_mem *m, int which, size_t need)
+{
+    if (need > m->cap[which]) {
+        const size_t grown = m->cap[which] * 2 > need ? m->cap[which] * 2 : need;
+        char *p = realloc(m->buf[which], grown);
+        if (p == NULL)
+            return NULL;
+        m->buf[which] = p;
+        m->cap[which] = grown;
+    }
+    return m->buf[which];
+}
+
+/* A buffer of the run (which: BUF_*), the context's or the request's, at
+ * least need bytes, its contents kept; NULL on failure. */
 static char *buffer(tuna *t, int which, size_t need)
 {
-    char *p = ct_ctx_buffer(t->ctx, &tuna_buf[which], need > 0 ? need : 1);
+    need = need > 0 ? need : 1;
+    char *p = t->own != NULL ? own_buffer(t->own, which, need)
+                             : ct_ctx_buffer(t->ctx, &tuna_buf[which], need);
     if (p == NULL)
         ct_log_mpi_error(MPI_ERR_NO_MEM, "malloc(TuNA buffer)", __FILE__, __LINE__);
     return p;
+}
+
+/* Room for n requests in t->reqs, the context's or the request's, keeping
+ * those posted; NULL on failure. */
+static MPI_Request *requests(tuna *t, int n)
+{
+    own_mem *m = t->own;
+    if (m == NULL)
+        return t->reqs = ct_ctx_requests(t->ctx, n);
+    if (n > m->nreqs) {
+        const int grown = m->nreqs * 2 > n ? m->nreqs * 2 : n;
+        MPI_Request *r = realloc(m->reqs, (size_t)grown * sizeof *r);
+        if (r == NULL)
+            return NULL;
+        m->reqs = r;
+        m->nreqs = grown;
+    }
+    return t->reqs = m->reqs;
 }
 
 /* A round buffer of the current digit, counted in its peak. */
@@ -244,12 +314,12 @@ static int tslot_reserve(tuna *t, int o, int c, size_t bytes)
 
 static int post(tuna *t, int send, void *buf, int count, MPI_Datatype type, int peer, int tag)
 {
-    MPI_Request *reqs = ct_ctx_requests(t->ctx, t->nreq + 1); /* keeps the pending ones */
+    MPI_Request *reqs = requests(t, t->nreq + 1); /* keeps the pending ones */
     if (reqs == NULL)
         return MPI_ERR_NO_MEM;
     if (send)
-        return PMPI_Isend(buf, count, type, peer, tag, t->ctx->comm, &reqs[t->nreq++]);
-    return PMPI_Irecv(buf, count, type, peer, tag, t->ctx->comm, &reqs[t->nreq++]);
+        return PMPI_Isend(buf, count, type, peer, tag, t->comm, &reqs[t->nreq++]);
+    return PMPI_Irecv(buf, count, type, peer, tag, t->comm, &reqs[t->nreq++]);
 }
 
 /* len data bytes, in messages of at most TUNA_CHUNK bytes (none when len is 0). */
@@ -257,7 +327,7 @@ static int post_bytes(tuna *t, int send, const char *buf, size_t len, int peer)
 {
     for (size_t off = 0; off < len; off += TUNA_CHUNK) {
         const int n = (int)(len - off < TUNA_CHUNK ? len - off : TUNA_CHUNK);
-        int rc = post(t, send, (char *)buf + off, n, MPI_BYTE, peer, CT_TAG_ALLTOALLV);
+        int rc = post(t, send, (char *)buf + off, n, MPI_BYTE, peer, t->tag);
         if (rc != MPI_SUCCESS)
             return rc;
     }
@@ -492,7 +562,7 @@ static int digit_post_sends(tuna *t, int nz)
             continue;
         }
         const size_t meta = round_meta_bytes(rd), hb = (size_t)rd->hn * sizeof(hdr_t);
-        CT_CALL(post(t, 1, out, (int)meta, MPI_BYTE, rd->to, CT_TAG_ALLTOALLV_META));
+        CT_CALL(post(t, 1, out, (int)meta, MPI_BYTE, rd->to, t->meta_tag));
         if (meta == hb) /* split: the data follows */
             CT_CALL(post_bytes(t, 1, out + hb, rd->sbytes, rd->to));
     }
@@ -500,69 +570,61 @@ out:
     return rc;
 }
 
-/* Receives every metadata message of the digit by matched probe, then posts
- * the receives of the data that follows split headers. */
-static int digit_recv_meta(tuna *t, int nz)
+/* Finds every metadata message of the digit by matched probe: blocking, all
+ * of them; else those that have arrived (*found once all have). */
+static int digit_probe(tuna *t, int block, int *found)
 {
-    int rc = MPI_SUCCESS, count, first;
-    size_t total = 0, data = 0;
-    char *hbuf, *dbuf;
+    int rc = MPI_SUCCESS, count, flag = 1;
     MPI_Status st;
-    for (int k = 0; k < nz; k++) {
+    for (; t->probe_k < t->nz; t->probe_k++) {
+        round *rd = &t->rounds[t->probe_k];
+        if (rd->in != IN_PROBED)
+            continue;
+        if (block)
+            CT_CALL(PMPI_Mprobe(rd->from, t->meta_tag, t->comm, &rd->msg, &st));
+        else
+            CT_CALL(PMPI_Improbe(rd->from, t->meta_tag, t->comm, &flag, &rd->msg, &st));
+        if (!flag)
+            break;
+        CT_CALL(PMPI_Get_count(&st, MPI_BYTE, &count));
+        rd->hlen = (size_t)count;
+    }
+out:
+    *found = t->probe_k == t->nz;
+    return rc;
+}
+
+/* Receives the probed metadata messages, all at once so that the transfers
+ * overlap: reqs[h0, h1). */
+static int digit_recv_headers(tuna *t)
+{
+    int rc = MPI_SUCCESS;
+    size_t total = 0;
+    char *hbuf;
+    for (int k = 0; k < t->nz; k++) {
         round *rd = &t->rounds[k];
         if (rd->in != IN_PROBED)
             continue;
-        CT_CALL(PMPI_Mprobe(rd->from, CT_TAG_ALLTOALLV_META, t->ctx->comm, &rd->msg, &st));
-        CT_CALL(PMPI_Get_count(&st, MPI_BYTE, &count));
-        rd->hlen = (size_t)count;
         rd->roff = total;
         total = ALIGN8(total + rd->hlen);
     }
     hbuf = digit_buffer(t, BUF_RECV_HDR, total);
     if (hbuf == NULL)
         CT_CALL(MPI_ERR_NO_MEM);
-    /* All matched receives at once, so that the transfers overlap. */
-    first = t->nreq;
-    for (int k = 0; k < nz; k++) {
+    t->h0 = t->nreq;
+    for (int k = 0; k < t->nz; k++) {
         round *rd = &t->rounds[k];
         if (rd->in != IN_PROBED)
             continue;
-        MPI_Request *reqs = ct_ctx_requests(t->ctx, t->nreq + 1);
+        rd->rhdr = (const hdr_t *)(hbuf + rd->roff);
+        MPI_Request *reqs = requests(t, t->nreq + 1);
         if (reqs == NULL)
             CT_CALL(MPI_ERR_NO_MEM);
         CT_CALL(PMPI_Imrecv(hbuf + rd->roff, (int)rd->hlen, MPI_BYTE, &rd->msg,
                             &reqs[t->nreq++]));
     }
-    CT_CALL(PMPI_Waitall(t->nreq - first, t->ctx->reqs + first, MPI_STATUSES_IGNORE));
-    for (int k = 0; k < nz; k++) {
-        round *rd = &t->rounds[k];
-        if (rd->in != IN_PROBED)
-            continue;
-        const size_t hb = (size_t)rd->hn * sizeof(hdr_t);
-        rd->rhdr = (const hdr_t *)(hbuf + rd->roff);
-        rd->rdata = hbuf + rd->roff + hb;
-        /* The header must announce exactly what arrives before anything is stored. */
-        const long long in = rd->hlen >= hb ? round_incoming(t, rd) : -1;
-        if (in < 0 || (rd->hlen != hb + (size_t)in && rd->hlen != hb))
-            CT_CALL(MPI_ERR_TRUNCATE);
-        rd->split = rd->hlen == hb ? (size_t)in : 0;
-        if (rd->split > 0 && hb + (size_t)in <= TUNA_COMBINED_MAX)
-            CT_CALL(MPI_ERR_TRUNCATE); /* the sender would have combined it */
-        data = ALIGN8(data + rd->split);
-    }
-    dbuf = digit_buffer(t, BUF_RECV_DATA, data);
-    if (dbuf == NULL)
-        CT_CALL(MPI_ERR_NO_MEM);
-    data = 0;
-    for (int k = 0; k < nz; k++) {
-        round *rd = &t->rounds[k];
-        if (rd->in != IN_PROBED || rd->split == 0)
-            continue;
-        rd->rdata = dbuf + data;
-        CT_CALL(post_bytes(t, 0, rd->rdata, rd->split, rd->from));
-        data = ALIGN8(data + rd->split);
-    }
 out:
+    t->h1 = t->nreq;
     return rc;
 }
 
@@ -576,96 +638,277 @@ static void reverse(MPI_Request *reqs, int a, int b)
     }
 }
 
-/* Completes everything in ctx->reqs but this digit's sends, reqs[s0, s1),
- * which stay pending at the front for the next digit (or the end of the
- * exchange). */
-static int digit_wait(tuna *t, int s0, int s1)
+/* Once the headers are in: checks each announces exactly what arrives,
+ * posts the receives of the data that follows split headers, and moves
+ * this digit's sends, reqs[s0, s1), behind everything else: the rest,
+ * reqs[0, rest), completes before the next digit; the sends stay pending
+ * into it (or to the end of the exchange). */
+static int digit_recv_data(tuna *t)
 {
-    MPI_Request *reqs = t->ctx->reqs;
-    const int nsend = s1 - s0, rest = t->nreq - nsend;
+    int rc = MPI_SUCCESS;
+    size_t data = 0;
+    char *dbuf;
+    for (int k = 0; k < t->nz; k++) {
+        round *rd = &t->rounds[k];
+        if (rd->in != IN_PROBED)
+            continue;
+        const size_t hb = (size_t)rd->hn * sizeof(hdr_t);
+        rd->rdata = (const char *)rd->rhdr + hb;
+        /* The header must announce exactly what arrives before anything is stored. */
+        const long long in = rd->hlen >= hb ? round_incoming(t, rd) : -1;
+        if (in < 0 || (rd->hlen != hb + (size_t)in && rd->hlen != hb))
+            CT_CALL(MPI_ERR_TRUNCATE);
+        rd->split = rd->hlen == hb ? (size_t)in : 0;
+        if (rd->split > 0 && hb + (size_t)in <= TUNA_COMBINED_MAX)
+            CT_CALL(MPI_ERR_TRUNCATE); /* the sender would have combined it */
+        data = ALIGN8(data + rd->split);
+    }
+    dbuf = digit_buffer(t, BUF_RECV_DATA, data);
+    if (dbuf == NULL)
+        CT_CALL(MPI_ERR_NO_MEM);
+    data = 0;
+    for (int k = 0; k < t->nz; k++) {
+        round *rd = &t->rounds[k];
+        if (rd->in != IN_PROBED || rd->split == 0)
+            continue;
+        rd->rdata = dbuf + data;
+        CT_CALL(post_bytes(t, 0, rd->rdata, rd->split, rd->from));
+        data = ALIGN8(data + rd->split);
+    }
     /* Rotate reqs[s0, nreq) so the sends come last (handles may move). */
-    reverse(reqs, s0, s1);
-    reverse(reqs, s1, t->nreq);
-    reverse(reqs, s0, t->nreq);
-    int rc = PMPI_Waitall(rest, reqs, MPI_STATUSES_IGNORE);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (nsend > 0)
-        memmove(reqs, reqs + rest, (size_t)nsend * sizeof *reqs);
-    t->npend = t->nreq = nsend;
-    return MPI_SUCCESS;
+    reverse(t->reqs, t->s0, t->s1);
+    reverse(t->reqs, t->s1, t->nreq);
+    reverse(t->reqs, t->s0, t->nreq);
+    t->rest = t->nreq - (t->s1 - t->s0);
+out:
+    return rc;
 }
 
-/* Rounds (x, z), z = 1 .. r-1 with z r^x < P: disjoint slots (x-th digit z). */
-static int tuna_digit(tuna *t, int x)
+/* Rounds (x, z), z = 1 .. r-1 with z r^x < P: disjoint slots (x-th digit
+ * z). Plans them, posts the receives whose sizes are known and every send. */
+static int digit_begin(tuna *t)
 {
-    int rc = MPI_SUCCESS, nz = 0, used = 0, s0, s1;
+    int rc = MPI_SUCCESS, nz = 0, used = 0;
     t->nreq = t->npend; /* the previous digit's sends, still pending */
-    t->send_buf = x % 2 ? BUF_SEND_ODD : BUF_SEND;
+    t->send_buf = t->x % 2 ? BUF_SEND_ODD : BUF_SEND;
     t->send_bytes = 0;
     t->peak = t->pend_bytes; /* the previous digit's send buffer is still in use */
     for (int z = 1; z <= ct_tuna_digit_rounds(t->g->size, t->r, t->pw); z++, nz++) {
         round *rd = &t->rounds[nz];
         rd->slots = t->slots + used;
-        round_plan(t, rd, x, z);
+        round_plan(t, rd, t->x, z);
         used += rd->n;
     }
+    t->nz = nz;
+    t->probe_k = 0;
+    t->phase = PH_PROBE;
     CT_CALL(digit_post_known(t, nz));
-    s0 = t->nreq;
+    t->s0 = t->nreq;
     CT_CALL(digit_post_sends(t, nz));
-    s1 = t->nreq;
-    CT_CALL(digit_recv_meta(t, nz));
-    CT_CALL(digit_wait(t, s0, s1));
+out:
+    t->s1 = t->nreq;
+    return rc;
+}
+
+/* The digit's receives have completed: its sends become the pending ones,
+ * its blocks are stored, and the next digit begins (or the last sends are
+ * waited for). */
+static int digit_end(tuna *t)
+{
+    int rc = MPI_SUCCESS;
+    const int nsend = t->s1 - t->s0;
+    if (nsend > 0)
+        memmove(t->reqs, t->reqs + t->rest, (size_t)nsend * sizeof *t->reqs);
+    t->npend = t->nreq = nsend;
     t->pend_bytes = t->send_bytes;
-    for (int k = 0; k < nz; k++) {
+    for (int k = 0; k < t->nz; k++) {
         const round *rd = &t->rounds[k];
         if ((rd->in == IN_KNOWN && !rd->discard) || rd->in == IN_PROBED)
             CT_CALL(round_unpack(t, rd));
     }
+    t->peak_max = t->peak > t->peak_max ? t->peak : t->peak_max;
+    /* Digit positions x = 0 .. w-1 in order: a slot's digits are used low to high. */
+    t->pw *= t->r;
+    t->x++;
+    if (t->pw < t->g->size)
+        return digit_begin(t);
+    t->phase = PH_LAST;
 out:
     return rc;
+}
+
+/* Completes reqs[first, first + n): blocking, or *flag 0 while one is
+ * still in flight. */
+static int complete(tuna *t, int first, int n, int block, int *flag)
+{
+    *flag = 1;
+    if (n == 0)
+        return MPI_SUCCESS;
+    if (block)
+        return PMPI_Waitall(n, t->reqs + first, MPI_STATUSES_IGNORE);
+    return PMPI_Testall(n, t->reqs + first, flag, MPI_STATUSES_IGNORE);
 }
 
 /* ------------------------------------------------------------------ */
 /* The engine                                                          */
 /* ------------------------------------------------------------------ */
 
-int ct_tuna_exchange(const ct_tuna_group *grp, ct_ctx *ctx, int radix, void *scratch)
+/* The run's start: every slot where it begins, the own bundle copied, the
+ * first digit's messages posted. */
+static int tuna_begin(tuna *t)
 {
-    int rc = MPI_SUCCESS, x = 0;
+    const ct_tuna_group *grp = t->g;
     const int P = grp->size, C = grp->C, me = grp->index;
-    size_t peak = 0;
-    tuna t;
-    tuna_init(&t, grp, ctx, radix);
-    t.T = ct_ctx_buffer(ctx, &tuna_buf[BUF_T], 0); /* grown by tslot_reserve */
-    tuna_layout(&t, scratch);
-    memset(t.tcap, 0, (size_t)ct_tuna_tsize(P, radix) * C * sizeof *t.tcap);
+    t->pw = 1;
+    t->x = 0;
+    t->npend = t->nreq = 0;
+    t->pend_bytes = t->peak_max = t->tused = 0;
+    t->err = t->rc = MPI_SUCCESS;
+    t->T = buffer(t, BUF_T, 0); /* grown by tslot_reserve */
+    if (t->T == NULL)
+        return t->rc = MPI_ERR_NO_MEM;
+    memset(t->tcap, 0, (size_t)ct_tuna_tsize(P, t->r) * C * sizeof *t->tcap);
     /* Slot o starts as the bundle for member (me + o) mod P (III-A rotation). */
     for (int o = 0; o < P; o++)
         for (int c = 0; c < C; c++)
-            (void)grp->source(grp->arg, ct_tuna_peer(P, me, o), c, &t.sz[o * C + c]);
+            (void)grp->source(grp->arg, ct_tuna_peer(P, me, o), c, &t->sz[o * C + c]);
     /* Slot 0 is this rank's own bundle: it never travels. */
     for (int c = 0; c < C; c++) {
         size_t b;
         const char *src = grp->source(grp->arg, me, c, &b);
-        char *dst = b > 0 ? final_target(&t, me, c, b) : NULL;
+        char *dst = b > 0 ? final_target(t, me, c, b) : NULL;
         if (dst != NULL)
             ct_memcpy(dst, src, b);
     }
-    /* Digit positions x = 0 .. w-1 in order: a slot's digits are used low to high. */
-    for (t.pw = 1; t.pw < P; t.pw *= radix, x++) {
-        CT_CALL(tuna_digit(&t, x));
-        peak = t.peak > peak ? t.peak : peak;
+    if (P == 1) {
+        t->phase = PH_LAST;
+        return MPI_SUCCESS;
     }
-out:
-    /* The last digit's sends; after an error too, so that none still reads
-     * a buffer the caller frees (leaving a digit used to wait for them). */
-    if (t.npend > 0) {
-        const int wrc = PMPI_Waitall(t.npend, ctx->reqs, MPI_STATUSES_IGNORE);
-        rc = rc != MPI_SUCCESS ? rc : wrc;
+    t->rc = digit_begin(t);
+    return t->rc;
+}
+
+/*
+ * Takes the run on, phase by phase: blocking, to its end; else as far as it
+ * goes without waiting (the metadata probed with MPI_Improbe, the receives
+ * tested), *done once it has ended. Returns the run's error class once done.
+ * After an error the last digit's sends are waited for, so that none still
+ * reads a buffer the caller frees.
+ */
+static int tuna_advance(tuna *t, int block, int *done)
+{
+    int rc = t->rc, flag = 1;
+    while (rc == MPI_SUCCESS && flag && t->phase != PH_DONE) {
+        switch (t->phase) {
+        case PH_PROBE:
+            rc = digit_probe(t, block, &flag);
+            if (rc == MPI_SUCCESS && flag) {
+                rc = digit_recv_headers(t);
+                t->phase = PH_HEADERS;
+            }
+            break;
+        case PH_HEADERS:
+            rc = complete(t, t->h0, t->h1 - t->h0, block, &flag);
+            if (rc == MPI_SUCCESS && flag) {
+                rc = digit_recv_data(t);
+                t->phase = PH_DATA;
+            }
+            break;
+        case PH_DATA:
+            rc = complete(t, 0, t->rest, block, &flag);
+            if (rc == MPI_SUCCESS && flag)
+                rc = digit_end(t);
+            break;
+        default: /* PH_LAST */
+            rc = complete(t, 0, t->npend, block, &flag);
+            if (rc == MPI_SUCCESS && flag) {
+                t->npend = 0;
+                t->phase = PH_DONE;
+            }
+            break;
+        }
     }
-    ctx->call_extra += t.tused + peak;
-    return rc != MPI_SUCCESS ? rc : t.err;
+    if (rc != MPI_SUCCESS && t->phase != PH_DONE) {
+        if (t->npend > 0)
+            (void)PMPI_Waitall(t->npend, t->reqs, MPI_STATUSES_IGNORE);
+        t->rc = rc;
+        t->phase = PH_DONE;
+    }
+    *done = t->phase == PH_DONE;
+    if (!*done)
+        return MPI_SUCCESS;
+    return t->rc != MPI_SUCCESS ? t->rc : t->err;
+}
+
+int ct_tuna_exchange(const ct_tuna_group *grp, ct_ctx *ctx, int radix, void *scratch)
+{
+    int done;
+    tuna t;
+    tuna_init(&t, grp, ctx, radix);
+    tuna_layout(&t, scratch);
+    t.comm = ctx->comm;
+    t.tag = CT_TAG_ALLTOALLV;
+    t.meta_tag = CT_TAG_ALLTOALLV_META;
+    (void)tuna_begin(&t);
+    const int rc = tuna_advance(&t, 1, &done);
+    ctx->call_extra += t.tused + t.peak_max;
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* A run of a request's                                                */
+/* ------------------------------------------------------------------ */
+
+struct ct_tuna_run {
+    tuna t;
+    ct_tuna_group grp; /* t.g */
+    own_mem mem;       /* t.own */
+    size_t bytes;      /* of this allocation (the scratch after it) */
+};
+
+int ct_tuna_run_new(const ct_tuna_group *grp, MPI_Comm comm, int radix, int tag,
+                    ct_tuna_run **out)
+{
+    const size_t head = CT_ALIGN_UP(sizeof(ct_tuna_run));
+    const size_t bytes = head + ct_tuna_scratch_bytes(grp, radix);
+    ct_tuna_run *run = calloc(1, bytes);
+    *out = run;
+    if (run == NULL)
+        return MPI_ERR_NO_MEM;
+    run->grp = *grp;
+    run->bytes = bytes;
+    tuna_init(&run->t, &run->grp, NULL, radix);
+    tuna_layout(&run->t, (char *)run + head);
+    run->t.own = &run->mem;
+    run->t.comm = comm;
+    run->t.tag = run->t.meta_tag = tag;
+    run->t.phase = PH_DONE;
+    return MPI_SUCCESS;
+}
+
+int ct_tuna_run_start(ct_tuna_run *run) { return tuna_begin(&run->t); }
+
+int ct_tuna_run_advance(ct_tuna_run *run, int block, int *done)
+{
+    return tuna_advance(&run->t, block, done);
+}
+
+size_t ct_tuna_run_bytes(const ct_tuna_run *run)
+{
+    size_t bytes = run->bytes + (size_t)run->mem.nreqs * sizeof(MPI_Request);
+    for (int b = 0; b < NBUFS; b++)
+        bytes += run->mem.cap[b];
+    return bytes;
+}
+
+void ct_tuna_run_free(ct_tuna_run *run)
+{
+    if (run == NULL)
+        return;
+    for (int b = 0; b < NBUFS; b++)
+        free(run->mem.buf[b]);
+    free(run->mem.reqs);
+    free(run);
 }
 
 /* ------------------------------------------------------------------ */
@@ -698,6 +941,14 @@ static size_t flat_known(void *arg, int j, int c)
     return ct_bytes_len(&((const flat *)arg)->r, j);
 }
 
+/* The group of the flat algorithm: the whole communicator, one block per slot. */
+static ct_tuna_group flat_group(const ct_ctx *ctx, flat *f)
+{
+    return (ct_tuna_group){.size = ctx->size, .index = ctx->rank, .rank_of = NULL, .C = 1,
+                           .known_c = 0, .known_n = 1, .arg = f, .source = flat_source,
+                           .target = flat_target, .known = flat_known};
+}
+
 int ct_alltoallv_tuna(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params)
 {
     int rc;
@@ -705,9 +956,7 @@ int ct_alltoallv_tuna(const ct_alltoallv_args *a, ct_ctx *ctx, const long *param
     size_t bytes;
     char *scratch;
     flat f;
-    ct_tuna_group grp = {.size = P, .index = ctx->rank, .rank_of = NULL, .C = 1,
-                         .known_c = 0, .known_n = 1, .arg = &f, .source = flat_source,
-                         .target = flat_target, .known = flat_known};
+    const ct_tuna_group grp = flat_group(ctx, &f);
     CT_CALL(ct_bytes_init(&f.s, a->sendbuf, P, a->sendcounts, a->sdispls, a->sendtype, 0));
     CT_CALL(ct_bytes_init(&f.r, a->recvbuf, P, a->recvcounts, a->rdispls, a->recvtype, 0));
     bytes = ct_tuna_scratch_bytes(&grp, radix);
@@ -724,5 +973,92 @@ int ct_alltoallv_tuna(const ct_alltoallv_args *a, ct_ctx *ctx, const long *param
     CT_CALL(ct_tuna_exchange(&grp, ctx, radix, scratch));
     CT_CALL(ct_bytes_unpack(&f.r, ctx->comm));
 out:
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* The nonblocking and persistent forms: one step                      */
+/* ------------------------------------------------------------------ */
+
+/* A request's call: its two sides as bytes (staging of its own) and its run. */
+typedef struct flat_call {
+    flat f;
+    ct_tuna_run *run;
+    MPI_Comm comm;
+} flat_call;
+
+/* At the start: the send side packed (a non-contiguous type), the first
+ * digit posted. */
+static int step_start(void *state)
+{
+    flat_call *c = state;
+    const int rc = ct_bytes_pack(&c->f.s, c->comm);
+    return rc == MPI_SUCCESS ? ct_tuna_run_start(c->run) : rc;
+}
+
+/* At completion: the receive side unpacked (a non-contiguous type). */
+static int step_end(flat_call *c, int rc)
+{
+    return rc == MPI_SUCCESS ? ct_bytes_unpack(&c->f.r, c->comm) : rc;
+}
+
+static int step_test(void *state, int *done)
+{
+    flat_call *c = state;
+    const int rc = ct_tuna_run_advance(c->run, 0, done);
+    return *done ? step_end(c, rc) : rc;
+}
+
+static int step_wait(void *state)
+{
+    flat_call *c = state;
+    int done;
+    return step_end(c, ct_tuna_run_advance(c->run, 1, &done));
+}
+
+static void step_free(void *state)
+{
+    flat_call *c = state;
+    ct_tuna_run_free(c->run);
+    ct_bytes_free(&c->f.s);
+    ct_bytes_free(&c->f.r);
+    free(c);
+}
+
+static const ct_step tuna_step = {step_start, step_test, step_wait, step_free};
+
+/*
+ * The nonblocking and persistent forms: the exchange above as one step of
+ * the request's schedule (ct_tuna_run). What moves when: at the start, the
+ * own block and the first digit's sends (every slot whose lowest digit is
+ * non-zero); at each test or wait, the digits whose messages have arrived,
+ * each forwarding the slots it received to the next digit's peers; at
+ * completion, the last digit's blocks into the receive buffer. A digit
+ * needs its metadata before it can go on, so a rank blocked in another
+ * MPI call must still advance it (restriction progress, as for the other
+ * algorithms of several rounds).
+ */
+int ct_alltoallv_tuna_build(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params,
+                            ct_sched *s)
+{
+    int rc;
+    const int P = ctx->size, radix = (int)params[0];
+    flat_call *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return MPI_ERR_NO_MEM;
+    const ct_tuna_group grp = flat_group(ctx, &c->f);
+    c->comm = s->comm;
+    CT_CALL(ct_bytes_init(&c->f.s, a->sendbuf, P, a->sendcounts, a->sdispls, a->sendtype, 0));
+    CT_CALL(ct_bytes_init(&c->f.r, a->recvbuf, P, a->recvcounts, a->rdispls, a->recvtype, 0));
+    CT_CALL(ct_bytes_alloc(&c->f.s));
+    CT_CALL(ct_bytes_alloc(&c->f.r));
+    CT_CALL(ct_tuna_run_new(&grp, s->comm, radix, s->tag, &c->run));
+    CT_CALL(ct_sched_reserve(s, 1, 1));
+    ct_sched_step(s, &tuna_step, c,
+                  sizeof *c + ct_tuna_run_bytes(c->run) + c->f.s.staged_bytes +
+                      c->f.r.staged_bytes);
+    return MPI_SUCCESS;
+out:
+    step_free(c);
     return rc;
 }

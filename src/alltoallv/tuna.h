@@ -47,4 +47,26 @@ size_t ct_tuna_scratch_bytes(const ct_tuna_group *grp, int radix);
  * ctx->call_extra; the engine adds the buffers it grows). */
 int ct_tuna_exchange(const ct_tuna_group *grp, ct_ctx *ctx, int radix, void *scratch);
 
+/*
+ * The same exchange as a request's, split (the step of its schedule,
+ * core/sched.h): made once with memory of its own (its scratch, buffers and
+ * requests, grown by its first start and kept, so that later starts of a
+ * persistent request allocate nothing), its messages on comm with tag (data
+ * and metadata alike: within one call no two rounds share a peer, and a
+ * peer's metadata precedes its data). A start copies the own bundle and
+ * posts the first digit; each advance takes it on as far as it goes without
+ * blocking (block 0: the metadata found by MPI_Improbe, the receives
+ * tested) or to its end (block 1), *done once it has ended, returning its
+ * error class then. The group (copied) and what its callbacks read must
+ * live as long as the run.
+ */
+typedef struct ct_tuna_run ct_tuna_run;
+int ct_tuna_run_new(const ct_tuna_group *grp, MPI_Comm comm, int radix, int tag,
+                    ct_tuna_run **out);
+int ct_tuna_run_start(ct_tuna_run *run);
+int ct_tuna_run_advance(ct_tuna_run *run, int block, int *done);
+/* Bytes it holds now. */
+size_t ct_tuna_run_bytes(const ct_tuna_run *run);
+void ct_tuna_run_free(ct_tuna_run *run);
+
 #endif

@@ -3,8 +3,9 @@
 # The nonblocking all-to-all and coltune's requests (tests/mpi/test_nbc.c):
 # every algorithm that splits at every parameter value, against PMPI_, at
 # many P; the completion calls, with the intercepted MPI_Ialltoallv served by
-# a one-round, a many-round and a windowed schedule, by the shared window
-# (one round and several) and by the MPI library. Under MPICH the many-round
+# a one-round, a many-round and a windowed schedule, by TuNA (whose rounds
+# depend on the sizes that arrive), by the shared window (one round and
+# several) and by the MPI library. Under MPICH the many-round
 # and windowed schedules do not serve the nonblocking calls (restriction
 # progress): there test_every_algorithm checks that they are refused, and
 # the runs that force them get the library's routine.
@@ -22,8 +23,14 @@ for P in $nps; do
     check_run "nbc P=$P every algorithm" \
         with_env COLTUNE_FALLBACK=error TEST_FILTER=test_every_algorithm -- run_mpi "$P" "$prog"
 done
+# Blocks of up to 80 KB: TuNA's large rounds (sizes and data apart), the
+# window in rounds.
+for P in ${CT_TEST_NP:-4 7}; do
+    check_run "nbc P=$P large blocks, every algorithm" \
+        with_env COLTUNE_FALLBACK=error TEST_FILTER=test_large_blocks -- run_mpi "$P" "$prog"
+done
 for spec in pairwise scattered:block_count=2 multipair_waitany:stride=2 linear pmpi \
-    shm shm:large=64; do
+    shm shm:large=64 tuna:radix=2 tuna:radix=3; do
     for P in ${CT_TEST_NP:-1 4 7}; do
         check_run "nbc P=$P completion calls, MPI_Ialltoallv by $spec" \
             with_env COLTUNE_IALLTOALLV="$spec" COLTUNE_ALLTOALLV=shm \

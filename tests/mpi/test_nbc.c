@@ -172,7 +172,7 @@ static int request_after(MPI_Request *req, int form)
 /* One spec, one datatype case, in place or not, in one form: against
  * PMPI_Alltoallv on the same input (each start's own). Returns 1 when it
  * matched on every rank. */
-static int check_alltoallv(const char *spec, int t, int inplace, int call, int form)
+static int check_alltoallv(const char *spec, int t, int inplace, int call, int form, int most)
 {
     const int P = th_size(), me = th_rank();
     const uint64_t seed = th_seed();
@@ -182,10 +182,10 @@ static int check_alltoallv(const char *spec, int t, int inplace, int call, int f
     const size_t ext = extent_of(type);
     MPI_Request req = MPI_REQUEST_NULL;
     char what[256];
-    layout_make(&l, seed, call, P, me, 5);
+    layout_make(&l, seed, call, P, me, most);
     if (inplace) { /* the send side is the receive side: symmetric counts */
         for (int j = 0; j < P; j++)
-            l.rcount[j] = count_of(seed, call, j < me ? j : me, j < me ? me : j, 5);
+            l.rcount[j] = count_of(seed, call, j < me ? j : me, j < me ? me : j, most);
         th_rng r = th_rng_make(seed, 99u + (uint64_t)me);
         l.rext = place(&r, P, l.rcount, l.rdispl);
     }
@@ -294,7 +294,7 @@ static int check_alltoall(const char *spec, int count, int inplace, int form)
 static int refused_here(const char *spec)
 {
 #ifdef MPICH_VERSION
-    static const char *const names[] = {"pairwise", "scattered", "multipair_"};
+    static const char *const names[] = {"pairwise", "scattered", "multipair_", "tuna"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strncmp(spec, names[i], strlen(names[i])) == 0)
             return 1;
@@ -332,7 +332,7 @@ static void test_every_algorithm(void **state)
     th_topology(&Q, &N);
     const int n = th_algorithm_specs("ialltoallv", th_size(), Q, N, &specs);
     if (getenv("TEST_ALGS") == NULL)
-        assert_true(n >= 8); /* pmpi and the seven that split */
+        assert_true(n >= 9); /* pmpi and the eight that split */
     for (int s = 0; s < n; s++) {
         /* Open MPI 4.1's own MPI_Ialltoallv in place (libnbc) leaves a rank
          * whose only block is its own hanging in its next nonblocking
@@ -346,7 +346,7 @@ static void test_every_algorithm(void **state)
         for (int form = FORM_NB; form <= (HAVE_INIT ? FORM_PERSISTENT : FORM_NB); form++) {
             for (int t = 0; t < NTYPES; t++)
                 for (int inplace = 0; inplace < 2 - pmpi; inplace++, checked++)
-                    assert_true(check_alltoallv(specs[s], t, inplace, call++, form));
+                    assert_true(check_alltoallv(specs[s], t, inplace, call++, form, 5));
             for (int count = 0; count <= 3; count += 3)
                 for (int inplace = 0; inplace < 2; inplace++, checked++)
                     assert_true(check_alltoall(specs[s], count, inplace, form));
@@ -354,6 +354,29 @@ static void test_every_algorithm(void **state)
     }
     if (th_rank() == 0)
         printf("nbc: %d cases over %d specs checked\n", checked, n);
+    th_specs_free(specs, n);
+}
+
+/* Blocks of up to 80 KB (up to 20000 MPI_INT, a vector type too): TuNA's
+ * rounds beyond 64 KiB send their sizes and their data apart, the shared
+ * window runs in rounds and sends large blocks point-to-point. Every
+ * algorithm that splits, at every parameter value, in each form. */
+static void test_large_blocks(void **state)
+{
+    (void)state;
+    char **specs;
+    int Q, N, call = 1000, checked = 0;
+    th_topology(&Q, &N);
+    const int n = th_algorithm_specs("ialltoallv", th_size(), Q, N, &specs);
+    for (int s = 0; s < n; s++) {
+        if (refused_here(specs[s]))
+            continue;
+        for (int form = FORM_NB; form <= (HAVE_INIT ? FORM_PERSISTENT : FORM_NB); form++)
+            for (int t = 0; t < NTYPES; t++, checked++)
+                assert_true(check_alltoallv(specs[s], t, 0, call++, form, 20000));
+    }
+    if (th_rank() == 0)
+        printf("nbc: %d cases of large blocks over %d specs checked\n", checked, n);
     th_specs_free(specs, n);
 }
 
@@ -886,7 +909,8 @@ int main(int argc, char **argv)
 {
     th_init(&argc, &argv);
     struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_algorithm), cmocka_unit_test(test_req_completion_calls),
+        cmocka_unit_test(test_every_algorithm), cmocka_unit_test(test_large_blocks),
+        cmocka_unit_test(test_req_completion_calls),
         cmocka_unit_test(test_req_reverse_and_many), cmocka_unit_test(test_req_blocking_between),
         cmocka_unit_test(test_req_comm_freed_pending),
         cmocka_unit_test(test_req_wrong_use), cmocka_unit_test(test_req_persistent),
