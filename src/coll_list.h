@@ -157,14 +157,14 @@ CT_ALLTOALLV_STEP_ALG(tuna, CT_R_PROGRESS,
     "temporary buffer ([Fan2024] III, Alg. 1)",
     {"radix", K(2), EXPR(P, 0), K(2),
      "Bruck radix: 2 fewest rounds, sqrt balanced, P-1 or P linear", CT_RANGE})
-CT_ALLTOALLV_ALG(tuna_hier_coalesced, CT_A_BYTES | CT_R_INT_OFFSETS,
+CT_ALLTOALLV_STEP_ALG(tuna_hier_coalesced, CT_A_BYTES | CT_R_INT_OFFSETS | CT_R_PROGRESS,
     "intra-node TuNA, then inter-node scattered with one message of Q blocks "
     "per node pair ([Fan2024] IV, Alg. 3)",
     {"radix", K(2), EXPR(Q, 1), K(2),
      "intra-node TuNA radix (values >= Q act as Q; Q+1 lets Q=1 run)", CT_CLAMP},
     {"block_count", K(1), EXPR(N, 0), K(1),
      "node pairs per batch (values above N-1 act as N-1)", CT_CLAMP})
-CT_ALLTOALLV_ALG(tuna_hier_staggered, CT_A_BYTES | CT_R_INT_OFFSETS,
+CT_ALLTOALLV_STEP_ALG(tuna_hier_staggered, CT_A_BYTES | CT_R_INT_OFFSETS | CT_R_PROGRESS,
     "intra-node TuNA, then inter-node scattered with one block per step "
     "([Fan2024] IV, Alg. 2)",
     {"radix", K(2), EXPR(Q, 1), K(2),

@@ -189,6 +189,94 @@ out:
     return rc;
 }
 
+/* A request's byte view (CT_A_BYTES): the algorithm's schedule, on the
+ * call's bytes, as one step of the request's schedule; a non-contiguous
+ * side staged in memory of the request's own, packed at each start and
+ * unpacked at completion. */
+typedef struct bytes_call {
+    ct_bytes s, r;
+    MPI_Count *sarrays, *rarrays; /* byte_side's */
+    ct_sched inner;
+    MPI_Comm comm;
+} bytes_call;
+
+static int bytes_start(void *state)
+{
+    bytes_call *c = state;
+    const int rc = ct_bytes_pack(&c->s, c->comm);
+    return rc == MPI_SUCCESS ? ct_sched_start(&c->inner) : rc;
+}
+
+static int bytes_test(void *state, int *done)
+{
+    bytes_call *c = state;
+    const int rc = ct_sched_test(&c->inner, done);
+    return *done && rc == MPI_SUCCESS ? ct_bytes_unpack(&c->r, c->comm) : rc;
+}
+
+static int bytes_wait(void *state)
+{
+    bytes_call *c = state;
+    const int rc = ct_sched_wait(&c->inner);
+    return rc == MPI_SUCCESS ? ct_bytes_unpack(&c->r, c->comm) : rc;
+}
+
+static void bytes_free(void *state)
+{
+    bytes_call *c = state;
+    ct_sched_free(&c->inner);
+    free(c->sarrays);
+    free(c->rarrays);
+    ct_bytes_free(&c->s);
+    ct_bytes_free(&c->r);
+    free(c);
+}
+
+static const ct_step bytes_step = {bytes_start, bytes_test, bytes_wait, bytes_free};
+
+static int build_bytes(const ct_algorithm *alg, const long *params, const ct_alltoallv_args *a,
+                       ct_ctx *ctx, ct_sched *s)
+{
+    int rc, P = ctx->size;
+    char *sbase, *rbase;
+    ct_alltoallv_args b = *a;
+    bytes_call *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return MPI_ERR_NO_MEM;
+    c->comm = s->comm;
+    ct_sched_prepare(&c->inner, ctx, s->tag, 1);
+    CT_CALL(ct_bytes_init(&c->s, a->sendbuf, P, a->sendcounts, a->sdispls, a->sendtype, 0));
+    CT_CALL(ct_bytes_init(&c->r, a->recvbuf, P, a->recvcounts, a->rdispls, a->recvtype, 0));
+    CT_CALL(ct_bytes_alloc(&c->s));
+    CT_CALL(ct_bytes_alloc(&c->r));
+    CT_CALL(byte_side(&c->s, &c->sarrays, &b.sendcounts, &b.sdispls, &sbase));
+    CT_CALL(byte_side(&c->r, &c->rarrays, &b.recvcounts, &b.rdispls, &rbase));
+    b.sendbuf = sbase;
+    b.sendtype = MPI_BYTE;
+    b.recvbuf = rbase;
+    b.recvtype = MPI_BYTE;
+    CT_CALL(alg->build.alltoallv(&b, ctx, params, &c->inner));
+    CT_CALL(ct_sched_reserve(s, 1, 1));
+    ct_sched_step(s, &bytes_step, c,
+                  sizeof *c + c->s.staged_bytes + c->r.staged_bytes +
+                      (c->sarrays != NULL ? 2 * (size_t)P * sizeof(MPI_Count) : 0) +
+                      (c->rarrays != NULL ? 2 * (size_t)P * sizeof(MPI_Count) : 0) +
+                      ct_sched_own_bytes(&c->inner));
+    return MPI_SUCCESS;
+out:
+    bytes_free(c);
+    return rc;
+}
+
+/* An algorithm's schedule for a request: on the byte view where it needs it. */
+static int build_alg(const ct_algorithm *alg, const long *params, const ct_alltoallv_args *a,
+                     ct_ctx *ctx, ct_sched *s)
+{
+    if (alg->restrictions & CT_A_BYTES)
+        return build_bytes(alg, params, a, ctx, s);
+    return alg->build.alltoallv(a, ctx, params, s);
+}
+
 /* ------------------------------------------------------------------ */
 /* The driver                                                          */
 /* ------------------------------------------------------------------ */
@@ -330,7 +418,7 @@ out:
 /* A persistent learner's candidate (learn.h): its schedule for the call. */
 static int learn_build(const void *args, ct_ctx *ctx, const ct_adapt_cand *cand, ct_sched *s)
 {
-    return cand->alg->build.alltoallv(args, ctx, cand->params, s);
+    return build_alg(cand->alg, cand->params, args, ctx, s);
 }
 
 /* pmpi's turns of a persistent learner: the library's own persistent call. */
@@ -376,7 +464,7 @@ static int start_choice(ct_ctx *ctx, const ct_choice *ch, const ct_decide_input 
         if (rc != MPI_SUCCESS)
             goto out;
     } else {
-        CT_CALL(ch->alg->build.alltoallv(&b, ctx, ch->params, &r->sched));
+        CT_CALL(build_alg(ch->alg, ch->params, &b, ctx, &r->sched));
     }
     ctx->call_extra += ct_sched_own_bytes(&r->sched) + r->keep_bytes;
     ct_request *ready = r;

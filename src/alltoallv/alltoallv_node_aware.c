@@ -553,7 +553,7 @@ static int node_aware_uneven(const ct_alltoallv_args *a, ct_ctx *ctx, ct_shm_str
             H.gsz[d * H.Qn + j] = (int)want[w].bytes; /* <= M: fits an int */
     }
     if (H.N > 1)
-        CT_CALL(ct_tuna_hier_coalesced_inter(&H, block_count));
+        CT_CALL(ct_tuna_hier_inter_run(&H, block_count, ct_tuna_hier_coalesced_inter));
 out:
     return rc;
 }

@@ -12,12 +12,20 @@
  * (destination, local source), ready for the inter-node phase of the variant
  * (alltoallv_tuna_hier_staggered.c, alltoallv_tuna_hier_coalesced.c).
  *
+ * The inter-node phase of each variant is described as rounds of a
+ * schedule (core/sched.h), one per batch, once the intra-node phase has
+ * filled G: the sizes it forwards are known only then. The blocking call
+ * runs it at once; a request (ct_tuna_hier_build) takes the intra-node
+ * TuNA on without blocking (ct_tuna_run), then builds the batches into
+ * memory it keeps and runs them as its tests and waits find them complete.
+ *
  * Memory: G holds about (N - 1) Q blocks of M bytes (M: the largest block of
  * the call, which the decision's allreduce provides), the intra-node T at
  * most (Q - K - 1) N blocks; the node tables are O(P) integers.
  */
 #include "alltoallv/tuna_hier.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 
@@ -104,6 +112,7 @@ static size_t hier_layout(ct_tuna_hier *H, char *base, int P)
     CT_CARVE(base, off, H->tot, size_t, H->nd);
     CT_CARVE(base, off, H->blens, int, H->Q);
     CT_CARVE(base, off, H->displs, MPI_Aint, H->Q);
+    CT_CARVE(base, off, H->rtypes, MPI_Datatype, H->N);
     CT_CARVE(base, off, H->G, char, (size_t)H->nd * H->Qn * H->M);
     return off;
 }
@@ -136,6 +145,16 @@ static void hier_tables(ct_tuna_hier *H, int P)
     }
     H->d_first[H->N] = H->nd;
     memset(H->gsz, 0, (size_t)H->nd * H->Qn * sizeof(int));
+    for (int m = 0; m < H->N; m++)
+        H->rtypes[m] = MPI_DATATYPE_NULL;
+}
+
+/* Frees the receive types the inter-node phase made. */
+static void hier_free_types(ct_tuna_hier *H)
+{
+    for (int m = 0; m < H->N; m++)
+        if (H->rtypes[m] != MPI_DATATYPE_NULL)
+            (void)PMPI_Type_free(&H->rtypes[m]);
 }
 
 int ct_tuna_hier_begin(ct_tuna_hier *H, const ct_alltoallv_args *a, ct_ctx *ctx, size_t *own)
@@ -163,6 +182,33 @@ void ct_tuna_hier_tables(ct_tuna_hier *H, char *scratch)
     hier_tables(H, H->ctx->size);
 }
 
+/* The intra-node group: this node's ranks in local order (IV-A a), for
+ * H's tables (rank_of is set once they are filled). */
+static ct_tuna_group hier_group(ct_tuna_hier *H)
+{
+    return (ct_tuna_group){.arg = H, .source = hier_source, .target = hier_target,
+                           .known = hier_known, .size = H->Qn, .index = H->h, .C = H->C,
+                           .known_n = 1};
+}
+
+static void hier_group_ranks(const ct_tuna_hier *H, ct_tuna_group *grp)
+{
+    grp->rank_of = H->rank_at + H->node_start[H->n];
+    grp->known_c = H->known_c;
+}
+
+int ct_tuna_hier_inter_run(ct_tuna_hier *H, int block_count, ct_tuna_inter_fn inter)
+{
+    int rc;
+    ct_sched s;
+    ct_sched_prepare(&s, H->ctx, CT_TAG_ALLTOALLV, 0);
+    rc = inter(H, block_count, &s);
+    if (rc == MPI_SUCCESS)
+        rc = ct_sched_run(&s);
+    hier_free_types(H);
+    return rc;
+}
+
 int ct_tuna_hier_run(const ct_alltoallv_args *a, ct_ctx *ctx, int radix, int block_count,
                      ct_tuna_inter_fn inter)
 {
@@ -173,21 +219,129 @@ int ct_tuna_hier_run(const ct_alltoallv_args *a, ct_ctx *ctx, int radix, int blo
     CT_CALL(ct_tuna_hier_begin(&H, a, ctx, &own));
     if (H.M == 0)
         return MPI_SUCCESS;
-    /* The intra-node group: this node's ranks in local order (IV-A a). */
-    ct_tuna_group grp = {.arg = &H, .source = hier_source, .target = hier_target,
-                         .known = hier_known, .size = H.Qn, .index = H.h, .C = H.C};
+    ct_tuna_group grp = hier_group(&H);
     bytes = own + ct_tuna_scratch_bytes(&grp, radix);
     scratch = ct_ctx_scratch(ctx, bytes);
     if (scratch == NULL)
         CT_CALL(MPI_ERR_NO_MEM);
     ctx->call_extra += bytes;
     ct_tuna_hier_tables(&H, scratch);
-    grp.rank_of = H.rank_at + H.node_start[H.n];
-    grp.known_c = H.known_c;
-    grp.known_n = 1;
+    hier_group_ranks(&H, &grp);
     CT_CALL(ct_tuna_exchange(&grp, ctx, radix, scratch + own));
     if (H.N > 1)
-        CT_CALL(inter(&H, block_count));
+        CT_CALL(ct_tuna_hier_inter_run(&H, block_count, inter));
 out:
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* The nonblocking and persistent forms: one step                      */
+/* ------------------------------------------------------------------ */
+
+/* A request's call: its own copy of the description, tables and G, the
+ * intra-node run, and the inter-node rounds (their memory kept). */
+typedef struct hier_call {
+    ct_alltoallv_args args;
+    ct_tuna_hier H;
+    char *tables;        /* H's tables and G */
+    ct_tuna_run *run;
+    ct_sched inter;
+    ct_tuna_inter_fn build;
+    int block_count;
+    int intra_done;
+} hier_call;
+
+static int step_start(void *state)
+{
+    hier_call *c = state;
+    ct_tuna_hier *H = &c->H;
+    memset(H->gsz, 0, (size_t)H->nd * H->Qn * sizeof(int));
+    c->intra_done = 0;
+    return ct_tuna_run_start(c->run);
+}
+
+/* Takes the call on: the intra-node TuNA, then the inter-node rounds, built
+ * once G is filled. */
+static int step_advance(hier_call *c, int block, int *done)
+{
+    int rc;
+    if (!c->intra_done) {
+        rc = ct_tuna_run_advance(c->run, block, done);
+        if (!*done || rc != MPI_SUCCESS)
+            return rc;
+        c->intra_done = 1;
+        if (c->H.N > 1) {
+            CT_CALL(c->build(&c->H, c->block_count, &c->inter));
+            CT_CALL(ct_sched_start(&c->inter));
+        }
+    }
+    if (block) {
+        *done = 1;
+        return ct_sched_wait(&c->inter);
+    }
+    return ct_sched_test(&c->inter, done);
+out:
+    *done = 1;
+    return rc;
+}
+
+static int step_test(void *state, int *done) { return step_advance(state, 0, done); }
+
+static int step_wait(void *state)
+{
+    int done;
+    return step_advance(state, 1, &done);
+}
+
+static void step_free(void *state)
+{
+    hier_call *c = state;
+    if (c->tables != NULL)
+        hier_free_types(&c->H);
+    ct_tuna_run_free(c->run);
+    ct_sched_free(&c->inter);
+    free(c->tables);
+    free(c);
+}
+
+static const ct_step hier_step = {step_start, step_test, step_wait, step_free};
+
+/*
+ * What moves when: at the start, the own block and the intra-node TuNA's
+ * first digit; at each test or wait, its later digits as their messages
+ * arrive, then, once G holds what this rank forwards, the inter-node
+ * batches, each posted when the one before has completed; at completion,
+ * the last batch. M (the largest block, for G) is the decision's, agreed in
+ * the call (CT_R_INT_OFFSETS), or asked here, at the init.
+ */
+int ct_tuna_hier_build(const ct_alltoallv_args *a, ct_ctx *ctx, int radix, int block_count,
+                       ct_tuna_inter_fn inter, ct_sched *s)
+{
+    int rc;
+    size_t own;
+    hier_call *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return MPI_ERR_NO_MEM;
+    c->args = *a;
+    c->build = inter;
+    c->block_count = block_count;
+    ct_sched_prepare(&c->inter, ctx, s->tag, 1);
+    CT_CALL(ct_tuna_hier_begin(&c->H, &c->args, ctx, &own));
+    if (c->H.M == 0) { /* every block empty on every rank: nothing to do */
+        step_free(c);
+        return ct_sched_reserve(s, 1, 1);
+    }
+    ct_tuna_group grp = hier_group(&c->H);
+    c->tables = malloc(own > 0 ? own : 1);
+    if (c->tables == NULL)
+        CT_CALL(MPI_ERR_NO_MEM);
+    ct_tuna_hier_tables(&c->H, c->tables);
+    hier_group_ranks(&c->H, &grp);
+    CT_CALL(ct_tuna_run_new(&grp, s->comm, radix, s->tag, &c->run));
+    CT_CALL(ct_sched_reserve(s, 1, 1));
+    ct_sched_step(s, &hier_step, c, sizeof *c + own + ct_tuna_run_bytes(c->run));
+    return MPI_SUCCESS;
+out:
+    step_free(c);
     return rc;
 }

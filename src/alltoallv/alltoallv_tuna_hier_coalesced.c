@@ -28,16 +28,17 @@
 
 #include <string.h>
 
-/* Posts the receive of the message node m sends this rank (null when empty). */
-static int coalesced_irecv(ct_tuna_hier *H, int m, MPI_Request *req)
+/* The receive of the message node m sends this rank, appended to s (none
+ * when empty): straight into the receive buffer, through an hindexed
+ * datatype where the caller's blocks are not back to back (made once,
+ * kept in H->rtypes[m]). */
+static int coalesced_recv(ct_tuna_hier *H, int m, ct_sched *s)
 {
     int rc = MPI_SUCCESS, cnt = 0, contiguous = 1;
     const int Qm = H->node_size[m];
     const ct_alltoallv_args *a = H->a;
     MPI_Aint next = 0;
-    MPI_Datatype type = MPI_DATATYPE_NULL;
     size_t total = 0;
-    *req = MPI_REQUEST_NULL;
     /* The blocks of node m's ranks, in local order, where the caller wants them. */
     for (int j = 0; j < Qm; j++) {
         const int src = ct_tuna_hier_rank(H, m, j);
@@ -57,17 +58,15 @@ static int coalesced_irecv(ct_tuna_hier *H, int m, MPI_Request *req)
         return MPI_SUCCESS;
     const int from = ct_tuna_hier_rank(H, m, H->h % Qm);
     if (contiguous) {
-        CT_CALL(PMPI_Irecv((char *)a->recvbuf + H->displs[0], (int)total, MPI_BYTE, from,
-                           CT_TAG_ALLTOALLV, H->ctx->comm, req));
-    } else {
-        CT_CALL(PMPI_Type_create_hindexed(cnt, H->blens, H->displs, MPI_BYTE, &type));
-        CT_CALL(PMPI_Type_commit(&type));
-        CT_CALL(PMPI_Irecv(a->recvbuf, 1, type, from, CT_TAG_ALLTOALLV, H->ctx->comm, req));
+        ct_sched_recv(s, (char *)a->recvbuf + H->displs[0], (MPI_Count)total, MPI_BYTE, from);
+        return MPI_SUCCESS;
     }
+    if (H->rtypes[m] == MPI_DATATYPE_NULL) {
+        CT_CALL(PMPI_Type_create_hindexed(cnt, H->blens, H->displs, MPI_BYTE, &H->rtypes[m]));
+        CT_CALL(PMPI_Type_commit(&H->rtypes[m]));
+    }
+    ct_sched_recv(s, a->recvbuf, 1, H->rtypes[m], from);
 out:
-    /* A pending receive keeps its datatype alive (MPI_Type_free semantics). */
-    if (type != MPI_DATATYPE_NULL)
-        PMPI_Type_free(&type);
     return rc;
 }
 
@@ -88,30 +87,27 @@ static void coalesced_compact(ct_tuna_hier *H)
     }
 }
 
-int ct_tuna_hier_coalesced_inter(ct_tuna_hier *H, int block_count)
+/* G compacted, then a round per batch of block_count node offsets: the
+ * receives from the nodes k ahead, the sends to the nodes k behind. */
+int ct_tuna_hier_coalesced_inter(ct_tuna_hier *H, int block_count, ct_sched *s)
 {
-    int rc = MPI_SUCCESS;
+    int rc;
     const int N = H->N, n = H->n, steps = N - 1;
     const int bc = block_count < steps ? block_count : steps;
-    const int per = (H->Q + H->Qn - 1) / H->Qn; /* most D entries on one node */
-    MPI_Request *reqs = ct_ctx_requests(H->ctx, bc * (1 + per));
-    if (reqs == NULL)
-        return MPI_ERR_NO_MEM;
+    CT_CALL(ct_sched_reserve(s, steps + H->nd, (steps + bc - 1) / bc));
     coalesced_compact(H);
     for (int first = 1; first <= steps; first += bc) {
         const int last = first + bc <= steps + 1 ? first + bc : steps + 1;
-        int nreq = 0;
+        ct_sched_round(s, 0);
         for (int k = first; k < last; k++) /* from the node k ahead (Alg. 3 line 22) */
-            CT_CALL(coalesced_irecv(H, (n + k) % N, &reqs[nreq++]));
+            CT_CALL(coalesced_recv(H, (n + k) % N, s));
         for (int k = first; k < last; k++) { /* to the node k behind (Alg. 3 line 26) */
             const int m = (n - k + N) % N;
             for (int d = H->d_first[m]; d < H->d_first[m + 1]; d++)
                 if (H->tot[d] > 0)
-                    CT_CALL(PMPI_Isend(ct_tuna_hier_gblock(H, d, 0), (int)H->tot[d], MPI_BYTE,
-                                       H->d_rank[d], CT_TAG_ALLTOALLV, H->ctx->comm,
-                                       &reqs[nreq++]));
+                    ct_sched_send(s, ct_tuna_hier_gblock(H, d, 0), (MPI_Count)H->tot[d],
+                                  MPI_BYTE, H->d_rank[d]);
         }
-        CT_CALL(PMPI_Waitall(nreq, reqs, MPI_STATUSES_IGNORE));
     }
 out:
     return rc;
@@ -122,4 +118,11 @@ int ct_alltoallv_tuna_hier_coalesced(const ct_alltoallv_args *a, ct_ctx *ctx,
 {
     return ct_tuna_hier_run(a, ctx, (int)params[0], (int)params[1],
                             ct_tuna_hier_coalesced_inter);
+}
+
+int ct_alltoallv_tuna_hier_coalesced_build(const ct_alltoallv_args *a, ct_ctx *ctx,
+                                           const long *params, ct_sched *s)
+{
+    return ct_tuna_hier_build(a, ctx, (int)params[0], (int)params[1],
+                              ct_tuna_hier_coalesced_inter, s);
 }

@@ -23,42 +23,38 @@
  */
 #include "alltoallv/tuna_hier.h"
 
-static int staggered_inter(ct_tuna_hier *H, int block_count)
+/* A round per batch of block_count steps: the receives of its steps, each
+ * straight into the receive buffer, then its sends from G. */
+static int staggered_inter(ct_tuna_hier *H, int block_count, ct_sched *s)
 {
-    int rc = MPI_SUCCESS;
+    int rc;
     const ct_alltoallv_args *a = H->a;
     const int N = H->N, n = H->n, Q = H->Q, Qn = H->Qn, steps = (N - 1) * Q;
     const int bc = block_count < steps ? block_count : steps;
-    const int per = (Q + Qn - 1) / Qn; /* most D entries on one node */
-    MPI_Request *reqs = ct_ctx_requests(H->ctx, bc * (1 + per));
-    if (reqs == NULL)
-        return MPI_ERR_NO_MEM;
+    CT_CALL(ct_sched_reserve(s, steps + H->nd * Qn, (steps + bc - 1) / bc));
     for (int first = 0; first < steps; first += bc) {
         const int last = first + bc < steps ? first + bc : steps;
-        int nreq = 0;
-        for (int s = first; s < last; s++) { /* Alg. 2 lines 3-9 */
-            const int k = 1 + s / Q, j = s % Q, m = (n + k) % N;
+        ct_sched_round(s, 0);
+        for (int st = first; st < last; st++) { /* Alg. 2 lines 3-9 */
+            const int k = 1 + st / Q, j = st % Q, m = (n + k) % N;
             if (j >= H->node_size[m])
                 continue;
             const int src = ct_tuna_hier_rank(H, m, j);
-            const int count = (int)ct_vec_at(&a->recvcounts, src); /* byte view: int */
+            const MPI_Count count = ct_vec_at(&a->recvcounts, src); /* byte view */
             if (count > 0)
-                CT_CALL(PMPI_Irecv((char *)a->recvbuf + ct_vec_at(&a->rdispls, src), count,
-                                   MPI_BYTE, ct_tuna_hier_rank(H, m, H->h % H->node_size[m]),
-                                   CT_TAG_ALLTOALLV, H->ctx->comm, &reqs[nreq++]));
+                ct_sched_recv(s, (char *)a->recvbuf + ct_vec_at(&a->rdispls, src), count,
+                              MPI_BYTE, ct_tuna_hier_rank(H, m, H->h % H->node_size[m]));
         }
-        for (int s = first; s < last; s++) { /* Alg. 2 lines 10-16 */
-            const int k = 1 + s / Q, j = s % Q, m = (n - k + N) % N;
+        for (int st = first; st < last; st++) { /* Alg. 2 lines 10-16 */
+            const int k = 1 + st / Q, j = st % Q, m = (n - k + N) % N;
             if (j >= Qn)
                 continue;
             for (int d = H->d_first[m]; d < H->d_first[m + 1]; d++) {
                 const int b = H->gsz[d * Qn + j];
                 if (b > 0)
-                    CT_CALL(PMPI_Isend(ct_tuna_hier_gblock(H, d, j), b, MPI_BYTE, H->d_rank[d],
-                                       CT_TAG_ALLTOALLV, H->ctx->comm, &reqs[nreq++]));
+                    ct_sched_send(s, ct_tuna_hier_gblock(H, d, j), b, MPI_BYTE, H->d_rank[d]);
             }
         }
-        CT_CALL(PMPI_Waitall(nreq, reqs, MPI_STATUSES_IGNORE));
     }
 out:
     return rc;
@@ -68,4 +64,10 @@ int ct_alltoallv_tuna_hier_staggered(const ct_alltoallv_args *a, ct_ctx *ctx,
                                      const long *params)
 {
     return ct_tuna_hier_run(a, ctx, (int)params[0], (int)params[1], staggered_inter);
+}
+
+int ct_alltoallv_tuna_hier_staggered_build(const ct_alltoallv_args *a, ct_ctx *ctx,
+                                           const long *params, ct_sched *s)
+{
+    return ct_tuna_hier_build(a, ctx, (int)params[0], (int)params[1], staggered_inter, s);
 }

@@ -39,6 +39,7 @@ typedef struct ct_tuna_hier {
     size_t *tot;       /* [nd] scratch for the inter-node phase */
     int *blens;        /* [Q] */
     MPI_Aint *displs;  /* [Q] */
+    MPI_Datatype *rtypes; /* [N] coalesced: node m's message as it lands, made once (or null) */
 } ct_tuna_hier;
 
 static inline int ct_tuna_hier_rank(const ct_tuna_hier *H, int m, int l)
@@ -52,12 +53,23 @@ static inline char *ct_tuna_hier_gblock(const ct_tuna_hier *H, int d, int j)
     return H->G + ((size_t)d * H->Qn + j) * H->M;
 }
 
-/* The inter-node phase of a variant, run after the intra-node phase. */
-typedef int (*ct_tuna_inter_fn)(ct_tuna_hier *H, int block_count);
+/* The inter-node phase of a variant, described once G is filled (after the
+ * intra-node phase: the sizes of what it forwards are known only then) as
+ * the rounds of s (core/sched.h), which it reserves: one round per batch. */
+typedef int (*ct_tuna_inter_fn)(ct_tuna_hier *H, int block_count, ct_sched *s);
 
-/* Node tables, intra-node TuNA with radix, then inter(H, block_count). */
+/* Node tables, intra-node TuNA with radix, then inter(H, block_count) run
+ * to completion: the blocking call. */
 int ct_tuna_hier_run(const ct_alltoallv_args *a, ct_ctx *ctx, int radix, int block_count,
                      ct_tuna_inter_fn inter);
+/* The same as one step of a request's schedule s, made here once with
+ * memory of its own: at each start the intra-node TuNA (ct_tuna_run), then
+ * the inter-node rounds, built into a schedule whose memory is kept. */
+int ct_tuna_hier_build(const ct_alltoallv_args *a, ct_ctx *ctx, int radix, int block_count,
+                       ct_tuna_inter_fn inter, ct_sched *s);
+/* The inter-node phase alone, blocking (node_aware's lanes): built in a
+ * buffer of the context and run; the receive types made for it freed. */
+int ct_tuna_hier_inter_run(ct_tuna_hier *H, int block_count, ct_tuna_inter_fn inter);
 
 /* The parts of ct_tuna_hier_run an intra-node phase of its own needs:
  * begin() finds M (H->M == 0: every block is empty, nothing to do) and the
@@ -67,6 +79,6 @@ int ct_tuna_hier_begin(ct_tuna_hier *H, const ct_alltoallv_args *a, ct_ctx *ctx,
 void ct_tuna_hier_tables(ct_tuna_hier *H, char *scratch);
 
 /* The inter-node phase of coalesced TuNA_l^g (Algorithm 3), for G filled. */
-int ct_tuna_hier_coalesced_inter(ct_tuna_hier *H, int block_count);
+int ct_tuna_hier_coalesced_inter(ct_tuna_hier *H, int block_count, ct_sched *s);
 
 #endif

@@ -51,10 +51,13 @@ int ct_sched_reserve(ct_sched *s, int max_ops, int max_rounds)
 {
     const size_t bytes = sched_bytes(max_ops, max_rounds);
     char *mem;
-    if (s->own) {
-        free(s->owned);
-        mem = s->owned = malloc(bytes);
-        s->owned_bytes = mem != NULL ? bytes : 0;
+    if (s->own) { /* kept when large enough: a schedule built again at each start */
+        if (bytes > s->owned_bytes) {
+            free(s->owned);
+            s->owned = malloc(bytes);
+            s->owned_bytes = s->owned != NULL ? bytes : 0;
+        }
+        mem = s->owned;
     } else if (bytes <= s->offered_bytes) {
         mem = s->offered;
     } else {
@@ -65,6 +68,7 @@ int ct_sched_reserve(ct_sched *s, int max_ops, int max_rounds)
     s->max_ops = max_ops;
     s->max_rounds = max_rounds;
     s->nops = s->nrounds = 0;
+    s->overflow = 0;
     s->ops = (ct_op *)mem;
     s->rounds = (ct_round *)(mem + ops_bytes(max_ops));
     s->reqs = (MPI_Request *)(mem + ops_bytes(max_ops) + rounds_bytes(max_rounds));
@@ -276,10 +280,11 @@ int ct_sched_start(ct_sched *s)
                          __LINE__);
         return MPI_ERR_INTERN;
     }
-    int rc = MPI_SUCCESS;
+    int rc;
     s->round = 0;
-    if (s->nrounds > 0)
-        rc = round_begin(s);
+    if (s->nrounds == 0) /* nothing to move */
+        return MPI_SUCCESS;
+    rc = round_begin(s);
     /* Rounds of copies alone (the own block) need no completion: the first
      * round with messages starts now, not at the first test. */
     while (rc == MPI_SUCCESS && s->nreqs == 0 && !s->rounds[s->round].step &&

@@ -109,7 +109,8 @@ static inline void ct_sched_offer(ct_sched *s, void *mem, size_t bytes)
     s->offered_bytes = bytes;
 }
 /* A builder's first step: room for at most max_ops operations in at most
- * max_rounds rounds. */
+ * max_rounds rounds (its own memory is kept when large enough: a schedule
+ * may be built again, at each start of a request, with no allocation). */
 int ct_sched_reserve(ct_sched *s, int max_ops, int max_rounds);
 /* Bytes of memory s holds of its own (its steps' states too). */
 size_t ct_sched_own_bytes(const ct_sched *s);

@@ -23,6 +23,20 @@ for P in $nps; do
     check_run "nbc P=$P every algorithm" \
         with_env COLTUNE_FALLBACK=error TEST_FILTER=test_every_algorithm -- run_mpi "$P" "$prog"
 done
+# The hierarchical TuNA on emulated nodes (ranks dealt in blocks, and
+# round-robin: nodes of unequal size), small blocks and large.
+hier=tuna_hier_coalesced,tuna_hier_staggered
+if [ "${CT_TEST_QUICK:-0}" = 1 ]; then nodes_nps=7; else nodes_nps="7 13"; fi
+for P in ${CT_TEST_NP_NODES:-$nodes_nps}; do
+    for ppn in 2 3:cyclic; do
+        check_run "nbc P=$P COLTUNE_PPN=$ppn ($hier)" \
+            with_env COLTUNE_PPN="$ppn" COLTUNE_FALLBACK=error TEST_ALGS="$hier" \
+            TEST_FILTER=test_every_algorithm -- run_mpi "$P" "$prog"
+    done
+    check_run "nbc P=$P COLTUNE_PPN=3 ($hier) large blocks" \
+        with_env COLTUNE_PPN=3 COLTUNE_FALLBACK=error TEST_ALGS="$hier" \
+        TEST_FILTER=test_large_blocks -- run_mpi "$P" "$prog"
+done
 # Blocks of up to 80 KB: TuNA's large rounds (sizes and data apart), the
 # window in rounds.
 for P in ${CT_TEST_NP:-4 7}; do
