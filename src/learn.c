@@ -6,6 +6,7 @@
 #include "core/log.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* ------------------------------------------------------------------ */
 /* pmpi's turns: the MPI library's persistent request, as a step        */
@@ -165,4 +166,15 @@ int ct_learn_plan(ct_request *r, ct_ctx *ctx, struct ct_learner *l, const void *
 out:
     learn_free(ls);
     return rc;
+}
+
+int ct_learn_schedule(ct_request *r, ct_ctx *ctx, struct ct_learner *learner,
+                      const ct_choice *ch, const void *args, const void *fwd_args,
+                      const ct_learn_ops *ops)
+{
+    if (learner != NULL)
+        return ct_learn_plan(r, ctx, learner, args, fwd_args, ops);
+    ct_adapt_cand chosen = {.alg = ch->alg};
+    memcpy(chosen.params, ch->params, sizeof chosen.params);
+    return ops->build(args, ctx, &chosen, &r->sched);
 }

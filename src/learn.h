@@ -21,6 +21,7 @@
 
 #include "core/request.h"
 #include "select/adapt.h"
+#include "select/decide.h"
 
 /* What a collective's driver gives: a candidate's schedule for the call
  * (args as the request keeps them), and the MPI library's persistent
@@ -36,5 +37,12 @@ typedef struct ct_learn_ops {
  * request made from fwd_args (the call as the application made it). */
 int ct_learn_plan(ct_request *r, ct_ctx *ctx, struct ct_learner *l, const void *args,
                   const void *fwd_args, const ct_learn_ops *ops);
+
+/* A request's schedule, as every driver makes it: with learner (r's from
+ * now, even on failure), the learning step above; else the chosen
+ * algorithm's schedule, built by ops on args. */
+int ct_learn_schedule(ct_request *r, ct_ctx *ctx, struct ct_learner *learner,
+                      const ct_choice *ch, const void *args, const void *fwd_args,
+                      const ct_learn_ops *ops);
 
 #endif

@@ -368,16 +368,12 @@ static int start_allgather(ct_ctx *ctx, const ct_choice *ch, const ct_decide_inp
     if (learner == NULL && ch->alg->build.allgather == NULL)
         return ch->alg->run.allgather(a, ctx, ch->params);
     CT_CALL(request_new(ctx, a->comm, a->persistent, &b.sendtype, &b.recvtype, &r));
-    if (learner != NULL) {
-        fwd.sendtype = b.sendtype;
-        fwd.recvtype = b.recvtype;
-        rc = ct_learn_plan(r, ctx, learner, &b, &fwd, &ag_learn_ops);
-        learner = NULL; /* the request's, or freed */
-        if (rc != MPI_SUCCESS)
-            goto out;
-    } else {
-        CT_CALL(ch->alg->build.allgather(&b, ctx, ch->params, &r->sched));
-    }
+    fwd.sendtype = b.sendtype; /* a learner's pmpi turns: the request's datatypes */
+    fwd.recvtype = b.recvtype;
+    rc = ct_learn_schedule(r, ctx, learner, ch, &b, &fwd, &ag_learn_ops);
+    learner = NULL; /* the request's, or freed */
+    if (rc != MPI_SUCCESS)
+        goto out;
     CT_CALL(request_go(ctx, &r, a->request));
 out:
     ct_adapt_release(learner);
@@ -395,16 +391,12 @@ static int start_allgatherv(ct_ctx *ctx, const ct_choice *ch, const ct_decide_in
     if (learner == NULL && ch->alg->build.allgatherv == NULL)
         return ch->alg->run.allgatherv(a, ctx, ch->params);
     CT_CALL(request_new(ctx, a->comm, a->persistent, &b.sendtype, &b.recvtype, &r));
-    if (learner != NULL) {
-        fwd.sendtype = b.sendtype;
-        fwd.recvtype = b.recvtype;
-        rc = ct_learn_plan(r, ctx, learner, &b, &fwd, &agv_learn_ops);
-        learner = NULL; /* the request's, or freed */
-        if (rc != MPI_SUCCESS)
-            goto out;
-    } else {
-        CT_CALL(ch->alg->build.allgatherv(&b, ctx, ch->params, &r->sched));
-    }
+    fwd.sendtype = b.sendtype; /* a learner's pmpi turns: the request's datatypes */
+    fwd.recvtype = b.recvtype;
+    rc = ct_learn_schedule(r, ctx, learner, ch, &b, &fwd, &agv_learn_ops);
+    learner = NULL; /* the request's, or freed */
+    if (rc != MPI_SUCCESS)
+        goto out;
     CT_CALL(request_go(ctx, &r, a->request));
 out:
     ct_adapt_release(learner);

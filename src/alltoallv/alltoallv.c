@@ -452,20 +452,16 @@ static int start_choice(ct_ctx *ctx, const ct_choice *ch, const ct_decide_input 
     CT_CALL(request_args(r, a, ctx->size, &b));
     b.msg_size = in->have_facts ? in->facts.msg_size : -1;
     ct_sched_prepare(&r->sched, ctx, tag, 1);
-    if (learner != NULL) {
-        /* pmpi's turns: the call as made, with the request's own datatypes
-         * (the application may free its own after the init) */
-        ct_alltoallv_args fwd = *a;
-        fwd.recvtype = b.recvtype;
-        if (a->sendbuf != MPI_IN_PLACE)
-            fwd.sendtype = b.sendtype;
-        rc = ct_learn_plan(r, ctx, learner, &b, &fwd, &learn_ops);
-        learner = NULL; /* the request's, or freed */
-        if (rc != MPI_SUCCESS)
-            goto out;
-    } else {
-        CT_CALL(build_alg(ch->alg, ch->params, &b, ctx, &r->sched));
-    }
+    /* a learner's pmpi turns: the call as made, with the request's own
+     * datatypes (the application may free its own after the init) */
+    ct_alltoallv_args fwd = *a;
+    fwd.recvtype = b.recvtype;
+    if (a->sendbuf != MPI_IN_PLACE)
+        fwd.sendtype = b.sendtype;
+    rc = ct_learn_schedule(r, ctx, learner, ch, &b, &fwd, &learn_ops);
+    learner = NULL; /* the request's, or freed */
+    if (rc != MPI_SUCCESS)
+        goto out;
     ctx->call_extra += ct_sched_own_bytes(&r->sched) + r->keep_bytes;
     ct_request *ready = r;
     r = NULL; /* the application's now, or freed */
