@@ -178,8 +178,9 @@ CT_ALLTOALLV_STEP_ALG(shm, CT_R_SHARED_MEMORY | CT_L_WARM_UP,
     {"large", K(0), K(1L << 30), K(49152),
      "blocks of at least this many bytes go point-to-point, copied once by "
      "the MPI library instead of twice through the window (0: none)", CT_RANGE})
-CT_ALLTOALLV_ALG(node_aware,
-                 CT_A_BYTES | CT_R_NODE_SHARED_MEMORY | CT_L_ACROSS_NODES | CT_L_WARM_UP,
+CT_ALLTOALLV_STEP_ALG(node_aware,
+                      CT_A_BYTES | CT_R_NODE_SHARED_MEMORY | CT_R_PROGRESS | CT_L_ACROSS_NODES |
+                          CT_L_WARM_UP,
     "each node gathers its blocks per destination through its shared-memory "
     "window, then coalesced messages between ranks of equal local index "
     "(every rank, or a few leaders that deliver through the window): TuNA "

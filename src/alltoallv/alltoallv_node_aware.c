@@ -32,6 +32,14 @@
  *     the largest block (its buffer G) and for int offsets (its messages);
  *     where some offset exceeds an int, TuNA (radix 2) serves the call.
  *
+ * One description of a call (na_call, below) serves every form: its phases
+ * (the intra-node exchange, the lane's TuNA or Algorithm 3's batches, the
+ * delivery) run at once in a blocking call and, for the nonblocking and
+ * persistent forms, as a job of the node's window (ct_shm_job, as shm's
+ * calls): the window is the call's from its round 0 to its delivery, so the
+ * calls on it run one at a time, in the order they started; a blocking call
+ * first completes those started before it.
+ *
  * The window spans a node's ranks: real nodes, or emulated ones
  * (COLTUNE_PPN) when the whole communicator shares memory
  * (CT_R_NODE_SHARED_MEMORY). If some node cannot set up its window, every
@@ -45,12 +53,40 @@
 #include "core/copy.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The context buffers of the lanes' G and of the stash. */
-static const ct_ctx_buf_key buf_lane = {"node_aware lane"}, buf_stash = {"node_aware stash"};
+/* The buffers of the lanes' G and of the stash: the context's (a blocking
+ * call) or a request's own, kept from start to start. */
+enum { MEM_LANE, MEM_STASH, NMEM };
+static const ct_ctx_buf_key buf_key[NMEM] = {{"node_aware lane"}, {"node_aware stash"}};
+
+typedef struct own_mem {
+    char *p[NMEM];
+    size_t cap[NMEM];
+} own_mem;
+
+/* Buffer which of at least bytes (contents kept), own's or ctx's; NULL on failure. */
+static char *mem_buffer(ct_ctx *ctx, own_mem *own, int which, size_t bytes)
+{
+    if (own == NULL)
+        return ct_ctx_buffer(ctx, &buf_key[which], bytes);
+    if (bytes > own->cap[which]) {
+        char *p = realloc(own->p[which], bytes);
+        if (p == NULL)
+            return NULL;
+        own->p[which] = p;
+        own->cap[which] = bytes;
+    }
+    return own->p[which];
+}
+
+static size_t mem_size(const ct_ctx *ctx, const own_mem *own, int which)
+{
+    return own == NULL ? ct_ctx_buffer_size(ctx, &buf_key[which]) : own->cap[which];
+}
 
 /* The node's window: a node communicator (ranks in local order) and its
  * window, created by the first call (collectively over ctx->comm). */
@@ -123,10 +159,11 @@ typedef struct stash {
     int nomem;           /* a chunk could not be allocated */
 } stash;
 
-static void stash_open(stash *st, ct_ctx *ctx)
+static void stash_open(stash *st, ct_ctx *ctx, own_mem *own)
 {
-    st->base = ct_ctx_buffer(ctx, &buf_stash, 1);
-    st->cap = st->base != NULL ? ct_ctx_buffer_size(ctx, &buf_stash) : 0;
+    *st = (stash){0};
+    st->base = mem_buffer(ctx, own, MEM_STASH, 1);
+    st->cap = st->base != NULL ? mem_size(ctx, own, MEM_STASH) : 0;
 }
 
 static char *stash_put(stash *st, size_t bytes)
@@ -156,7 +193,7 @@ static char *stash_put(stash *st, size_t bytes)
     return p;
 }
 
-static void stash_close(stash *st, ct_ctx *ctx)
+static void stash_close(stash *st, ct_ctx *ctx, own_mem *own)
 {
     while (st->chunks != NULL) {
         stash_chunk *next = st->chunks->next;
@@ -164,13 +201,15 @@ static void stash_close(stash *st, ct_ctx *ctx)
         st->chunks = next;
     }
     if (st->spilled > 0) /* room for the next call (no harm if it fails) */
-        (void)ct_ctx_buffer(ctx, &buf_stash, st->used + st->spilled);
-    ctx->call_extra += st->used + st->spilled;
+        (void)mem_buffer(ctx, own, MEM_STASH, st->used + st->spilled);
+    if (own == NULL)
+        ctx->call_extra += st->used + st->spilled;
 }
 
 typedef struct lanes {
     const ct_alltoallv_args *a;
     ct_ctx *ctx;
+    own_mem *own;      /* a request's buffers; NULL: the context's */
     ct_shm_stream *s;
     int N, n, h, Q;
     int leaders;       /* L, ranks per node that exchange between nodes */
@@ -190,8 +229,9 @@ typedef struct lanes {
 
 static int lane_rank(const lanes *L, int m, int l) { return L->rank_at[m * L->Q + l]; }
 
-/* Lays out the tables and the TuNA engine's scratch in base (NULL:
- * measures only); returns the bytes. */
+/* Lays out the tables and the TuNA engine's scratch (none with grp NULL:
+ * a request's lane has its own) in base (NULL: measures only); returns the
+ * bytes. */
 static size_t lanes_layout(lanes *L, char *base, const ct_tuna_group *grp, int radix,
                            char **engine)
 {
@@ -205,7 +245,8 @@ static size_t lanes_layout(lanes *L, char *base, const ct_tuna_group *grp, int r
     CT_CARVE(base, off, L->piece, ct_shm_piece, later * (Q + 1));
     CT_CARVE(base, off, L->sizes, uint64_t, later * Q);
     CT_CARVE(base, off, L->want3, ct_shm_want, L->leaders < L->Q ? N : 0);
-    CT_CARVE(base, off, *engine, char, S > 0 ? ct_tuna_scratch_bytes(grp, radix) : 0);
+    const size_t engine_bytes = S > 0 && grp != NULL ? ct_tuna_scratch_bytes(grp, radix) : 0;
+    CT_CARVE(base, off, *engine, char, engine_bytes);
     return off;
 }
 
@@ -260,12 +301,13 @@ static int lanes_place(void *arg, ct_shm_want *want, int nwant, size_t rounds)
     for (int w = 0; w < nwant; w++)
         if (want[w].deferred)
             bytes += want[w].bytes;
-    G = ct_ctx_buffer(L->ctx, &buf_lane, bytes > 0 ? bytes : 1);
+    G = mem_buffer(L->ctx, L->own, MEM_LANE, bytes > 0 ? bytes : 1);
     if (G == NULL) {
         L->unplaced = 1;
         return MPI_ERR_NO_MEM;
     }
-    L->ctx->call_extra += bytes;
+    if (L->own == NULL)
+        L->ctx->call_extra += bytes;
     for (int w = 0; w < nwant; w++) {
         if (!want[w].deferred)
             continue;
@@ -393,73 +435,6 @@ static int delivery_unpack(const lanes *L, int nw)
     return truncated ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
 }
 
-/* The delivery phase, on every rank of the node; lane_rc is how the lane
- * exchange went on this rank (a leader that failed still takes part, so
- * that its node learns it). */
-static int delivery(lanes *L, int lane_rc)
-{
-    int rc, nw = 0;
-    ct_shm_out *out = L->s->out;
-    const ct_shm_place place = {lanes_place, L};
-    for (int b = 0; b < L->ctx->size; b++)
-        out[b] = (ct_shm_out){0};
-    if (lane_rc == MPI_SUCCESS && L->S > 1)
-        delivery_out(L, out);
-    if (L->h >= L->leaders)
-        nw = delivery_wants(L);
-    rc = ct_shm_stream_run(L->s, out, lane_rc, L->want3, nw, NULL, &place);
-    if (lane_rc != MPI_SUCCESS || rc != MPI_SUCCESS)
-        return lane_rc != MPI_SUCCESS ? lane_rc : rc;
-    return delivery_unpack(L, nw);
-}
-
-static int node_aware_lanes(const ct_alltoallv_args *a, ct_ctx *ctx, ct_shm_stream *s,
-                            int radix, int leaders)
-{
-    int local_rc = MPI_ERR_NO_MEM, nw = 0, rc1, rc, lane_rc = MPI_SUCCESS;
-    const ct_topo *topo = &ctx->topo;
-    lanes L = {.a = a, .ctx = ctx, .s = s, .N = topo->N, .n = topo->node,
-               .h = topo->local_rank, .Q = topo->Q};
-    L.leaders = leaders < L.Q ? leaders : L.Q;
-    /* h, h + L, h + 2L, ... < Q: ceil((Q - h) / L) of them on a leader */
-    L.S = L.h < L.leaders ? (L.Q - L.h + L.leaders - 1) / L.leaders : 0;
-    ct_tuna_group grp = {.size = L.N, .index = L.n, .C = L.S * L.Q, .known_c = 0,
-                         .known_n = L.Q, .arg = &L, .source = lane_source,
-                         .target = lane_target, .known = lane_known};
-    const ct_shm_place place = {lanes_place, &L};
-    char *engine = NULL;
-    const size_t bytes = lanes_layout(&L, NULL, &grp, radix, &engine);
-    char *scratch = ct_ctx_scratch(ctx, bytes);
-    if (scratch != NULL) {
-        lanes_layout(&L, scratch, &grp, radix, &engine);
-        lanes_tables(&L);
-        stream_out(a, ctx->size, s->out);
-        nw = lanes_wants(&L);
-        local_rc = MPI_SUCCESS;
-    }
-    ctx->call_extra += bytes + ct_shm_stream_bytes(ctx->size);
-    rc1 = ct_shm_stream_run(s, s->out, local_rc, scratch != NULL ? L.want : NULL, nw, NULL,
-                            &place);
-    /* An error in round 0 reached every rank of the node, and all stop here.
-     * A block too long for this rank's buffer, or deferred blocks it could not
-     * place, are this rank's alone: it goes on, so that no rank waits for it. */
-    if ((rc1 != MPI_SUCCESS && rc1 != MPI_ERR_TRUNCATE && !L.unplaced) || L.N == 1)
-        return rc1;
-    if (L.S > 0) {
-        grp.rank_of = L.rank_of;
-        stash_open(&L.st, ctx);
-        /* without its blocks a leader cannot take part: its lane waits, as
-         * when the engine's own buffers fail */
-        lane_rc = L.unplaced ? MPI_ERR_NO_MEM : ct_tuna_exchange(&grp, ctx, radix, engine);
-        if (L.st.nomem)
-            lane_rc = MPI_ERR_NO_MEM;
-    }
-    rc = L.leaders < L.Q ? delivery(&L, lane_rc) : lane_rc;
-    if (L.S > 0)
-        stash_close(&L.st, ctx);
-    return rc1 != MPI_SUCCESS ? rc1 : rc;
-}
-
 /* ------------------------------------------------------------------ */
 /* Nodes of different sizes: Algorithm 3 between them                  */
 /* ------------------------------------------------------------------ */
@@ -512,48 +487,281 @@ static int stream_wants(const ct_tuna_hier *H, ct_shm_want *want)
     return nw;
 }
 
-static int node_aware_uneven(const ct_alltoallv_args *a, ct_ctx *ctx, ct_shm_stream *s,
-                             int block_count)
+/* ------------------------------------------------------------------ */
+/* A call, blocking or a request's                                     */
+/* ------------------------------------------------------------------ */
+
+/* Where a call is. */
+enum { PH_INTRA, PH_LANE, PH_LANE_END, PH_DELIVERY, PH_INTER, PH_DONE };
+
+/*
+ * One call on either path: the lanes (equal nodes) or Algorithm 3 between
+ * nodes of different sizes (uneven). A blocking call runs its phases at
+ * once on the context's buffers; a request (ct_alltoallv_node_aware_build)
+ * holds its own and runs them as a job of the window's queue: the intra-node
+ * exchange, then the lane's TuNA or the inter-node batches, then the
+ * delivery, all while the window is this call's.
+ */
+typedef struct na_call {
+    ct_alltoallv_args args; /* a request's own copy of the description */
+    const ct_alltoallv_args *a;
+    ct_ctx *ctx;
+    ct_shm_stream *s;
+    int request;     /* a request's: its own memory, its lane a ct_tuna_run */
+    int uneven;
+    int radix, block_count;
+    lanes L;
+    ct_tuna_group grp;
+    char *engine;    /* a blocking call's lane scratch */
+    ct_tuna_run *run; /* a request's lane */
+    ct_tuna_hier H;   /* uneven */
+    ct_sched inter;   /* uneven, a request's inter-node batches (memory kept) */
+    ct_shm_out *out;  /* uneven: this rank's stream, and its wants */
+    ct_shm_want *want;
+    char *tables;     /* a request's tables (lanes or H) and plan */
+    own_mem mem;      /* a request's G and stash */
+    ct_shm_place place;
+    ct_shm_xchg xchg;
+    int local_rc, nw, phase, rc1, lane_rc, rc;
+    ct_shm_job job;
+} na_call;
+
+/* Lanes: the call's start: tables, this rank's stream, its wants, round 0
+ * published. */
+static void lanes_begin(na_call *c, int blocking)
 {
-    int rc, fits;
+    lanes *L = &c->L;
+    L->unplaced = 0;
+    c->nw = 0;
+    if (c->local_rc == MPI_SUCCESS) {
+        lanes_tables(L);
+        stream_out(c->a, c->ctx->size, c->s->out);
+        c->nw = lanes_wants(L);
+    }
+    c->place = (ct_shm_place){lanes_place, L};
+    ct_shm_stream_begin(&c->xchg, c->s, c->s->out, c->local_rc,
+                        c->local_rc == MPI_SUCCESS ? L->want : NULL, c->nw, &c->place, blocking);
+}
+
+/* Uneven: the same for Algorithm 3's intra-node phase. */
+static void uneven_begin(na_call *c, int blocking)
+{
+    c->nw = 0;
+    if (c->local_rc == MPI_SUCCESS) {
+        stream_out(c->a, c->ctx->size, c->out);
+        c->nw = stream_wants(&c->H, c->want);
+    }
+    ct_shm_stream_begin(&c->xchg, c->s, c->out, c->local_rc, c->want, c->nw, NULL, blocking);
+}
+
+static void call_begin(na_call *c, int blocking)
+{
+    c->phase = PH_INTRA;
+    c->rc1 = c->lane_rc = c->rc = MPI_SUCCESS;
+    if (c->uneven)
+        uneven_begin(c, blocking);
+    else
+        lanes_begin(c, blocking);
+}
+
+/* The delivery phase's start (L < Q), on every rank of the node; lane_rc is
+ * how the lane exchange went on this rank (a leader that failed still
+ * takes part, so that its node learns it). */
+static void delivery_begin(na_call *c)
+{
+    lanes *L = &c->L;
+    ct_shm_out *out = c->s->out;
+    for (int b = 0; b < c->ctx->size; b++)
+        out[b] = (ct_shm_out){0};
+    if (c->lane_rc == MPI_SUCCESS && L->S > 1)
+        delivery_out(L, out);
+    c->nw = L->h >= L->leaders ? delivery_wants(L) : 0;
+    c->place = (ct_shm_place){lanes_place, L};
+    ct_shm_stream_begin(&c->xchg, c->s, out, c->lane_rc, L->want3, c->nw, &c->place,
+                        !c->request);
+}
+
+/* The lane exchange's start, after the intra-node phase (rc1). */
+static void lane_begin(na_call *c)
+{
+    lanes *L = &c->L;
+    c->phase = PH_LANE_END;
+    if (L->S == 0)
+        return;
+    stash_open(&L->st, c->ctx, c->request ? &c->mem : NULL);
+    /* without its blocks a leader cannot take part: its lane waits, as
+     * when the engine's own buffers fail */
+    if (L->unplaced) {
+        c->lane_rc = MPI_ERR_NO_MEM;
+    } else if (!c->request) {
+        c->grp.rank_of = L->rank_of;
+        c->lane_rc = ct_tuna_exchange(&c->grp, c->ctx, c->radix, c->engine);
+    } else {
+        c->lane_rc = ct_tuna_run_start(c->run);
+        c->phase = c->lane_rc == MPI_SUCCESS ? PH_LANE : PH_LANE_END;
+    }
+}
+
+/* Uneven: the G block sizes the inter-node phase sends (stream_wants'
+ * order), then its batches. */
+static int inter_begin(na_call *c)
+{
+    ct_tuna_hier *H = &c->H;
+    for (int t = 0, w = 0; t < H->Qn; t++) {
+        const int j = c->want[w].member;
+        w++; /* its block for this rank */
+        for (int d = 0; d < H->nd; d++, w++)
+            H->gsz[d * H->Qn + j] = (int)c->want[w].bytes; /* <= M: fits an int */
+    }
+    if (H->N == 1)
+        return MPI_SUCCESS;
+    if (!c->request)
+        return ct_tuna_hier_inter_run(H, c->block_count, ct_tuna_hier_coalesced_inter);
+    int rc = ct_tuna_hier_coalesced_inter(H, c->block_count, &c->inter);
+    return rc == MPI_SUCCESS ? ct_sched_start(&c->inter) : rc;
+}
+
+/* The call's end on the lanes path: its stash freed, its error class. */
+static void lanes_end(na_call *c, int rc)
+{
+    if (c->L.S > 0)
+        stash_close(&c->L.st, c->ctx, c->request ? &c->mem : NULL);
+    c->rc = c->rc1 != MPI_SUCCESS ? c->rc1 : rc;
+    c->phase = PH_DONE;
+}
+
+/* Takes the call on, phase by phase: blocking, to its end; else as far as it
+ * goes without waiting. Returns its error class once *done. */
+static int call_advance(na_call *c, int block, int *done)
+{
+    int rc, xdone;
+    lanes *L = &c->L;
+    while (c->phase != PH_DONE) {
+        switch (c->phase) {
+        case PH_INTRA:
+            rc = ct_shm_stream_advance(&c->xchg, NULL, block, &xdone);
+            if (!xdone)
+                goto wait;
+            c->rc1 = rc;
+            if (c->uneven) {
+                c->rc = rc == MPI_SUCCESS ? inter_begin(c) : rc;
+                c->phase = c->rc == MPI_SUCCESS && c->request && c->H.N > 1 ? PH_INTER : PH_DONE;
+            } else if ((rc != MPI_SUCCESS && rc != MPI_ERR_TRUNCATE && !L->unplaced) ||
+                       L->N == 1) {
+                /* An error in round 0 reached every rank of the node, and all
+                 * stop here. A block too long for this rank's buffer, or
+                 * deferred blocks it could not place, are this rank's alone:
+                 * it goes on, so that no rank waits for it. */
+                c->rc = rc;
+                c->phase = PH_DONE;
+            } else {
+                lane_begin(c);
+            }
+            break;
+        case PH_LANE:
+            rc = ct_tuna_run_advance(c->run, block, &xdone);
+            if (!xdone)
+                goto wait;
+            c->lane_rc = rc;
+            c->phase = PH_LANE_END;
+            break;
+        case PH_LANE_END:
+            if (L->S > 0 && L->st.nomem)
+                c->lane_rc = MPI_ERR_NO_MEM;
+            if (L->leaders < L->Q) {
+                delivery_begin(c);
+                c->phase = PH_DELIVERY;
+            } else {
+                lanes_end(c, c->lane_rc);
+            }
+            break;
+        case PH_DELIVERY:
+            rc = ct_shm_stream_advance(&c->xchg, NULL, block, &xdone);
+            if (!xdone)
+                goto wait;
+            if (c->lane_rc == MPI_SUCCESS && rc == MPI_SUCCESS)
+                rc = delivery_unpack(L, c->nw);
+            lanes_end(c, c->lane_rc != MPI_SUCCESS ? c->lane_rc : rc);
+            break;
+        default: /* PH_INTER */
+            if (block) {
+                xdone = 1;
+                rc = ct_sched_wait(&c->inter);
+            } else {
+                rc = ct_sched_test(&c->inter, &xdone);
+            }
+            if (!xdone && rc == MPI_SUCCESS)
+                goto wait;
+            c->rc = rc;
+            c->phase = PH_DONE;
+            break;
+        }
+    }
+    *done = 1;
+    return c->rc;
+wait:
+    *done = 0;
+    return MPI_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* The blocking call                                                   */
+/* ------------------------------------------------------------------ */
+
+static int node_aware_lanes(na_call *c, int leaders)
+{
+    ct_ctx *ctx = c->ctx;
+    const ct_topo *topo = &ctx->topo;
+    lanes *L = &c->L;
+    int done;
+    *L = (lanes){.a = c->a, .ctx = ctx, .s = c->s, .N = topo->N, .n = topo->node,
+                 .h = topo->local_rank, .Q = topo->Q};
+    L->leaders = leaders < L->Q ? leaders : L->Q;
+    /* h, h + L, h + 2L, ... < Q: ceil((Q - h) / L) of them on a leader */
+    L->S = L->h < L->leaders ? (L->Q - L->h + L->leaders - 1) / L->leaders : 0;
+    c->grp = (ct_tuna_group){.size = L->N, .index = L->n, .C = L->S * L->Q, .known_c = 0,
+                             .known_n = L->Q, .arg = L, .source = lane_source,
+                             .target = lane_target, .known = lane_known};
+    const size_t bytes = lanes_layout(L, NULL, &c->grp, c->radix, &c->engine);
+    char *scratch = ct_ctx_scratch(ctx, bytes);
+    c->local_rc = scratch != NULL ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    if (scratch != NULL)
+        lanes_layout(L, scratch, &c->grp, c->radix, &c->engine);
+    ctx->call_extra += bytes + ct_shm_stream_bytes(ctx->size);
+    call_begin(c, 1);
+    return call_advance(c, 1, &done);
+}
+
+static int node_aware_uneven(na_call *c)
+{
+    int rc, fits, done;
+    ct_ctx *ctx = c->ctx;
     const int P = ctx->size;
-    ct_tuna_hier H;
     size_t own, M;
-    CT_CALL(uneven_agree(a, ctx, &M, &fits));
+    CT_CALL(uneven_agree(c->a, ctx, &M, &fits));
     if (!fits) /* on every rank: TuNA needs no int offsets */
-        return ct_alltoallv_tuna(a, ctx, (const long[]){2});
-    ct_alltoallv_args b = *a;
-    b.msg_size = (long)M; /* what ct_tuna_hier_begin would ask for */
-    CT_CALL(ct_tuna_hier_begin(&H, &b, ctx, &own));
-    if (H.M == 0)
+        return ct_alltoallv_tuna(c->a, ctx, (const long[]){2});
+    c->args = *c->a;
+    c->args.msg_size = (long)M; /* what ct_tuna_hier_begin would ask for */
+    CT_CALL(ct_tuna_hier_begin(&c->H, &c->args, ctx, &own));
+    if (c->H.M == 0)
         return MPI_SUCCESS;
     char *scratch = ct_ctx_scratch(ctx, own);
-    const size_t nwant = (size_t)H.Qn * (1 + (size_t)H.nd);
-    ct_shm_out *out = NULL;
-    ct_shm_want *want = NULL;
-    int local_rc = MPI_ERR_NO_MEM, nw = 0;
+    const size_t nwant = (size_t)c->H.Qn * (1 + (size_t)c->H.nd);
+    c->local_rc = MPI_ERR_NO_MEM;
     if (scratch != NULL) {
-        ct_tuna_hier_tables(&H, scratch);
-        out = ct_ctx_buffer(ctx, &ct_buf_shm_plan,
-                            (size_t)P * sizeof *out + nwant * sizeof *want);
+        ct_tuna_hier_tables(&c->H, scratch);
+        c->out = ct_ctx_buffer(ctx, &ct_buf_shm_plan,
+                               (size_t)P * sizeof *c->out + nwant * sizeof *c->want);
     }
-    if (out != NULL) {
-        want = (ct_shm_want *)(out + P);
-        stream_out(a, P, out);
-        nw = stream_wants(&H, want);
-        local_rc = MPI_SUCCESS;
+    if (c->out != NULL) {
+        c->want = (ct_shm_want *)(c->out + P);
+        c->local_rc = MPI_SUCCESS;
     }
     ctx->call_extra += own + ct_shm_stream_bytes(P);
-    CT_CALL(ct_shm_stream_run(s, out, local_rc, want, nw, NULL, NULL));
-    /* The G block sizes the inter-node phase sends (stream_wants' order). */
-    for (int t = 0, w = 0; t < H.Qn; t++) {
-        const int j = want[w].member;
-        w++; /* its block for this rank */
-        for (int d = 0; d < H.nd; d++, w++)
-            H.gsz[d * H.Qn + j] = (int)want[w].bytes; /* <= M: fits an int */
-    }
-    if (H.N > 1)
-        CT_CALL(ct_tuna_hier_inter_run(&H, block_count, ct_tuna_hier_coalesced_inter));
+    c->uneven = 1;
+    call_begin(c, 1);
+    rc = call_advance(c, 1, &done);
 out:
     return rc;
 }
@@ -561,14 +769,175 @@ out:
 int ct_alltoallv_node_aware(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params)
 {
     int rc;
-    const int radix = (int)params[0], block_count = (int)params[1], leaders = (int)params[2];
-    ct_shm_stream *s;
-    CT_CALL(node_window(ctx, &s));
-    if (s == NULL) /* some node has no window: every rank comes here */
+    na_call c = {.a = a, .ctx = ctx, .radix = (int)params[0], .block_count = (int)params[1]};
+    CT_CALL(node_window(ctx, &c.s));
+    if (c.s == NULL) /* some node has no window: every rank comes here */
         return ct_alltoallv_tuna(a, ctx, (const long[]){2});
+    if (!ct_shm_stream_idle(c.s)) /* the nonblocking calls started before this one */
+        ct_shm_stream_progress(c.s, NULL, 1);
     if (ctx->topo.uniform)
-        return node_aware_lanes(a, ctx, s, radix, leaders);
-    return node_aware_uneven(a, ctx, s, block_count);
+        return node_aware_lanes(&c, (int)params[2]);
+    return node_aware_uneven(&c);
+out:
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* The nonblocking and persistent forms: one step, a job of the window */
+/* ------------------------------------------------------------------ */
+
+static na_call *call_of(ct_shm_job *job)
+{
+    return (na_call *)((char *)job - offsetof(na_call, job));
+}
+
+static void job_begin(ct_shm_job *job) { call_begin(call_of(job), 0); }
+
+static int job_advance(ct_shm_job *job, int *done) { return call_advance(call_of(job), 0, done); }
+
+static int step_start(void *state)
+{
+    na_call *c = state;
+    ct_shm_stream_enqueue(c->s, &c->job);
+    return MPI_SUCCESS;
+}
+
+static int step_test(void *state, int *done)
+{
+    na_call *c = state;
+    *done = ct_shm_stream_progress(c->s, &c->job, 0);
+    return *done ? c->job.rc : MPI_SUCCESS;
+}
+
+static int step_wait(void *state)
+{
+    na_call *c = state;
+    ct_shm_stream_progress(c->s, &c->job, 1);
+    return c->job.rc;
+}
+
+static void step_free(void *state)
+{
+    na_call *c = state;
+    if (c->uneven && c->tables != NULL)
+        ct_tuna_hier_free_types(&c->H);
+    ct_sched_free(&c->inter);
+    ct_tuna_run_free(c->run);
+    for (int m = 0; m < NMEM; m++)
+        free(c->mem.p[m]);
+    free(c->tables);
+    free(c);
+}
+
+static const ct_step na_step = {step_start, step_test, step_wait, step_free};
+
+/* A request's lanes: tables of its own, its lane a ct_tuna_run. */
+static int lanes_plan(na_call *c, int leaders, size_t *bytes)
+{
+    ct_ctx *ctx = c->ctx;
+    const ct_topo *topo = &ctx->topo;
+    lanes *L = &c->L;
+    *L = (lanes){.a = c->a, .ctx = ctx, .own = &c->mem, .s = c->s, .N = topo->N,
+                 .n = topo->node, .h = topo->local_rank, .Q = topo->Q};
+    L->leaders = leaders < L->Q ? leaders : L->Q;
+    L->S = L->h < L->leaders ? (L->Q - L->h + L->leaders - 1) / L->leaders : 0;
+    *bytes = lanes_layout(L, NULL, NULL, c->radix, &c->engine);
+    c->tables = malloc(*bytes > 0 ? *bytes : 1);
+    if (c->tables == NULL)
+        return MPI_ERR_NO_MEM;
+    lanes_layout(L, c->tables, NULL, c->radix, &c->engine);
+    lanes_tables(L);
+    if (L->S == 0)
+        return MPI_SUCCESS;
+    const ct_tuna_group grp = {.size = L->N, .index = L->n, .C = L->S * L->Q, .known_c = 0,
+                               .known_n = L->Q, .arg = L, .rank_of = L->rank_of,
+                               .source = lane_source, .target = lane_target,
+                               .known = lane_known};
+    return ct_tuna_run_new(&grp, c->inter.comm, c->radix, c->inter.tag, &c->run);
+}
+
+/* A request's Algorithm 3: M and whether offsets fit agreed here, at the
+ * init (one allreduce, as the blocking call's), tables, G and plan of its
+ * own. *fallback: offsets that exceed an int, served by TuNA. */
+static int uneven_plan(na_call *c, size_t *bytes, int *fallback)
+{
+    int rc, fits;
+    size_t own, M;
+    const int P = c->ctx->size;
+    CT_CALL(uneven_agree(&c->args, c->ctx, &M, &fits));
+    *fallback = !fits;
+    if (!fits)
+        return MPI_SUCCESS;
+    c->args.msg_size = (long)M;
+    CT_CALL(ct_tuna_hier_begin(&c->H, &c->args, c->ctx, &own));
+    if (c->H.M == 0)
+        return MPI_SUCCESS;
+    const size_t nwant = (size_t)c->H.Qn * (1 + (size_t)c->H.nd);
+    const size_t plan = (size_t)P * sizeof *c->out + nwant * sizeof *c->want;
+    *bytes = own + plan;
+    c->tables = malloc(*bytes);
+    if (c->tables == NULL)
+        CT_CALL(MPI_ERR_NO_MEM);
+    ct_tuna_hier_tables(&c->H, c->tables);
+    c->out = (ct_shm_out *)(c->tables + own);
+    c->want = (ct_shm_want *)(c->out + P);
+    c->uneven = 1;
+out:
+    return rc;
+}
+
+/*
+ * What moves when: at the start, the request joins the window's queue and,
+ * once the window is its own, publishes its stream (round 0) into it; at
+ * each test or wait, it reads what its node published, then runs the
+ * lane's TuNA (or Algorithm 3's batches between nodes of different sizes)
+ * and the delivery through the window as their messages arrive; at
+ * completion, the last lane digit or batch and the delivered blocks. The
+ * window is the call's from its round 0 to its delivery, so the calls on
+ * it run one at a time, in the order they started (as shm's). Made with
+ * memory of its own: a persistent request's later starts allocate nothing.
+ */
+int ct_alltoallv_node_aware_build(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params,
+                                  ct_sched *s)
+{
+    int rc, fallback = 0;
+    size_t bytes = 0;
+    ct_shm_stream *win;
+    CT_CALL(node_window(ctx, &win));
+    if (win == NULL) /* some node has no window: every rank comes here */
+        return ct_alltoallv_tuna_build(a, ctx, (const long[]){2}, s);
+    na_call *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return MPI_ERR_NO_MEM;
+    c->args = *a;
+    c->a = &c->args;
+    c->ctx = ctx;
+    c->s = win;
+    c->request = 1;
+    c->radix = (int)params[0];
+    c->block_count = (int)params[1];
+    c->job = (ct_shm_job){.begin = job_begin, .advance = job_advance};
+    ct_sched_prepare(&c->inter, ctx, s->tag, 1);
+    if (ctx->topo.uniform)
+        rc = lanes_plan(c, (int)params[2], &bytes);
+    else
+        rc = uneven_plan(c, &bytes, &fallback);
+    if (rc != MPI_SUCCESS || fallback || (c->uneven == 0 && !ctx->topo.uniform)) {
+        step_free(c);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (fallback) /* on every rank alike */
+            return ct_alltoallv_tuna_build(a, ctx, (const long[]){2}, s);
+        return ct_sched_reserve(s, 1, 1); /* every block empty on every rank */
+    }
+    rc = ct_sched_reserve(s, 1, 1);
+    if (rc != MPI_SUCCESS) {
+        step_free(c);
+        return rc;
+    }
+    ct_sched_step(s, &na_step, c,
+                  sizeof *c + bytes + (c->run != NULL ? ct_tuna_run_bytes(c->run) : 0));
+    return MPI_SUCCESS;
 out:
     return rc;
 }

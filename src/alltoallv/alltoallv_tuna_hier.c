@@ -149,8 +149,7 @@ static void hier_tables(ct_tuna_hier *H, int P)
         H->rtypes[m] = MPI_DATATYPE_NULL;
 }
 
-/* Frees the receive types the inter-node phase made. */
-static void hier_free_types(ct_tuna_hier *H)
+void ct_tuna_hier_free_types(ct_tuna_hier *H)
 {
     for (int m = 0; m < H->N; m++)
         if (H->rtypes[m] != MPI_DATATYPE_NULL)
@@ -205,7 +204,7 @@ int ct_tuna_hier_inter_run(ct_tuna_hier *H, int block_count, ct_tuna_inter_fn in
     rc = inter(H, block_count, &s);
     if (rc == MPI_SUCCESS)
         rc = ct_sched_run(&s);
-    hier_free_types(H);
+    ct_tuna_hier_free_types(H);
     return rc;
 }
 
@@ -297,7 +296,7 @@ static void step_free(void *state)
 {
     hier_call *c = state;
     if (c->tables != NULL)
-        hier_free_types(&c->H);
+        ct_tuna_hier_free_types(&c->H);
     ct_tuna_run_free(c->run);
     ct_sched_free(&c->inter);
     free(c->tables);

@@ -67,6 +67,8 @@ int ct_tuna_hier_run(const ct_alltoallv_args *a, ct_ctx *ctx, int radix, int blo
  * the inter-node rounds, built into a schedule whose memory is kept. */
 int ct_tuna_hier_build(const ct_alltoallv_args *a, ct_ctx *ctx, int radix, int block_count,
                        ct_tuna_inter_fn inter, ct_sched *s);
+/* Frees the receive types the inter-node phase made (H->rtypes). */
+void ct_tuna_hier_free_types(ct_tuna_hier *H);
 /* The inter-node phase alone, blocking (node_aware's lanes): built in a
  * buffer of the context and run; the receive types made for it freed. */
 int ct_tuna_hier_inter_run(ct_tuna_hier *H, int block_count, ct_tuna_inter_fn inter);

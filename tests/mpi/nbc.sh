@@ -23,20 +23,44 @@ for P in $nps; do
     check_run "nbc P=$P every algorithm" \
         with_env COLTUNE_FALLBACK=error TEST_FILTER=test_every_algorithm -- run_mpi "$P" "$prog"
 done
-# The hierarchical TuNA on emulated nodes (ranks dealt in blocks, and
-# round-robin: nodes of unequal size), small blocks and large.
-hier=tuna_hier_coalesced,tuna_hier_staggered
+# The hierarchical algorithms on emulated nodes (ranks dealt in blocks, and
+# round-robin: nodes of unequal size), small blocks and large; node_aware
+# on equal nodes (its lanes, and leaders that deliver) too, and with a small
+# window (several rounds, its blocks placed after round 0), and completing
+# in every completion call, blocking node_aware calls between.
+# (Runs of more ranks than CT_TEST_MAXNP are left out: MPICH, which spins
+# when oversubscribed and refuses these algorithms their nonblocking form.)
+hier=tuna_hier_coalesced,tuna_hier_staggered,node_aware
+maxnp=${CT_TEST_MAXNP:-64}
 if [ "${CT_TEST_QUICK:-0}" = 1 ]; then nodes_nps=7; else nodes_nps="7 13"; fi
 for P in ${CT_TEST_NP_NODES:-$nodes_nps}; do
+    [ "$P" -le "$maxnp" ] || continue
     for ppn in 2 3:cyclic; do
         check_run "nbc P=$P COLTUNE_PPN=$ppn ($hier)" \
             with_env COLTUNE_PPN="$ppn" COLTUNE_FALLBACK=error TEST_ALGS="$hier" \
             TEST_FILTER=test_every_algorithm -- run_mpi "$P" "$prog"
     done
-    check_run "nbc P=$P COLTUNE_PPN=3 ($hier) large blocks" \
-        with_env COLTUNE_PPN=3 COLTUNE_FALLBACK=error TEST_ALGS="$hier" \
-        TEST_FILTER=test_large_blocks -- run_mpi "$P" "$prog"
 done
+if [ 7 -le "$maxnp" ]; then
+    check_run "nbc P=7 COLTUNE_PPN=3 ($hier) large blocks" \
+        with_env COLTUNE_PPN=3 COLTUNE_FALLBACK=error TEST_ALGS="$hier" \
+        TEST_FILTER=test_large_blocks -- run_mpi 7 "$prog"
+fi
+if [ 8 -le "$maxnp" ]; then
+    for ppn in 2 4:cyclic; do
+        check_run "nbc P=8 COLTUNE_PPN=$ppn node_aware" \
+            with_env COLTUNE_PPN="$ppn" COLTUNE_FALLBACK=error TEST_ALGS=node_aware \
+            TEST_FILTER=test_every_algorithm -- run_mpi 8 "$prog"
+    done
+    check_run "nbc P=8 COLTUNE_PPN=4 node_aware, a window of 256 bytes, large blocks" \
+        with_env COLTUNE_PPN=4 COLTUNE_SHM_WINDOW=256 COLTUNE_FALLBACK=error \
+        TEST_ALGS=node_aware TEST_FILTER=test_large_blocks -- run_mpi 8 "$prog"
+    for leaders in 1 4; do
+        check_run "nbc P=8 COLTUNE_PPN=4 completion calls, node_aware:leaders=$leaders" \
+            with_env COLTUNE_PPN=4 COLTUNE_IALLTOALLV=node_aware:leaders=$leaders \
+            COLTUNE_ALLTOALLV=node_aware TEST_FILTER='test_req_*' -- run_mpi 8 "$prog"
+    done
+fi
 # Blocks of up to 80 KB: TuNA's large rounds (sizes and data apart), the
 # window in rounds.
 for P in ${CT_TEST_NP:-4 7}; do

@@ -294,7 +294,8 @@ static int check_alltoall(const char *spec, int count, int inplace, int form)
 static int refused_here(const char *spec)
 {
 #ifdef MPICH_VERSION
-    static const char *const names[] = {"pairwise", "scattered", "multipair_", "tuna"};
+    static const char *const names[] = {"pairwise", "scattered", "multipair_", "tuna",
+                                        "node_aware"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strncmp(spec, names[i], strlen(names[i])) == 0)
             return 1;
@@ -332,7 +333,7 @@ static void test_every_algorithm(void **state)
     th_topology(&Q, &N);
     const int n = th_algorithm_specs("ialltoallv", th_size(), Q, N, &specs);
     if (getenv("TEST_ALGS") == NULL)
-        assert_true(n >= 11); /* pmpi and the ten that split */
+        assert_true(n >= 12); /* pmpi and the eleven that split */
     for (int s = 0; s < n; s++) {
         /* Open MPI 4.1's own MPI_Ialltoallv in place (libnbc) leaves a rank
          * whose only block is its own hanging in its next nonblocking
