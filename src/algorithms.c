@@ -189,9 +189,9 @@ static const ct_algorithm registry[] = {
           .build.alltoallv = ct_alltoallv_##name##_build, __VA_ARGS__)
 #include "coll_list.h"
 #define CT_ALLGATHER_INTER_ALG(name, r, summary, summary_v, ...)                            \
-    ENTRY(CT_COLL_ALLGATHER_INTER, name, r, summary,                                        \
+    ENTRY(CT_COLL_ALLGATHER_INTER, name, BLOCKING(r), summary,                              \
           .run.allgather = ct_allgather_inter_##name, __VA_ARGS__)                          \
-    ENTRY(CT_COLL_ALLGATHERV_INTER, name, r, summary_v,                                     \
+    ENTRY(CT_COLL_ALLGATHERV_INTER, name, BLOCKING(r), summary_v,                           \
           .run.allgatherv = ct_allgatherv_inter_##name, __VA_ARGS__)
 #include "coll_list.h"
     ENTRY(CT_COLL_IALLGATHER_INTER, pmpi, 0,

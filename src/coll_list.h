@@ -214,7 +214,7 @@ CT_ALLTOALLV_STEP_ALG(node_aware,
 CT_ALLGATHER_INTER_ALG(pmpi, 0,
     "forward to PMPI_Allgather (the library's root gathering, [Kang2019] section 3.1)",
     "forward to PMPI_Allgatherv (the library's root gathering, [Kang2019] section 3.1)")
-CT_ALLGATHER_INTER_ALG(segmented, CT_A_BYTES | CT_R_INT_OFFSETS,
+CT_ALLGATHER_INTER_SPLIT_ALG(segmented, CT_A_BYTES | CT_R_INT_OFFSETS | CT_R_PROGRESS,
     "larger group's blocks whole to one partner, smaller group's blocks cut "
     "into segments over the larger group, then one intra-group allgather(v) "
     "per group ([Kang2019] Alg. 1)",

@@ -46,6 +46,12 @@ typedef struct ct_ag_plan {
     int linear;  /* intra-group step: 0 PMPI_Allgather(v), 1 all segments posted at once */
 } ct_ag_plan;
 
+struct ct_sched;
+/* The exchange as two rounds of s (core/sched.h): this rank's pieces and
+ * its segment, then the intra-group step (a blocking call's may be the MPI
+ * library's allgather; a request's is point-to-point). */
+int ct_ag_segmented_build(ct_ctx *ctx, const ct_ag_plan *plan, struct ct_sched *s);
+/* The blocking call: the same, built and run to completion. */
 int ct_ag_segmented_exchange(ct_ctx *ctx, const ct_ag_plan *plan);
 
 /*

@@ -108,9 +108,9 @@ static unsigned allgatherv_device(const void *args, const ct_ctx *ctx)
 /* The byte views of a call (ct_bytes): this rank's block, and the remote
  * group's blocks back to back (a stream: in place where a contiguous type's
  * blocks already lie so). */
-static int views(ct_ctx *ctx, ct_bytes *s, const void *sendbuf, MPI_Count sendcount,
-                 MPI_Datatype sendtype, ct_bytes *r, void *recvbuf, ct_vec recvcounts,
-                 ct_vec displs, MPI_Datatype recvtype)
+static int views_init(ct_ctx *ctx, ct_bytes *s, const void *sendbuf, MPI_Count sendcount,
+                      MPI_Datatype sendtype, ct_bytes *r, void *recvbuf, ct_vec recvcounts,
+                      ct_vec displs, MPI_Datatype recvtype)
 {
     int rc;
     CT_CALL(ct_bytes_init(s, sendbuf, 1, ct_vec_linear(sendcount, 0), ct_vec_linear(0, 0),
@@ -118,9 +118,28 @@ static int views(ct_ctx *ctx, ct_bytes *s, const void *sendbuf, MPI_Count sendco
     CT_CALL(ct_bytes_init(r, recvbuf, ctx->remote_size, recvcounts, displs, recvtype, 1));
     CT_CALL(ct_bytes_alloc(s));
     CT_CALL(ct_bytes_alloc(r));
-    CT_CALL(ct_bytes_pack(s, ctx->comm));
 out:
     return rc;
+}
+
+/* The same, the send block packed: a blocking call's. */
+static int views(ct_ctx *ctx, ct_bytes *s, const void *sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, ct_bytes *r, void *recvbuf, ct_vec recvcounts,
+                 ct_vec displs, MPI_Datatype recvtype)
+{
+    int rc = views_init(ctx, s, sendbuf, sendcount, sendtype, r, recvbuf, recvcounts, displs,
+                        recvtype);
+    return rc == MPI_SUCCESS ? ct_bytes_pack(s, ctx->comm) : rc;
+}
+
+/* An Allgatherv's stream: its blocks' byte counts, back to back
+ * (counts[nremote + j] the displacements). */
+static void stream_counts(const ct_bytes *r, int nremote, int *counts)
+{
+    for (int j = 0, K = 0; j < nremote; K += counts[j], j++) {
+        counts[j] = (int)ct_bytes_len(r, j);
+        counts[nremote + j] = K; /* the stream's blocks are back to back */
+    }
 }
 
 /* The views' bytes and staging: unpacked, counted, freed. */
@@ -167,10 +186,7 @@ static int run_allgatherv(ct_ctx *ctx, const ct_choice *ch, const ct_decide_inpu
                             : views(ctx, &s, a->sendbuf, a->sendcount, a->sendtype, &r,
                                     a->recvbuf, a->recvcounts, a->displs, a->recvtype);
     if (rc == MPI_SUCCESS) {
-        for (int j = 0, K = 0; j < nremote; K += counts[j], j++) {
-            counts[j] = (int)ct_bytes_len(&r, j);
-            displs[j] = K; /* the stream's blocks are back to back */
-        }
+        stream_counts(&r, nremote, counts);
         ct_allgatherv_args b = *a;
         b.sendbuf = ct_bytes_block(&s, 0);
         b.sendcount = (int)ct_bytes_len(&s, 0);
@@ -325,15 +341,138 @@ static int request_go(ct_ctx *ctx, ct_request **r, MPI_Request *request)
     return ct_request_go(ready, request);
 }
 
-/* A persistent learner's candidates (learn.h): their schedules for the
- * call, and pmpi's turns as the library's own persistent call. */
+/* A request's byte view (CT_A_BYTES): the algorithm's schedule on the
+ * call's bytes, as one step of the request's schedule; staging of the
+ * request's own, the send block packed at each start and the stream
+ * unpacked at completion. */
+typedef struct bytes_call {
+    ct_bytes s, r;
+    int *counts; /* an Allgatherv's stream: [2 nremote] counts, displacements */
+    ct_sched inner;
+    MPI_Comm comm;
+} bytes_call;
+
+static int bytes_start(void *state)
+{
+    bytes_call *c = state;
+    const int rc = ct_bytes_pack(&c->s, c->comm);
+    return rc == MPI_SUCCESS ? ct_sched_start(&c->inner) : rc;
+}
+
+static int bytes_test(void *state, int *done)
+{
+    bytes_call *c = state;
+    const int rc = ct_sched_test(&c->inner, done);
+    return *done && rc == MPI_SUCCESS ? ct_bytes_unpack(&c->r, c->comm) : rc;
+}
+
+static int bytes_wait(void *state)
+{
+    bytes_call *c = state;
+    const int rc = ct_sched_wait(&c->inner);
+    return rc == MPI_SUCCESS ? ct_bytes_unpack(&c->r, c->comm) : rc;
+}
+
+static void bytes_free(void *state)
+{
+    bytes_call *c = state;
+    ct_sched_free(&c->inner);
+    free(c->counts);
+    ct_bytes_free(&c->s);
+    ct_bytes_free(&c->r);
+    free(c);
+}
+
+static const ct_step bytes_step = {bytes_start, bytes_test, bytes_wait, bytes_free};
+
+static bytes_call *bytes_new(ct_ctx *ctx, const ct_sched *s)
+{
+    bytes_call *c = calloc(1, sizeof *c);
+    if (c != NULL) {
+        c->comm = s->comm;
+        ct_sched_prepare(&c->inner, ctx, s->tag, 1);
+    }
+    return c;
+}
+
+/* The step into s, which owns c from here. */
+static int bytes_done(bytes_call *c, ct_sched *s, int nremote)
+{
+    int rc = ct_sched_reserve(s, 1, 1);
+    if (rc != MPI_SUCCESS) {
+        bytes_free(c);
+        return rc;
+    }
+    ct_sched_step(s, &bytes_step, c,
+                  sizeof *c + c->s.staged_bytes + c->r.staged_bytes +
+                      (c->counts != NULL ? 2 * (size_t)nremote * sizeof(int) : 0) +
+                      ct_sched_own_bytes(&c->inner));
+    return MPI_SUCCESS;
+}
+
+static int ag_build_bytes(const ct_adapt_cand *cand, const ct_allgather_args *a, ct_ctx *ctx,
+                          ct_sched *s)
+{
+    int rc;
+    bytes_call *c = bytes_new(ctx, s);
+    if (c == NULL)
+        return MPI_ERR_NO_MEM;
+    CT_CALL(views_init(ctx, &c->s, a->sendbuf, a->sendcount, a->sendtype, &c->r, a->recvbuf,
+                       ct_vec_linear(a->recvcount, 0), ct_vec_linear(0, a->recvcount),
+                       a->recvtype));
+    ct_allgather_args b = *a;
+    b.sendbuf = ct_bytes_block(&c->s, 0);
+    b.sendcount = (int)ct_bytes_len(&c->s, 0);
+    b.recvbuf = ct_bytes_stream(&c->r);
+    b.recvcount = (int)ct_bytes_len(&c->r, 0);
+    b.sendtype = b.recvtype = MPI_BYTE;
+    CT_CALL(cand->alg->build.allgather(&b, ctx, cand->params, &c->inner));
+    return bytes_done(c, s, ctx->remote_size);
+out:
+    bytes_free(c);
+    return rc;
+}
+
+static int agv_build_bytes(const ct_adapt_cand *cand, const ct_allgatherv_args *a, ct_ctx *ctx,
+                           ct_sched *s)
+{
+    int rc;
+    const int nremote = ctx->remote_size;
+    bytes_call *c = bytes_new(ctx, s);
+    if (c == NULL)
+        return MPI_ERR_NO_MEM;
+    CT_ALLOC(c->counts, 2 * (size_t)(nremote > 0 ? nremote : 1) * sizeof(int));
+    CT_CALL(views_init(ctx, &c->s, a->sendbuf, a->sendcount, a->sendtype, &c->r, a->recvbuf,
+                       a->recvcounts, a->displs, a->recvtype));
+    stream_counts(&c->r, nremote, c->counts);
+    ct_allgatherv_args b = *a;
+    b.sendbuf = ct_bytes_block(&c->s, 0);
+    b.sendcount = (int)ct_bytes_len(&c->s, 0);
+    b.recvbuf = ct_bytes_stream(&c->r);
+    b.recvcounts = ct_vec_int(c->counts);
+    b.displs = ct_vec_int(c->counts + nremote);
+    b.sendtype = b.recvtype = MPI_BYTE;
+    CT_CALL(cand->alg->build.allgatherv(&b, ctx, cand->params, &c->inner));
+    return bytes_done(c, s, nremote);
+out:
+    bytes_free(c);
+    return rc;
+}
+
+/* A request's candidates and chosen algorithm (learn.h): their schedules
+ * for the call (on the byte view where they need it), and pmpi's turns as
+ * the library's own persistent call. */
 static int ag_learn_build(const void *args, ct_ctx *ctx, const ct_adapt_cand *c, ct_sched *s)
 {
+    if (c->alg->restrictions & CT_A_BYTES)
+        return ag_build_bytes(c, args, ctx, s);
     return c->alg->build.allgather(args, ctx, c->params, s);
 }
 
 static int agv_learn_build(const void *args, ct_ctx *ctx, const ct_adapt_cand *c, ct_sched *s)
 {
+    if (c->alg->restrictions & CT_A_BYTES)
+        return agv_build_bytes(c, args, ctx, s);
     return c->alg->build.allgatherv(args, ctx, c->params, s);
 }
 
@@ -356,8 +495,7 @@ static const ct_learn_ops agv_learn_ops = {agv_learn_build, agv_learn_forward_in
 
 /* The chosen algorithm's schedule as a request (pmpi forwards the call); a
  * persistent call under COLTUNE_ADAPT, its learner's (learn.h), whose pmpi
- * turns get the request's datatypes. No algorithm that splits takes the
- * byte view (CT_A_BYTES) yet: the schedules run on the user's datatypes. */
+ * turns get the request's datatypes. */
 static int start_allgather(ct_ctx *ctx, const ct_choice *ch, const ct_decide_input *in)
 {
     int rc;

@@ -30,8 +30,10 @@
  * the packed form, rounded to cache lines (CT_SEG_ALIGN, segments.h).
  */
 #include "allgather_inter/ag_exchange.h"
+#include "core/sched.h"
 
-int ct_allgather_inter_segmented(const ct_allgather_args *a, ct_ctx *ctx, const long *params)
+/* Algorithm 1's plan: from values both groups know. */
+static ct_ag_plan plan_of(const ct_allgather_args *a, const ct_ctx *ctx, const long *params)
 {
     const size_t k_local = (size_t)a->sendcount, k_remote = (size_t)a->recvcount;
     ct_ag_plan plan = {
@@ -50,5 +52,21 @@ int ct_allgather_inter_segmented(const ct_allgather_args *a, ct_ctx *ctx, const 
         .ordered = 0,
         .linear = (int)params[0],
     };
+    return plan;
+}
+
+int ct_allgather_inter_segmented(const ct_allgather_args *a, ct_ctx *ctx, const long *params)
+{
+    const ct_ag_plan plan = plan_of(a, ctx, params);
     return ct_ag_segmented_exchange(ctx, &plan);
+}
+
+/* The nonblocking and persistent forms: the same two rounds; at the start
+ * this rank's pieces and its segment's receives, at each test or wait the
+ * intra-group round once they have completed. */
+int ct_allgather_inter_segmented_build(const ct_allgather_args *a, ct_ctx *ctx,
+                                       const long *params, ct_sched *s)
+{
+    const ct_ag_plan plan = plan_of(a, ctx, params);
+    return ct_ag_segmented_build(ctx, &plan, s);
 }

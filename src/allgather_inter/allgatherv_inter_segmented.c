@@ -37,18 +37,24 @@
  * put the blocks back to back in rank order, else by one copy per block).
  */
 #include "allgather_inter/ag_exchange.h"
+#include "core/sched.h"
 
 #include <stdlib.h>
 
-int ct_allgatherv_inter_segmented(const ct_allgatherv_args *a, ct_ctx *ctx, const long *params)
+/*
+ * Algorithm 2's plan: the group's total and this rank's prefix agreed in
+ * the local group (one Iallreduce and one Iexscan, run together), the
+ * remote blocks' global indices from recvcounts into prefix ([nremote + 1],
+ * the caller's until the plan is built). In a nonblocking call or at a
+ * persistent init this agreement runs in the call, as the decision's does.
+ */
+static int plan_of(const ct_allgatherv_args *a, ct_ctx *ctx, const long *params, size_t *prefix,
+                   ct_ag_plan *plan)
 {
-    int rc = MPI_SUCCESS;
+    int rc;
     const int nremote = ctx->remote_size;
     long long mine = (long long)a->sendcount, K_local = 0, R = 0;
-    size_t *prefix = NULL;
     MPI_Request reqs[2];
-    CT_ALLOC(prefix, ((size_t)nremote + 1) * sizeof *prefix);
-    ctx->call_extra += ((size_t)nremote + 1) * sizeof *prefix;
     /* Lines 1-2: the group's total; section 4.1: this rank's prefix. */
     CT_CALL(PMPI_Iallreduce(&mine, &K_local, 1, MPI_LONG_LONG, MPI_SUM, ctx->local_comm,
                             &reqs[0]));
@@ -60,7 +66,7 @@ int ct_allgatherv_inter_segmented(const ct_allgatherv_args *a, ct_ctx *ctx, cons
     CT_CALL(PMPI_Waitall(2, reqs, MPI_STATUSES_IGNORE));
     if (ctx->rank == 0)
         R = 0; /* Exscan leaves rank 0's result undefined */
-    ct_ag_plan plan = {
+    *plan = (ct_ag_plan){
         .send = a->sendbuf,
         .lo = (size_t)R,
         .hi = (size_t)(R + mine),
@@ -73,8 +79,38 @@ int ct_allgatherv_inter_segmented(const ct_allgatherv_args *a, ct_ctx *ctx, cons
         .ordered = 1,
         .linear = (int)params[0],
     };
-    CT_CALL(ct_ag_segmented_exchange(ctx, &plan));
+out:
+    return rc;
+}
+
+/* The blocking call (build is 0) or a request's schedule (s). */
+static int segmented(const ct_allgatherv_args *a, ct_ctx *ctx, const long *params, ct_sched *s)
+{
+    int rc = MPI_SUCCESS;
+    const size_t bytes = ((size_t)ctx->remote_size + 1) * sizeof(size_t);
+    size_t *prefix = NULL;
+    ct_ag_plan plan;
+    CT_ALLOC(prefix, bytes);
+    if (s == NULL)
+        ctx->call_extra += bytes;
+    CT_CALL(plan_of(a, ctx, params, prefix, &plan));
+    CT_CALL(s == NULL ? ct_ag_segmented_exchange(ctx, &plan) : ct_ag_segmented_build(ctx, &plan, s));
 out:
     free(prefix);
     return rc;
+}
+
+int ct_allgatherv_inter_segmented(const ct_allgatherv_args *a, ct_ctx *ctx, const long *params)
+{
+    return segmented(a, ctx, params, NULL);
+}
+
+/* The nonblocking and persistent forms: the same two rounds, the sums agreed
+ * in the call (plan_of); at the start this rank's pieces and its first
+ * receive, at each test or wait the next receive, then the intra-group
+ * round. */
+int ct_allgatherv_inter_segmented_build(const ct_allgatherv_args *a, ct_ctx *ctx,
+                                        const long *params, ct_sched *s)
+{
+    return segmented(a, ctx, params, s);
 }

@@ -32,6 +32,7 @@ void ct_sched_prepare(ct_sched *s, ct_ctx *ctx, int tag, int own)
     s->ctx = ctx;
     s->own = own;
     s->comm = ctx->comm;
+    s->local_comm = ctx->local_comm;
     s->rank = ctx->rank;
     s->tag = tag;
     s->poll = CT_POLL_WAITANY;
@@ -95,17 +96,26 @@ void ct_sched_free(ct_sched *s)
 /* Building                                                            */
 /* ------------------------------------------------------------------ */
 
-void ct_sched_round(ct_sched *s, int window)
+void ct_sched_round_windows(ct_sched *s, int wsend, int wrecv)
 {
+    const ct_round r = {.first = s->nops, .window = wsend, .rwindow = wrecv};
     if (s->nrounds > 0 && s->rounds[s->nrounds - 1].n == 0) {
-        s->rounds[s->nrounds - 1].window = window; /* the open round is still empty */
+        s->rounds[s->nrounds - 1] = r; /* the open round is still empty */
         return;
     }
     if (s->nrounds == s->max_rounds) {
         s->overflow = 1;
         return;
     }
-    s->rounds[s->nrounds++] = (ct_round){.first = s->nops, .window = window};
+    s->rounds[s->nrounds++] = r;
+}
+
+void ct_sched_round(ct_sched *s, int window) { ct_sched_round_windows(s, window, window); }
+
+void ct_sched_local(ct_sched *s)
+{
+    if (s->nrounds > 0)
+        s->rounds[s->nrounds - 1].local = 1;
 }
 
 static ct_op *append(ct_sched *s, ct_op_kind kind)
@@ -166,9 +176,10 @@ void ct_sched_step(ct_sched *s, const ct_step *step, void *state, size_t bytes)
 
 static int post(const ct_sched *s, const ct_op *op, MPI_Request *req)
 {
+    const MPI_Comm comm = s->rounds[s->round].local ? s->local_comm : s->comm;
     if (op->kind == CT_OP_SEND)
-        return ct_isend(op->buf, op->count, op->type, op->peer, s->tag, s->comm, req);
-    return ct_irecv(op->buf, op->count, op->type, op->peer, s->tag, s->comm, req);
+        return ct_isend(op->buf, op->count, op->type, op->peer, s->tag, comm, req);
+    return ct_irecv(op->buf, op->count, op->type, op->peer, s->tag, comm, req);
 }
 
 static int copy(const ct_sched *s, const ct_op *op)
@@ -177,19 +188,27 @@ static int copy(const ct_sched *s, const ct_op *op)
                          s->rank);
 }
 
-/* A window's width: at most the round's sends or receives, whichever are more. */
-static int window_of(const ct_round *r)
+/* A window's send slots, at most the round's sends (at least one slot:
+ * the receive slots follow them), and its receive slots. */
+static int send_slots(const ct_round *r)
 {
-    const int most = r->nsend > r->nrecv ? r->nsend : r->nrecv;
-    return r->window < most ? r->window : most;
+    const int W = r->window < r->nsend ? r->window : r->nsend;
+    return W > 0 ? W : 1;
 }
 
-/* Puts the next send (slot < W) or receive (slot >= W) of the windowed round
- * in slot, or MPI_REQUEST_NULL when that direction has none left. */
+static int recv_slots(const ct_round *r)
+{
+    const int W = r->rwindow < r->nrecv ? r->rwindow : r->nrecv;
+    return W > 0 ? W : 1;
+}
+
+/* Puts the next send (slot < send_slots) or receive (the slots after) of the
+ * windowed round in slot, or MPI_REQUEST_NULL when that direction has none
+ * left. */
 static int window_refill(ct_sched *s, int slot)
 {
     const ct_round *r = &s->rounds[s->round];
-    const int W = window_of(r), end = r->first + r->n;
+    const int W = send_slots(r), end = r->first + r->n;
     const ct_op_kind kind = slot < W ? CT_OP_SEND : CT_OP_RECV;
     int *next = slot < W ? &s->next_send : &s->next_recv;
     while (*next < end && s->ops[*next].kind != kind)
@@ -208,7 +227,7 @@ static int round_begin(ct_sched *s)
     if (r->step)
         return s->ops[r->first].step->start(s->ops[r->first].buf);
     if (r->window > 0) {
-        s->nreqs = 2 * window_of(r);
+        s->nreqs = send_slots(r) + recv_slots(r);
         s->next_send = s->next_recv = r->first;
         for (int slot = 0; slot < s->nreqs; slot++)
             CT_CALL(window_refill(s, slot));

@@ -62,7 +62,9 @@ typedef struct ct_round {
     int first, n;       /* its operations: ops[first .. first + n) */
     int nsend, nrecv;   /* how many of them are sends and receives */
     int window;         /* 0: all at once; W > 0: at most W sends and W receives in flight */
+    int rwindow;        /* with window > 0: at most this many receives in flight */
     int step;           /* its one operation is a step (CT_OP_STEP) */
+    int local;          /* its messages travel on the local group's communicator */
 } ct_round;
 
 /* How a blocking run waits for a windowed round's next completion. */
@@ -77,6 +79,7 @@ typedef struct ct_sched {
     struct ct_ctx *ctx; /* the call's context: its buffer holds a blocking call's schedule */
     int own;            /* the schedule's memory is its own (owned), not ctx's */
     MPI_Comm comm; /* the private communicator the messages travel on */
+    MPI_Comm local_comm; /* an intercommunicator's local group (ct_sched_local) */
     int rank;      /* this rank in comm (copies of derived types go through it) */
     int tag;
     ct_poll poll;
@@ -118,6 +121,12 @@ void ct_sched_free(ct_sched *s);
 
 /* Opens the next round: 0 for all at once, W > 0 for a window of W. */
 void ct_sched_round(ct_sched *s, int window);
+/* Opens the next round with at most wsend sends and wrecv receives in
+ * flight (wrecv 1: its receives one at a time, in the order given). */
+void ct_sched_round_windows(ct_sched *s, int wsend, int wrecv);
+/* The open round's messages travel on the local group of the call's
+ * intercommunicator (ctx->local_comm), peers by local rank. */
+void ct_sched_local(ct_sched *s);
 /* Appends to the open round (a round needs at least one operation; an
  * empty one is dropped when the next opens). Zero-size messages and copies
  * are skipped by the builders, not here. */

@@ -42,6 +42,14 @@ quick_finish "forced algorithms, rules files and valgrind runs"
 check_run "allgather_inter P=9 strict, segmented:linear=1" \
     with_env COLTUNE_FALLBACK=error COLTUNE_ALLGATHER_INTER=segmented:linear=1 \
     COLTUNE_ALLGATHERV_INTER=segmented:linear=1 TEST_FILTER='*intercepted' -- run_mpi 9 "$prog"
+# The nonblocking and persistent forms by segmented (two rounds: the
+# pieces and segments between the groups, then the intra-group step).
+for linear in 0 1; do
+    check_run "allgather_inter P=9 nonblocking and persistent, segmented:linear=$linear" \
+        with_env COLTUNE_FALLBACK=error COLTUNE_IALLGATHER_INTER=segmented:linear=$linear \
+        COLTUNE_IALLGATHERV_INTER=segmented:linear=$linear \
+        TEST_FILTER='test_iallgather_*intercepted' -- run_mpi 9 "$prog"
+done
 check_run "allgather_inter P=13 strict, direct" \
     with_env COLTUNE_FALLBACK=error COLTUNE_ALLGATHER_INTER=direct \
     COLTUNE_ALLGATHERV_INTER=direct TEST_FILTER='*intercepted' -- run_mpi 13 "$prog"
