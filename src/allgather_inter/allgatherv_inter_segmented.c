@@ -83,7 +83,7 @@ out:
     return rc;
 }
 
-/* The blocking call (build is 0) or a request's schedule (s). */
+/* The blocking call (s NULL) or a request's schedule (s). */
 static int segmented(const ct_allgatherv_args *a, ct_ctx *ctx, const long *params, ct_sched *s)
 {
     int rc = MPI_SUCCESS;
@@ -94,7 +94,10 @@ static int segmented(const ct_allgatherv_args *a, ct_ctx *ctx, const long *param
     if (s == NULL)
         ctx->call_extra += bytes;
     CT_CALL(plan_of(a, ctx, params, prefix, &plan));
-    CT_CALL(s == NULL ? ct_ag_segmented_exchange(ctx, &plan) : ct_ag_segmented_build(ctx, &plan, s));
+    if (s == NULL)
+        CT_CALL(ct_ag_segmented_exchange(ctx, &plan));
+    else
+        CT_CALL(ct_ag_segmented_build(ctx, &plan, s));
 out:
     free(prefix);
     return rc;
