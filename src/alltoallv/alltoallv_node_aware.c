@@ -140,10 +140,10 @@ static int node_window(ct_ctx *ctx, ct_shm_stream **s)
  */
 
 /* A leader's blocks for the ranks it delivers to, stored as they arrive
- * (any order, any size): in a buffer cached in the context, as large as
- * the calls before needed; what does not fit goes to chunks of at least
- * STASH_CHUNK bytes, freed after the call, and the buffer grows for the
- * next one. */
+ * (any order, any size): in a buffer cached in the context (a request's
+ * own), as large as the calls before needed; what does not fit goes to
+ * chunks of at least STASH_CHUNK bytes, freed after the call, and the
+ * buffer grows for the next one. */
 #define STASH_CHUNK ((size_t)64 * 1024)
 
 typedef struct stash_chunk {
@@ -644,8 +644,13 @@ static int call_advance(na_call *c, int block, int *done)
                 goto wait;
             c->rc1 = rc;
             if (c->uneven) {
-                c->rc = rc == MPI_SUCCESS ? inter_begin(c) : rc;
-                c->phase = c->rc == MPI_SUCCESS && c->request && c->H.N > 1 ? PH_INTER : PH_DONE;
+                /* a block too long for this rank's buffer is its error alone:
+                 * it still sends the other nodes theirs */
+                const int goes_on = rc == MPI_SUCCESS || rc == MPI_ERR_TRUNCATE;
+                const int irc = goes_on ? inter_begin(c) : MPI_SUCCESS;
+                c->rc = rc != MPI_SUCCESS ? rc : irc;
+                c->phase = goes_on && irc == MPI_SUCCESS && c->request && c->H.N > 1 ? PH_INTER
+                                                                                     : PH_DONE;
             } else if ((rc != MPI_SUCCESS && rc != MPI_ERR_TRUNCATE && !L->unplaced) ||
                        L->N == 1) {
                 /* An error in round 0 reached every rank of the node, and all
@@ -692,7 +697,7 @@ static int call_advance(na_call *c, int block, int *done)
             }
             if (!xdone && rc == MPI_SUCCESS)
                 goto wait;
-            c->rc = rc;
+            c->rc = c->rc != MPI_SUCCESS ? c->rc : rc; /* the intra-node phase's first */
             c->phase = PH_DONE;
             break;
         }

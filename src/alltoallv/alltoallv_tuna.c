@@ -46,7 +46,8 @@
  *    costs one wait for the peers, not two (a shared-memory transport
  *    completes a send that does not fit its smallest slot only when the
  *    receiver has taken it);
- *  - the buffers (T, round buffers) are cached in the context.
+ *  - the buffers (T, round buffers) are cached in the context (a request's
+ *    are its own, kept from start to start).
  * A receiver tells the two forms of a metadata message apart by its length:
  * header plus every announced byte (combined) or the header alone (split).
  *
@@ -788,12 +789,24 @@ static int tuna_begin(tuna *t)
     return t->rc;
 }
 
+/* After an error: every message still posted cancelled (a receive that has
+ * not matched, a send not yet taken) and completed, so that none reads or
+ * writes a buffer after the run (a request's own are freed with it). */
+static void abandon(tuna *t)
+{
+    for (int i = 0; i < t->nreq; i++)
+        if (t->reqs[i] != MPI_REQUEST_NULL)
+            (void)PMPI_Cancel(&t->reqs[i]);
+    if (t->nreq > 0)
+        (void)PMPI_Waitall(t->nreq, t->reqs, MPI_STATUSES_IGNORE);
+    t->nreq = t->npend = 0;
+}
+
 /*
  * Takes the run on, phase by phase: blocking, to its end; else as far as it
  * goes without waiting (the metadata probed with MPI_Improbe, the receives
  * tested), *done once it has ended. Returns the run's error class once done.
- * After an error the last digit's sends are waited for, so that none still
- * reads a buffer the caller frees.
+ * After an error the messages still posted are abandoned (abandon).
  */
 static int tuna_advance(tuna *t, int block, int *done)
 {
@@ -829,8 +842,7 @@ static int tuna_advance(tuna *t, int block, int *done)
         }
     }
     if (rc != MPI_SUCCESS && t->phase != PH_DONE) {
-        if (t->npend > 0)
-            (void)PMPI_Waitall(t->npend, t->reqs, MPI_STATUSES_IGNORE);
+        abandon(t);
         t->rc = rc;
         t->phase = PH_DONE;
     }

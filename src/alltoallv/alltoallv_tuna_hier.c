@@ -226,9 +226,13 @@ int ct_tuna_hier_run(const ct_alltoallv_args *a, ct_ctx *ctx, int radix, int blo
     ctx->call_extra += bytes;
     ct_tuna_hier_tables(&H, scratch);
     hier_group_ranks(&H, &grp);
-    CT_CALL(ct_tuna_exchange(&grp, ctx, radix, scratch + own));
-    if (H.N > 1)
-        CT_CALL(ct_tuna_hier_inter_run(&H, block_count, inter));
+    /* A block too long for this rank's buffer is its error alone: it still
+     * takes part in the inter-node phase, so that no other node waits. */
+    rc = ct_tuna_exchange(&grp, ctx, radix, scratch + own);
+    if ((rc == MPI_SUCCESS || rc == MPI_ERR_TRUNCATE) && H.N > 1) {
+        const int inter_rc = ct_tuna_hier_inter_run(&H, block_count, inter);
+        rc = rc != MPI_SUCCESS ? rc : inter_rc;
+    }
 out:
     return rc;
 }
@@ -248,6 +252,7 @@ typedef struct hier_call {
     ct_tuna_inter_fn build;
     int block_count;
     int intra_done;
+    int intra_rc;        /* MPI_ERR_TRUNCATE: returned once the inter-node phase ends */
 } hier_call;
 
 static int step_start(void *state)
@@ -256,6 +261,7 @@ static int step_start(void *state)
     ct_tuna_hier *H = &c->H;
     memset(H->gsz, 0, (size_t)H->nd * H->Qn * sizeof(int));
     c->intra_done = 0;
+    c->intra_rc = MPI_SUCCESS;
     return ct_tuna_run_start(c->run);
 }
 
@@ -266,9 +272,12 @@ static int step_advance(hier_call *c, int block, int *done)
     int rc;
     if (!c->intra_done) {
         rc = ct_tuna_run_advance(c->run, block, done);
-        if (!*done || rc != MPI_SUCCESS)
+        /* a block too long for its buffer is this rank's error alone: it
+         * still takes part in the inter-node phase (see ct_tuna_hier_run) */
+        if (!*done || (rc != MPI_SUCCESS && rc != MPI_ERR_TRUNCATE))
             return rc;
         c->intra_done = 1;
+        c->intra_rc = rc;
         if (c->H.N > 1) {
             CT_CALL(c->build(&c->H, c->block_count, &c->inter));
             CT_CALL(ct_sched_start(&c->inter));
@@ -276,9 +285,11 @@ static int step_advance(hier_call *c, int block, int *done)
     }
     if (block) {
         *done = 1;
-        return ct_sched_wait(&c->inter);
+        rc = ct_sched_wait(&c->inter);
+    } else {
+        rc = ct_sched_test(&c->inter, done);
     }
-    return ct_sched_test(&c->inter, done);
+    return rc == MPI_SUCCESS && *done ? c->intra_rc : rc;
 out:
     *done = 1;
     return rc;

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 
 /* The layout of a schedule's memory: ops, rounds, then the requests (at most
- * two per operation: a window of W holds 2W slots, W at most the round's
- * sends or receives). */
+ * two per operation: a window holds its send slots, at most the round's
+ * sends or one, and its receive slots, likewise). */
 static size_t ops_bytes(int max_ops) { return CT_ALIGN_UP((size_t)max_ops * sizeof(ct_op)); }
 static size_t rounds_bytes(int max_rounds)
 {
@@ -48,10 +48,21 @@ void ct_sched_prepare(ct_sched *s, ct_ctx *ctx, int tag, int own)
     s->offered_bytes = 0;
 }
 
+/* Releases the states of s's steps (the schedule owns them). */
+static void release_steps(ct_sched *s)
+{
+    for (int i = 0; i < s->nops; i++)
+        if (s->ops[i].kind == CT_OP_STEP)
+            s->ops[i].step->release(s->ops[i].buf);
+    s->step_bytes = 0;
+}
+
 int ct_sched_reserve(ct_sched *s, int max_ops, int max_rounds)
 {
     const size_t bytes = sched_bytes(max_ops, max_rounds);
     char *mem;
+    if (s->ops != NULL) /* built before: its steps go */
+        release_steps(s);
     if (s->own) { /* kept when large enough: a schedule built again at each start */
         if (bytes > s->owned_bytes) {
             free(s->owned);
@@ -80,12 +91,11 @@ size_t ct_sched_own_bytes(const ct_sched *s) { return s->owned_bytes + s->step_b
 
 void ct_sched_free(ct_sched *s)
 {
-    for (int i = 0; i < s->nops; i++)
-        if (s->ops[i].kind == CT_OP_STEP)
-            s->ops[i].step->release(s->ops[i].buf);
+    if (s->ops != NULL)
+        release_steps(s);
     free(s->owned);
     s->owned = NULL;
-    s->owned_bytes = s->step_bytes = 0;
+    s->owned_bytes = 0;
     s->ops = NULL;
     s->rounds = NULL;
     s->reqs = NULL;

@@ -31,10 +31,13 @@ typedef enum ct_op_kind {
 } ct_op_kind;
 
 /*
- * A step: what an algorithm that moves its bytes otherwise than by messages
- * (a shared-memory window: alltoallv/alltoallv_shm.c) puts in a schedule,
- * so that its nonblocking and persistent forms are requests like the
- * others'. start begins it (at the round's start), test advances it without
+ * A step: what an algorithm puts in a schedule where its exchange is not a
+ * list of messages known at the start: bytes moved through a shared-memory
+ * window (alltoallv_shm.c, alltoallv_node_aware.c), rounds that depend on
+ * what arrives (TuNA's sizes), a request's byte view around an algorithm's
+ * own schedule, a blocking call's collective of the MPI library, a
+ * learner's choice among schedules; so that its nonblocking and persistent
+ * forms are requests like the others'. start begins it (at the round's start), test advances it without
  * blocking (*done once complete), wait blocks until it completes; release
  * releases what state holds when the schedule is freed. Each returns an MPI
  * error class.
@@ -61,8 +64,8 @@ typedef struct ct_op {
 typedef struct ct_round {
     int first, n;       /* its operations: ops[first .. first + n) */
     int nsend, nrecv;   /* how many of them are sends and receives */
-    int window;         /* 0: all at once; W > 0: at most W sends and W receives in flight */
-    int rwindow;        /* with window > 0: at most this many receives in flight */
+    int window;         /* 0: all at once; W > 0: at most W sends in flight, and */
+    int rwindow;        /* ... at most this many receives */
     int step;           /* its one operation is a step (CT_OP_STEP) */
     int local;          /* its messages travel on the local group's communicator */
 } ct_round;

@@ -17,7 +17,7 @@ need_progs "$prog"
 if [ "${CT_TEST_QUICK:-0}" = 1 ]; then
     nps=${CT_TEST_NP:-1 3 4 7}
 else
-    nps=${CT_TEST_NP:-1 2 3 4 5 6 7 8 11 13 16}
+    nps=${CT_TEST_NP:-1 2 3 4 5 7 8 13 16}
 fi
 for P in $nps; do
     check_run "nbc P=$P every algorithm" \
@@ -41,7 +41,7 @@ for P in ${CT_TEST_NP_NODES:-$nodes_nps}; do
             TEST_FILTER=test_every_algorithm -- run_mpi "$P" "$prog"
     done
 done
-if [ 7 -le "$maxnp" ]; then
+if [ 7 -le "$maxnp" ] && [ "${CT_TEST_QUICK:-0}" != 1 ]; then
     check_run "nbc P=7 COLTUNE_PPN=3 ($hier) large blocks" \
         with_env COLTUNE_PPN=3 COLTUNE_FALLBACK=error TEST_ALGS="$hier" \
         TEST_FILTER=test_large_blocks -- run_mpi 7 "$prog"
@@ -52,6 +52,8 @@ if [ 8 -le "$maxnp" ]; then
             with_env COLTUNE_PPN="$ppn" COLTUNE_FALLBACK=error TEST_ALGS=node_aware \
             TEST_FILTER=test_every_algorithm -- run_mpi 8 "$prog"
     done
+fi
+if [ 8 -le "$maxnp" ] && [ "${CT_TEST_QUICK:-0}" != 1 ]; then
     check_run "nbc P=8 COLTUNE_PPN=4 node_aware, a window of 256 bytes, large blocks" \
         with_env COLTUNE_PPN=4 COLTUNE_SHM_WINDOW=256 COLTUNE_FALLBACK=error \
         TEST_ALGS=node_aware TEST_FILTER=test_large_blocks -- run_mpi 8 "$prog"
@@ -62,11 +64,9 @@ if [ 8 -le "$maxnp" ]; then
     done
 fi
 # Blocks of up to 80 KB: TuNA's large rounds (sizes and data apart), the
-# window in rounds.
-for P in ${CT_TEST_NP:-4 7}; do
-    check_run "nbc P=$P large blocks, every algorithm" \
-        with_env COLTUNE_FALLBACK=error TEST_FILTER=test_large_blocks -- run_mpi "$P" "$prog"
-done
+# window in rounds (P = 7: the hierarchical run above).
+check_run "nbc P=4 large blocks, every algorithm" \
+    with_env COLTUNE_FALLBACK=error TEST_FILTER=test_large_blocks -- run_mpi 4 "$prog"
 for spec in pairwise scattered:block_count=2 multipair_waitany:stride=2 linear pmpi \
     shm shm:large=64 tuna:radix=2 tuna:radix=3; do
     for P in ${CT_TEST_NP:-1 4 7}; do

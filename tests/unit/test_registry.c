@@ -405,10 +405,11 @@ static void test_iallgather_forms(void **state)
             if (b == NULL)
                 fail_msg("%s serves %s but not its blocking form", a->name,
                          ct_coll_name(forms[f]));
-            assert_int_equal(a->restrictions, b->restrictions);
+            /* the nonblocking form's own restriction: progress (several rounds) */
+            assert_int_equal(a->restrictions & ~CT_R_PROGRESS, b->restrictions);
             assert_int_equal(a->nparams, b->nparams);
         }
-        assert_true(n >= 1); /* direct */
+        assert_true(n >= 2); /* direct, segmented */
     }
 }
 
