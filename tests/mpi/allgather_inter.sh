@@ -8,6 +8,7 @@
 #   CT_TEST_NP      the world sizes (default below)
 #   CT_TEST_QUICK=1 only the strict runs, without the 250000-element blocks
 #                   (the MPICH and AddressSanitizer runs)
+#                   and the direct API on the first group split alone
 #   CT_TEST_BIG_NP  the world size that also runs the 250000-element blocks
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/mpi/common.sh"
 prog="$top_builddir/tests/mpi/test_allgather_inter"
@@ -20,13 +21,16 @@ need_progs "$prog"
 # The 250000-element blocks (many segments per rank) run at one world size,
 # CT_TEST_BIG_NP (13: groups of 4 and 9), where they take over a minute
 # oversubscribed; every size runs the blocks up to 1000 elements.
+splits=0
+[ "${CT_TEST_QUICK:-0}" = 1 ] && splits=1
 for P in ${CT_TEST_NP:-8 9 13}; do
     quick=${CT_TEST_QUICK:-0}
     [ "$P" = "${CT_TEST_BIG_NP:-13}" ] || quick=1
     check_run "allgather_inter P=$P strict$([ "$quick" = 1 ] && echo ', blocks up to 1000')" \
         with_env COLTUNE_FALLBACK=error COLTUNE_ALLGATHER_INTER=segmented \
         COLTUNE_ALLGATHERV_INTER=segmented COLTUNE_IALLGATHER_INTER=direct \
-        COLTUNE_IALLGATHERV_INTER=direct TEST_QUICK="$quick" -- run_mpi "$P" "$prog"
+        COLTUNE_IALLGATHERV_INTER=direct TEST_QUICK="$quick" TEST_SPLITS="$splits" -- \
+        run_mpi "$P" "$prog"
 done
 # The nonblocking and persistent forms served by the library (pmpi); the
 # strict runs above force them to direct.
