@@ -18,8 +18,11 @@ typedef struct ct_driver {
     /* Whether the MPI library would accept the call's local arguments (a
      * negative count, a null datatype: no): a call it would reject is
      * forwarded, so the user gets its error class, as without coltune. Asked
-     * only when an algorithm other than pmpi was chosen. */
-    int (*usable)(const void *args, const ct_ctx *ctx);
+     * only when an algorithm other than pmpi was chosen. A driver may also
+     * refuse here what the communicator makes its algorithms unfit for, the
+     * same on every rank (a neighbourhood read at the first call, kept on
+     * ctx: neighbor.c). */
+    int (*usable)(const void *args, ct_ctx *ctx);
     /* Adapts the call for the algorithm and runs it; adds what it allocated
      * to ctx->call_extra. */
     int (*run)(ct_ctx *ctx, const ct_choice *ch, const ct_decide_input *in);

@@ -212,7 +212,7 @@ static int run_allgatherv(ct_ctx *ctx, const ct_choice *ch, const ct_decide_inpu
  * through the error handler; the pass-through pays nothing for the check.
  * The same rule as the Alltoall(v) driver's.
  */
-static int ag_args_usable(const void *args, const ct_ctx *ctx)
+static int ag_args_usable(const void *args, ct_ctx *ctx)
 {
     const ct_allgather_args *a = args;
     (void)ctx;
@@ -220,7 +220,7 @@ static int ag_args_usable(const void *args, const ct_ctx *ctx)
            ct_type_usable(a->recvtype);
 }
 
-static int agv_args_usable(const void *args, const ct_ctx *ctx)
+static int agv_args_usable(const void *args, ct_ctx *ctx)
 {
     const ct_allgatherv_args *a = args;
     const int nremote = ctx->remote_size;

@@ -30,30 +30,14 @@ static int local_facts(const void *args, const ct_ctx *ctx, ct_call_facts *f)
     return ct_a2av_local_facts(args, ctx->size, &f->msg_size, &f->violations);
 }
 
-/* Device memory of one side of a call: the address of its first non-empty
- * block (a buffer without data is not device memory, whatever its address). */
-static unsigned side_device(const void *buf, int P, const ct_vec *counts, const ct_vec *displs,
-                            MPI_Datatype type)
-{
-    ct_typeinfo t;
-    for (int j = 0; j < P; j++) {
-        if (ct_vec_at(counts, j) <= 0)
-            continue;
-        if (ct_type_info(type, &t) != MPI_SUCCESS)
-            return 0; /* the MPI library will say what is wrong */
-        return ct_device_memory(ct_elem_ptr(buf, (MPI_Aint)ct_vec_at(displs, j), t.extent) +
-                                t.true_lb);
-    }
-    return 0;
-}
-
 /* ct_device_memory_fn: the receive side, then the send side (not MPI_IN_PLACE). */
 static unsigned device_memory(const void *args, const ct_ctx *ctx)
 {
     const ct_alltoallv_args *a = args;
-    unsigned dev = side_device(a->recvbuf, ctx->size, &a->recvcounts, &a->rdispls, a->recvtype);
+    const int P = ctx->size;
+    unsigned dev = ct_blocks_device(a->recvbuf, P, &a->recvcounts, &a->rdispls, a->recvtype);
     if (dev == 0 && a->sendbuf != MPI_IN_PLACE)
-        dev = side_device(a->sendbuf, ctx->size, &a->sendcounts, &a->sdispls, a->sendtype);
+        dev = ct_blocks_device(a->sendbuf, P, &a->sendcounts, &a->sdispls, a->sendtype);
     return dev;
 }
 
@@ -108,38 +92,6 @@ out:
 /* Packed bytes (CT_A_BYTES)                                           */
 /* ------------------------------------------------------------------ */
 
-/*
- * One side of a call as MPI_BYTE counts and displacements from base (the
- * staging, or the user's buffer: ct_bytes): linear when the call's are
- * (MPI_Alltoall's uniform blocks: no per-call array), else MPI_Count arrays
- * in *arrays ([2P], freed by the caller). An algorithm that needs int
- * offsets declares CT_R_INT_OFFSETS.
- */
-static int byte_side(const ct_bytes *v, MPI_Count **arrays, ct_vec *counts, ct_vec *displs,
-                     char **base)
-{
-    const int P = v->n;
-    *base = v->staged ? v->staging : v->buf;
-    if (v->counts.kind == CT_VEC_LINEAR && v->displs.kind == CT_VEC_LINEAR) {
-        const MPI_Count bytes = (MPI_Count)ct_bytes_len(v, 0);
-        *counts = ct_vec_linear(bytes, 0);
-        *displs = v->staged ? ct_vec_linear(0, bytes) /* back to back */
-                            : ct_vec_linear(v->displs.base * v->t.extent + v->t.true_lb,
-                                            v->displs.step * v->t.extent);
-        return MPI_SUCCESS;
-    }
-    *arrays = malloc((size_t)P * 2 * sizeof(MPI_Count));
-    if (*arrays == NULL)
-        return MPI_ERR_NO_MEM;
-    for (int j = 0; j < P; j++) {
-        (*arrays)[j] = (MPI_Count)ct_bytes_len(v, j);
-        (*arrays)[P + j] = (MPI_Count)(ct_bytes_block(v, j) - *base);
-    }
-    *counts = ct_vec_count(*arrays);
-    *displs = ct_vec_count(*arrays + P);
-    return MPI_SUCCESS;
-}
-
 /* Runs the algorithm on a, blocking: its own function, or its schedule built
  * in a buffer of the context and run to completion (core/sched.h). */
 static int run_alg(const ct_choice *ch, const ct_alltoallv_args *a, ct_ctx *ctx)
@@ -157,35 +109,36 @@ out:
     return rc;
 }
 
+/* The call's byte view (ct_bytes_pair) as a description on MPI_BYTE. */
+static int bytes_args(ct_bytes_pair *v, const ct_alltoallv_args *a, int P, ct_alltoallv_args *b)
+{
+    const int rc = ct_bytes_pair_init(v, a->sendbuf, P, a->sendcounts, a->sdispls, a->sendtype,
+                                      a->recvbuf, P, a->recvcounts, a->rdispls, a->recvtype);
+    *b = *a;
+    b->sendbuf = v->sbase;
+    b->sendcounts = v->scounts;
+    b->sdispls = v->sdispls;
+    b->sendtype = MPI_BYTE;
+    b->recvbuf = v->rbase;
+    b->recvcounts = v->rcounts;
+    b->rdispls = v->rdispls;
+    b->recvtype = MPI_BYTE;
+    return rc;
+}
+
 /* Runs alg on the byte view of a. */
 static int run_bytes(ct_ctx *ctx, const ct_choice *ch, const ct_alltoallv_args *a)
 {
-    int rc, P = ctx->size;
-    ct_bytes s, r;
-    MPI_Count *sarrays = NULL, *rarrays = NULL;
-    ct_alltoallv_args b = *a;
-    memset(&s, 0, sizeof s);
-    memset(&r, 0, sizeof r);
-    CT_CALL(ct_bytes_init(&s, a->sendbuf, P, a->sendcounts, a->sdispls, a->sendtype, 0));
-    CT_CALL(ct_bytes_init(&r, a->recvbuf, P, a->recvcounts, a->rdispls, a->recvtype, 0));
-    CT_CALL(ct_bytes_alloc(&s));
-    CT_CALL(ct_bytes_alloc(&r));
-    CT_CALL(ct_bytes_pack(&s, ctx->comm));
-    char *sbase, *rbase;
-    CT_CALL(byte_side(&s, &sarrays, &b.sendcounts, &b.sdispls, &sbase));
-    CT_CALL(byte_side(&r, &rarrays, &b.recvcounts, &b.rdispls, &rbase));
-    b.sendbuf = sbase;
-    b.sendtype = MPI_BYTE;
-    b.recvbuf = rbase;
-    b.recvtype = MPI_BYTE;
+    int rc;
+    ct_bytes_pair v;
+    ct_alltoallv_args b;
+    CT_CALL(bytes_args(&v, a, ctx->size, &b));
+    CT_CALL(ct_bytes_pack(&v.s, ctx->comm));
     CT_CALL(run_alg(ch, &b, ctx));
-    CT_CALL(ct_bytes_unpack(&r, ctx->comm));
-    ctx->call_extra += s.staged_bytes + r.staged_bytes;
+    CT_CALL(ct_bytes_unpack(&v.r, ctx->comm));
+    ctx->call_extra += v.s.staged_bytes + v.r.staged_bytes;
 out:
-    free(sarrays);
-    free(rarrays);
-    ct_bytes_free(&s);
-    ct_bytes_free(&r);
+    ct_bytes_pair_free(&v);
     return rc;
 }
 
@@ -194,8 +147,7 @@ out:
  * side staged in memory of the request's own, packed at each start and
  * unpacked at completion. */
 typedef struct bytes_call {
-    ct_bytes s, r;
-    MPI_Count *sarrays, *rarrays; /* byte_side's */
+    ct_bytes_pair v;
     ct_sched inner;
     MPI_Comm comm;
 } bytes_call;
@@ -203,7 +155,7 @@ typedef struct bytes_call {
 static int bytes_start(void *state)
 {
     bytes_call *c = state;
-    const int rc = ct_bytes_pack(&c->s, c->comm);
+    const int rc = ct_bytes_pack(&c->v.s, c->comm);
     return rc == MPI_SUCCESS ? ct_sched_start(&c->inner) : rc;
 }
 
@@ -211,24 +163,21 @@ static int bytes_test(void *state, int *done)
 {
     bytes_call *c = state;
     const int rc = ct_sched_test(&c->inner, done);
-    return *done && rc == MPI_SUCCESS ? ct_bytes_unpack(&c->r, c->comm) : rc;
+    return *done && rc == MPI_SUCCESS ? ct_bytes_unpack(&c->v.r, c->comm) : rc;
 }
 
 static int bytes_wait(void *state)
 {
     bytes_call *c = state;
     const int rc = ct_sched_wait(&c->inner);
-    return rc == MPI_SUCCESS ? ct_bytes_unpack(&c->r, c->comm) : rc;
+    return rc == MPI_SUCCESS ? ct_bytes_unpack(&c->v.r, c->comm) : rc;
 }
 
 static void bytes_free(void *state)
 {
     bytes_call *c = state;
     ct_sched_free(&c->inner);
-    free(c->sarrays);
-    free(c->rarrays);
-    ct_bytes_free(&c->s);
-    ct_bytes_free(&c->r);
+    ct_bytes_pair_free(&c->v);
     free(c);
 }
 
@@ -237,31 +186,18 @@ static const ct_step bytes_step = {bytes_start, bytes_test, bytes_wait, bytes_fr
 static int build_bytes(const ct_algorithm *alg, const long *params, const ct_alltoallv_args *a,
                        ct_ctx *ctx, ct_sched *s)
 {
-    int rc, P = ctx->size;
-    char *sbase, *rbase;
-    ct_alltoallv_args b = *a;
+    int rc;
+    ct_alltoallv_args b;
     bytes_call *c = calloc(1, sizeof *c);
     if (c == NULL)
         return MPI_ERR_NO_MEM;
     c->comm = s->comm;
     ct_sched_prepare(&c->inner, ctx, s->tag, 1);
-    CT_CALL(ct_bytes_init(&c->s, a->sendbuf, P, a->sendcounts, a->sdispls, a->sendtype, 0));
-    CT_CALL(ct_bytes_init(&c->r, a->recvbuf, P, a->recvcounts, a->rdispls, a->recvtype, 0));
-    CT_CALL(ct_bytes_alloc(&c->s));
-    CT_CALL(ct_bytes_alloc(&c->r));
-    CT_CALL(byte_side(&c->s, &c->sarrays, &b.sendcounts, &b.sdispls, &sbase));
-    CT_CALL(byte_side(&c->r, &c->rarrays, &b.recvcounts, &b.rdispls, &rbase));
-    b.sendbuf = sbase;
-    b.sendtype = MPI_BYTE;
-    b.recvbuf = rbase;
-    b.recvtype = MPI_BYTE;
+    CT_CALL(bytes_args(&c->v, a, ctx->size, &b));
     CT_CALL(alg->build.alltoallv(&b, ctx, params, &c->inner));
     CT_CALL(ct_sched_reserve(s, 1, 1));
     ct_sched_step(s, &bytes_step, c,
-                  sizeof *c + c->s.staged_bytes + c->r.staged_bytes +
-                      (c->sarrays != NULL ? 2 * (size_t)P * sizeof(MPI_Count) : 0) +
-                      (c->rarrays != NULL ? 2 * (size_t)P * sizeof(MPI_Count) : 0) +
-                      ct_sched_own_bytes(&c->inner));
+                  sizeof *c + ct_bytes_pair_bytes(&c->v) + ct_sched_own_bytes(&c->inner));
     return MPI_SUCCESS;
 out:
     bytes_free(c);
@@ -307,7 +243,7 @@ static double bytes_sent(const void *args, const ct_ctx *ctx)
  * erroneous program fails as it would natively), and only when an algorithm
  * other than pmpi was chosen: the pass-through pays nothing for it.
  */
-static int args_usable(const void *args, const ct_ctx *ctx)
+static int args_usable(const void *args, ct_ctx *ctx)
 {
     const ct_alltoallv_args *a = args;
     const int P = ctx->size;

@@ -229,3 +229,66 @@ out:
 
 int ct_bytes_pack(const ct_bytes *v, MPI_Comm comm) { return pack_all(v, 0, comm); }
 int ct_bytes_unpack(const ct_bytes *v, MPI_Comm comm) { return pack_all(v, 1, comm); }
+
+/*
+ * One side's blocks as MPI_BYTE counts and displacements from *base (the
+ * staging, or the user's buffer): linear when the call's are (uniform
+ * blocks: no per-call array), else MPI_Count arrays in *arrays ([2n], freed
+ * by the caller).
+ */
+static int bytes_vecs(const ct_bytes *v, MPI_Count **arrays, ct_vec *counts, ct_vec *displs,
+                      char **base)
+{
+    const int P = v->n;
+    *base = v->staged ? v->staging : v->buf;
+    if (v->counts.kind == CT_VEC_LINEAR && v->displs.kind == CT_VEC_LINEAR) {
+        const MPI_Count bytes = (MPI_Count)ct_bytes_len(v, 0);
+        *counts = ct_vec_linear(bytes, 0);
+        *displs = v->staged ? ct_vec_linear(0, bytes) /* back to back */
+                            : ct_vec_linear(v->displs.base * v->t.extent + v->t.true_lb,
+                                            v->displs.step * v->t.extent);
+        return MPI_SUCCESS;
+    }
+    *arrays = malloc((size_t)(P > 0 ? P : 1) * 2 * sizeof(MPI_Count));
+    if (*arrays == NULL)
+        return MPI_ERR_NO_MEM;
+    for (int j = 0; j < P; j++) {
+        (*arrays)[j] = (MPI_Count)ct_bytes_len(v, j);
+        (*arrays)[P + j] = (MPI_Count)(ct_bytes_block(v, j) - *base);
+    }
+    *counts = ct_vec_count(*arrays);
+    *displs = ct_vec_count(*arrays + P);
+    return MPI_SUCCESS;
+}
+
+int ct_bytes_pair_init(ct_bytes_pair *v, const void *sendbuf, int ns, ct_vec scounts,
+                       ct_vec sdispls, MPI_Datatype stype, void *recvbuf, int nr,
+                       ct_vec rcounts, ct_vec rdispls, MPI_Datatype rtype)
+{
+    int rc;
+    memset(v, 0, sizeof *v);
+    CT_CALL(ct_bytes_init(&v->s, sendbuf, ns, scounts, sdispls, stype, 0));
+    CT_CALL(ct_bytes_init(&v->r, recvbuf, nr, rcounts, rdispls, rtype, 0));
+    CT_CALL(ct_bytes_alloc(&v->s));
+    CT_CALL(ct_bytes_alloc(&v->r));
+    CT_CALL(bytes_vecs(&v->s, &v->sarrays, &v->scounts, &v->sdispls, &v->sbase));
+    CT_CALL(bytes_vecs(&v->r, &v->rarrays, &v->rcounts, &v->rdispls, &v->rbase));
+out:
+    return rc;
+}
+
+size_t ct_bytes_pair_bytes(const ct_bytes_pair *v)
+{
+    return v->s.staged_bytes + v->r.staged_bytes +
+           (v->sarrays != NULL ? 2 * (size_t)v->s.n * sizeof(MPI_Count) : 0) +
+           (v->rarrays != NULL ? 2 * (size_t)v->r.n * sizeof(MPI_Count) : 0);
+}
+
+void ct_bytes_pair_free(ct_bytes_pair *v)
+{
+    free(v->sarrays);
+    free(v->rarrays);
+    ct_bytes_free(&v->s);
+    ct_bytes_free(&v->r);
+    v->sarrays = v->rarrays = NULL;
+}

@@ -109,6 +109,29 @@ char *ct_bytes_stream(const ct_bytes *v);
  * place), else carves it. Returns the staged bytes (0 in place). */
 size_t ct_bytes_layout(ct_bytes *v, char *base, size_t *off);
 
+/*
+ * Both sides of a call seen as bytes, each staged in memory of its own where
+ * its type is not contiguous: what a driver hands an algorithm on bytes
+ * (CT_A_BYTES), blocking or as a request's step. The caller packs s before
+ * the algorithm runs and unpacks r after (ct_bytes_pack, ct_bytes_unpack).
+ */
+typedef struct ct_bytes_pair {
+    ct_bytes s, r;
+    MPI_Count *sarrays, *rarrays; /* [2n] byte counts and displacements, or NULL where
+                                     the call's are linear (uniform blocks) */
+    char *sbase, *rbase;          /* the byte view: MPI_BYTE blocks from these */
+    ct_vec scounts, sdispls, rcounts, rdispls;
+} ct_bytes_pair;
+
+/* ns send blocks and nr receive blocks (the Alltoall(v)'s P and P, a
+ * neighbourhood's out- and in-degrees). v is safe to free on failure. */
+int ct_bytes_pair_init(ct_bytes_pair *v, const void *sendbuf, int ns, ct_vec scounts,
+                       ct_vec sdispls, MPI_Datatype stype, void *recvbuf, int nr,
+                       ct_vec rcounts, ct_vec rdispls, MPI_Datatype rtype);
+/* Bytes it holds (staging and arrays). */
+size_t ct_bytes_pair_bytes(const ct_bytes_pair *v);
+void ct_bytes_pair_free(ct_bytes_pair *v);
+
 /* Lays the staging out in memory of its own (freed by ct_bytes_free). */
 int ct_bytes_alloc(ct_bytes *v);
 void ct_bytes_free(ct_bytes *v);

@@ -323,3 +323,18 @@ void ct_device_release(void)
             dlclose(d->handle[i]);
     memset(d, 0, sizeof *d);
 }
+
+unsigned ct_blocks_device(const void *buf, int n, const ct_vec *counts, const ct_vec *displs,
+                          MPI_Datatype type)
+{
+    ct_typeinfo t;
+    for (int j = 0; j < n; j++) {
+        if (ct_vec_at(counts, j) <= 0)
+            continue;
+        if (ct_type_info(type, &t) != MPI_SUCCESS)
+            return 0; /* the MPI library will say what is wrong */
+        return ct_device_memory(ct_elem_ptr(buf, (MPI_Aint)ct_vec_at(displs, j), t.extent) +
+                                t.true_lb);
+    }
+    return 0;
+}

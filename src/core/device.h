@@ -21,6 +21,7 @@
 #define CT_DEVICE_H
 
 #include "core/ct_common.h"
+#include "core/datatype.h"
 
 /* The runtimes, as bits of a mask. */
 #define CT_DEV_CUDA 0x1u
@@ -56,6 +57,12 @@ unsigned ct_device_runtimes(void);
  * 0 for host memory, NULL, MPI_IN_PLACE, or when no runtime is loaded. Call
  * after ct_device_runtimes() returned nonzero. */
 unsigned ct_device_memory(const void *p);
+
+/* The same for one side of a call, n blocks of type (counts and
+ * displacements as the call's): the address of its first non-empty block,
+ * since a buffer without data is not device memory, whatever its address. */
+unsigned ct_blocks_device(const void *buf, int n, const ct_vec *counts, const ct_vec *displs,
+                          MPI_Datatype type);
 
 /* "CUDA", "HIP", "Level Zero", or "GPU" for a mask of several or none. */
 const char *ct_device_name(unsigned mask);

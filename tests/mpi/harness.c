@@ -299,3 +299,32 @@ void th_specs_free(char **specs, int n)
         free(specs[i]);
     free(specs);
 }
+
+long th_layout(th_rng *r, int n, const int *counts, int *displs, int shuffled)
+{
+    int *perm = malloc((size_t)(n > 0 ? n : 1) * sizeof *perm);
+    if (perm == NULL)
+        abort();
+    for (int j = 0; j < n; j++)
+        perm[j] = j;
+    for (int j = n - 1; shuffled && j > 0; j--) {
+        int k = (int)th_below(r, j + 1), t = perm[j];
+        perm[j] = perm[k];
+        perm[k] = t;
+    }
+    long at = shuffled ? th_below(r, 3) : 0;
+    for (int k = 0; k < n; k++) {
+        displs[perm[k]] = (int)at;
+        at += counts[perm[k]] + (shuffled ? th_below(r, 3) : 0);
+    }
+    free(perm);
+    return at;
+}
+
+size_t th_span_bytes(long elements, MPI_Datatype t)
+{
+    MPI_Aint lb, ext, tlb, text;
+    MPI_Type_get_extent(t, &lb, &ext);
+    MPI_Type_get_true_extent(t, &tlb, &text);
+    return (size_t)(elements * ext + tlb + text + 16);
+}

@@ -35,6 +35,13 @@ uint64_t th_next(th_rng *r);
 /* Uniform in [0, n). */
 long th_below(th_rng *r, long n);
 
+/* Displacements for n blocks of counts[] elements: back to back in block
+ * order, or (shuffled) in a random order with gaps of 0-2 elements. Returns
+ * the elements spanned. */
+long th_layout(th_rng *r, int n, const int *counts, int *displs, int shuffled);
+/* Bytes a buffer of `elements` elements of type t spans, with 16 to spare. */
+size_t th_span_bytes(long elements, MPI_Datatype t);
+
 /* 1 when ok holds on every rank of comm. */
 int th_all(int ok, MPI_Comm comm);
 

@@ -170,36 +170,6 @@ static void fill_random(th_rng *r, unsigned char *buf, size_t n)
         buf[i] = (unsigned char)th_next(r);
 }
 
-/* Receive displacements: back to back in rank order, or a random order with
- * gaps of 0-2 elements (each rank its own). Returns the elements spanned. */
-static long layout(th_rng *r, int n, const int *counts, int *displs, int shuffled)
-{
-    int *perm = malloc((size_t)n * sizeof *perm);
-    assert_non_null(perm);
-    for (int j = 0; j < n; j++)
-        perm[j] = j;
-    for (int j = n - 1; shuffled && j > 0; j--) {
-        int k = (int)th_below(r, j + 1), t = perm[j];
-        perm[j] = perm[k];
-        perm[k] = t;
-    }
-    long at = shuffled ? th_below(r, 3) : 0;
-    for (int k = 0; k < n; k++) {
-        displs[perm[k]] = (int)at;
-        at += counts[perm[k]] + (shuffled ? th_below(r, 3) : 0);
-    }
-    free(perm);
-    return at;
-}
-
-static size_t span_bytes(long elements, MPI_Datatype t)
-{
-    MPI_Aint lb, ext, tlb, text;
-    MPI_Type_get_extent(t, &lb, &ext);
-    MPI_Type_get_true_extent(t, &tlb, &text);
-    return (size_t)(elements * ext + tlb + text + 16);
-}
-
 /* Completes a nonblocking call's request; starts a persistent one twice
  * (the second start must give the same result) and frees it. The request
  * must be MPI_REQUEST_NULL after a wait, and stay allocated (inactive) after
@@ -323,8 +293,9 @@ static int run_case(const ag_case *c, const inter *ic)
         total += rcounts[j];
     }
     th_rng lay = th_rng_make(th_seed(), c->stream * 1000003u + 500u + (uint64_t)th_rank());
-    long span = c->v ? layout(&lay, nremote, rcounts, displs, c->shuffled) : total;
-    size_t sbytes = span_bytes(scount, c->type->send), rbytes = span_bytes(span, c->type->recv);
+    long span = c->v ? th_layout(&lay, nremote, rcounts, displs, c->shuffled) : total;
+    size_t sbytes = th_span_bytes(scount, c->type->send);
+    size_t rbytes = th_span_bytes(span, c->type->recv);
     unsigned char *sb = malloc(sbytes), *sb_copy = malloc(sbytes);
     unsigned char *got = malloc(rbytes), *want = malloc(rbytes);
     assert_true(sb && sb_copy && got && want);
@@ -803,8 +774,8 @@ static void b2b_prepare(const inter *ic, int k, b2b_call *c)
         c->displs[j] = (int)relems;
         relems += c->rcounts[j];
     }
-    c->sbytes = span_bytes(c->scount, c->type);
-    c->rbytes = span_bytes(relems, c->type);
+    c->sbytes = th_span_bytes(c->scount, c->type);
+    c->rbytes = th_span_bytes(relems, c->type);
     c->send = malloc(c->sbytes);
     c->got = malloc(c->rbytes);
     c->want = malloc(c->rbytes);
