@@ -106,11 +106,18 @@ static int stencil_dests(int dims, int P, int me, int *dest)
     return nnz;
 }
 
+int bench_pattern_dests(const bench_options *o, int P, int me, int *dest)
+{
+    int k;
+    const bench_pattern pat = bench_pattern_of(o, &k);
+    if (pat == BENCH_PATTERN_RANDOM)
+        return random_dests(o->seed, P, me, k, dest);
+    return stencil_dests(pat == BENCH_PATTERN_STENCIL2D ? 2 : 3, P, me, dest);
+}
+
 /* dest, counts, displacements and values of this rank's messages: ST_*. */
 static int make_sends(bench_sdde *s, const bench_options *o, long S)
 {
-    int k;
-    bench_pattern pat = bench_pattern_of(o, &k);
     const long per = S / (long)sizeof(int) > 1 ? S / (long)sizeof(int) : 1;
     const size_t most = (size_t)s->P + 27; /* random: P-1, stencils: 26 */
     size_t total = 0;
@@ -119,10 +126,7 @@ static int make_sends(bench_sdde *s, const bench_options *o, long S)
     s->sdispls = malloc(most * sizeof(int));
     if (s->dest == NULL || s->scounts == NULL || s->sdispls == NULL)
         return ST_NO_MEM;
-    if (pat == BENCH_PATTERN_RANDOM)
-        s->nnz = random_dests(o->seed, s->P, s->rank, k, s->dest);
-    else
-        s->nnz = stencil_dests(pat == BENCH_PATTERN_STENCIL2D ? 2 : 3, s->P, s->rank, s->dest);
+    s->nnz = bench_pattern_dests(o, s->P, s->rank, s->dest);
     if (s->nnz < 0)
         return ST_NO_MEM;
     s->sendcount = (int)per; /* per <= S / 4 < INT_MAX */

@@ -407,6 +407,28 @@ int coltune_alltoallv_crs_alloc(const char *spec, int send_nnz, int send_size, c
                                 MPI_Datatype recvtype, void **recvvals, MPIX_Info *xinfo,
                                 MPI_Comm comm);
 
+/* ---------------------------------------------------------------- */
+/* MPI_Neighbor_alltoallv / MPI_Neighbor_alltoall                     */
+/* ---------------------------------------------------------------- */
+
+/*
+ * The neighbourhood all-to-alls of a communicator with a topology
+ * (distributed graph, graph, Cartesian), under the algorithm named by spec
+ * ("direct", "locality"; rule collectives "neighbor_alltoallv" and
+ * "neighbor_alltoall"); spec NULL decides as the intercepted call would.
+ * Arguments as MPI_Neighbor_alltoallv and MPI_Neighbor_alltoall. A
+ * communicator without a topology, or whose graph joins two ranks by two
+ * edges (repeated edges, a periodic Cartesian dimension of one or two
+ * ranks), goes to the MPI library's routine.
+ */
+int coltune_neighbor_alltoallv(const char *spec, const void *sendbuf, const int sendcounts[],
+                               const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                               const int recvcounts[], const int rdispls[],
+                               MPI_Datatype recvtype, MPI_Comm comm);
+int coltune_neighbor_alltoall(const char *spec, const void *sendbuf, int sendcount,
+                              MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                              MPI_Datatype recvtype, MPI_Comm comm);
+
 /* Point-to-point messages (or puts) carrying data that this rank sent to
  * ranks on other nodes, as coltune's topology sees nodes (COLTUNE_PPN
  * included), in the last sparse dynamic data exchange on comm; -1 before

@@ -162,7 +162,7 @@ if step "build: MPICH" build build-mpich MPICC=mpicc.mpich; then
         tests/mpi/isolation.sh tests/mpi/preload.sh tests/mpi/sdde.sh \
         tests/mpi/allgather_inter.sh tests/fortran/fortran.sh tests/mpi/shm.sh \
         tests/mpi/info.sh tests/mpi/install.sh tests/mpi/rules_file.sh \
-        tests/mpi/device.sh tests/mpi/cache.sh tests/mpi/nbc.sh" \
+        tests/mpi/device.sh tests/mpi/cache.sh tests/mpi/nbc.sh tests/mpi/neighbor.sh" \
         CT_TEST_NP=4 CT_TEST_QUICK=1 CT_TEST_NP_TINY="1 3 4" CT_TEST_MAXNP=4 \
         CT_TEST_CHURN=50
     tally build-mpich
@@ -186,7 +186,7 @@ if step "build: AddressSanitizer" build build-asan --enable-asan; then
     ASAN_OPTIONS=detect_leaks=0 check build-asan \
         TESTS="tests/mpi/alltoallv.sh tests/mpi/isolation.sh tests/mpi/sdde.sh \
         tests/mpi/allgather_inter.sh tests/mpi/shm.sh tests/mpi/adapt.sh \
-        tests/mpi/threads.sh tests/mpi/cache.sh tests/mpi/nbc.sh" \
+        tests/mpi/threads.sh tests/mpi/cache.sh tests/mpi/nbc.sh tests/mpi/neighbor.sh" \
         CT_TEST_NP="1 3 4 7" CT_TEST_NP_TINY="1 3 7" CT_TEST_NP_NODES_TINY=7 \
         CT_TEST_NP_NODES_EVEN=6 \
         CT_TEST_CHURN=300 CT_TEST_QUICK=1 \

@@ -215,6 +215,20 @@ static const ct_algorithm registry[] = {
     IF_VARIABLE_##variable(ENTRY(CT_COLL_ALLTOALLV_CRS, name, r, summary,          \
                                  .run.sdde = ct_sdde_##name, __VA_ARGS__))
 #include "coll_list.h"
+#define CT_NEIGHBOR_ALG(name, r, summary, ...)                                              \
+    ENTRY(CT_COLL_NEIGHBOR_ALLTOALLV, name, BLOCKING(r), summary,                          \
+          .run.neighbor = ct_neighbor_##name, __VA_ARGS__)
+#define CT_NEIGHBOR_SPLIT_ALG(name, r, summary, ...)                                        \
+    ENTRY(CT_COLL_NEIGHBOR_ALLTOALLV, name, BLOCKING(r), summary,                          \
+          .build.neighbor = ct_neighbor_##name##_build, __VA_ARGS__)
+#include "coll_list.h"
+#define CT_NEIGHBOR_ALG(name, r, summary, ...)                                              \
+    ENTRY(CT_COLL_NEIGHBOR_ALLTOALL, name, BLOCKING(r), summary,                           \
+          .run.neighbor = ct_neighbor_##name, __VA_ARGS__)
+#define CT_NEIGHBOR_SPLIT_ALG(name, r, summary, ...)                                        \
+    ENTRY(CT_COLL_NEIGHBOR_ALLTOALL, name, BLOCKING(r), summary,                           \
+          .build.neighbor = ct_neighbor_##name##_build, __VA_ARGS__)
+#include "coll_list.h"
 };
 
 #define REGISTRY_SIZE ((int)(sizeof registry / sizeof registry[0]))

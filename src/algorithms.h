@@ -182,6 +182,35 @@ typedef int (*ct_allgatherv_fn)(const ct_allgatherv_args *args, struct ct_ctx *c
 struct ct_sdde;
 typedef int (*ct_sdde_fn)(struct ct_sdde *x, struct ct_ctx *ctx, const long *params);
 
+/*
+ * The one description of an MPI_Neighbor_alltoallv or MPI_Neighbor_alltoall
+ * call (coll says which), filled by every entry point as ct_alltoallv_args
+ * is: block j of the send side goes to the j-th destination of the
+ * communicator's neighbourhood, block j of the receive side comes from the
+ * j-th source (src/neighbor/nbr_graph.h). MPI_Neighbor_alltoall's uniform
+ * blocks are linear vectors. The standard has no MPI_IN_PLACE here.
+ */
+struct ct_nbr_graph;
+typedef struct ct_neighbor_args {
+    ct_coll coll; /* CT_COLL_NEIGHBOR_ALLTOALLV or CT_COLL_NEIGHBOR_ALLTOALL */
+    const void *sendbuf;
+    ct_vec sendcounts, sdispls; /* per destination, in elements of sendtype */
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    ct_vec recvcounts, rdispls; /* per source, in elements of recvtype */
+    MPI_Datatype recvtype;
+    MPI_Comm comm; /* the user's communicator: only pmpi uses it */
+    int (*forward)(const struct ct_neighbor_args *a);
+    long msg_size; /* as in ct_alltoallv_args */
+    const struct ct_nbr_graph *graph; /* set by the driver: the neighbourhood */
+} ct_neighbor_args;
+
+typedef int (*ct_neighbor_forward_fn)(const ct_neighbor_args *a);
+typedef int (*ct_neighbor_fn)(const ct_neighbor_args *args, struct ct_ctx *ctx,
+                              const long *params);
+typedef int (*ct_neighbor_build_fn)(const ct_neighbor_args *args, struct ct_ctx *ctx,
+                                    const long *params, struct ct_sched *s);
+
 /* ------------------------------------------------------------------ */
 /* Restrictions                                                        */
 /* ------------------------------------------------------------------ */
@@ -252,11 +281,13 @@ typedef struct ct_algorithm {
         ct_allgather_fn allgather;
         ct_allgatherv_fn allgatherv;
         ct_sdde_fn sdde; /* CT_COLL_ALLTOALL_CRS and CT_COLL_ALLTOALLV_CRS */
+        ct_neighbor_fn neighbor;
     } run; /* NULL for an algorithm that splits: build describes it */
     union {
         ct_alltoallv_build_fn alltoallv;
         ct_allgather_build_fn allgather;
         ct_allgatherv_build_fn allgatherv;
+        ct_neighbor_build_fn neighbor;
     } build; /* NULL for an algorithm that runs its call itself; both for one
                 that steps (CT_ALLTOALLV_STEP_ALG): run serves the blocking call */
 } ct_algorithm;
@@ -304,6 +335,11 @@ int ct_coll_has_pmpi(ct_coll coll);
                                            const long *params, struct ct_sched *s);
 #define CT_SDDE_ALG(name, ...)                                                               \
     int ct_sdde_##name(struct ct_sdde *x, struct ct_ctx *ctx, const long *params);
+#define CT_NEIGHBOR_ALG(name, ...)                                                           \
+    int ct_neighbor_##name(const ct_neighbor_args *a, struct ct_ctx *ctx, const long *params);
+#define CT_NEIGHBOR_SPLIT_ALG(name, ...)                                                     \
+    int ct_neighbor_##name##_build(const ct_neighbor_args *a, struct ct_ctx *ctx,            \
+                                   const long *params, struct ct_sched *s);
 #include "coll_list.h"
 
 #endif

@@ -11,6 +11,7 @@
 #include "allgather_inter/allgather_inter.h"
 #include "alltoallv/alltoallv.h"
 #include "core/log.h"
+#include "neighbor/neighbor.h"
 #include "core/state.h"
 #include "select/decide.h"
 #include "shim/shim.h"
@@ -94,6 +95,39 @@ CT_EXPORT int coltune_alltoall(const char *spec_text, const void *sendbuf, int s
                                                     recvcount, recvtype, comm,
                                                     ct_shim_fwd_alltoall);
     return api_alltoall_any("coltune_alltoall", spec_text, &a);
+}
+
+/* The neighbourhood all-to-alls: their description, the spec, the driver. */
+static int api_neighbor_any(const char *fn, const char *spec_text, const ct_neighbor_args *a)
+{
+    ct_spec spec;
+    int rc = ct_api_begin(a->comm, CT_API_INTRA);
+    if (rc != MPI_SUCCESS)
+        return ct_shim_return(a->comm, rc);
+    rc = ct_api_parse_spec(fn, spec_text, a->coll, a->comm, &spec);
+    if (rc < 0)
+        return ct_shim_return(a->comm, MPI_ERR_ARG);
+    return ct_shim_return(a->comm, ct_neighbor_dispatch(a, rc ? &spec : NULL));
+}
+
+CT_EXPORT int coltune_neighbor_alltoallv(const char *spec_text, A2AV_PARAMS)
+{
+    const ct_neighbor_args a = ct_shim_describe_neighbor(
+        CT_COLL_NEIGHBOR_ALLTOALLV, sendbuf, ct_vec_int(sendcounts), ct_vec_int(sdispls),
+        sendtype, recvbuf, ct_vec_int(recvcounts), ct_vec_int(rdispls), recvtype, comm,
+        ct_shim_fwd_neighbor_alltoallv);
+    return api_neighbor_any("coltune_neighbor_alltoallv", spec_text, &a);
+}
+
+CT_EXPORT int coltune_neighbor_alltoall(const char *spec_text, const void *sendbuf,
+                                        int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const ct_neighbor_args a = ct_shim_describe_neighbor(
+        CT_COLL_NEIGHBOR_ALLTOALL, sendbuf, ct_vec_linear(sendcount, 0),
+        ct_vec_linear(0, sendcount), sendtype, recvbuf, ct_vec_linear(recvcount, 0),
+        ct_vec_linear(0, recvcount), recvtype, comm, ct_shim_fwd_neighbor_alltoall);
+    return api_neighbor_any("coltune_neighbor_alltoall", spec_text, &a);
 }
 
 /* The nonblocking forms. Without the intercepted completion calls (the

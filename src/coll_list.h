@@ -71,6 +71,15 @@
  * CT_SDDE_ALG(name, variable, restrictions, summary, params...)
  *   ct_sdde_<name>(), src/sdde/sdde_<name>.c: serves alltoall_crs, and
  *   alltoallv_crs too when variable is 1 (0: constant message size only).
+ * CT_NEIGHBOR_ALG(name, restrictions, summary, params...)
+ *   ct_neighbor_<name>(), src/neighbor/neighbor_<name>.c: serves
+ *   neighbor_alltoallv and neighbor_alltoall (uniform blocks) on the
+ *   communicator's neighbourhood (src/neighbor/nbr_graph.h).
+ * CT_NEIGHBOR_SPLIT_ALG(name, restrictions, summary, params...)
+ *   the same, for an algorithm described as a schedule of rounds
+ *   (core/sched.h): ct_neighbor_<name>_build(), run to completion by the
+ *   blocking calls. A file that defines only CT_NEIGHBOR_ALG sees these
+ *   among the others.
  */
 #ifndef CT_COLLECTIVE
 #define CT_COLLECTIVE(ID, name, call, fallback, msg_size_known)
@@ -96,6 +105,13 @@
 #ifndef CT_SDDE_ALG
 #define CT_SDDE_ALG(name, variable, restrictions, summary, ...)
 #endif
+#ifndef CT_NEIGHBOR_ALG
+#define CT_NEIGHBOR_ALG(name, restrictions, summary, ...)
+#endif
+#ifndef CT_NEIGHBOR_SPLIT_ALG
+#define CT_NEIGHBOR_SPLIT_ALG(name, restrictions, summary, ...) \
+    CT_NEIGHBOR_ALG(name, restrictions, summary, __VA_ARGS__)
+#endif
 
 /* ------------------------------------------------------------------ */
 /* Collectives                                                         */
@@ -119,6 +135,11 @@ CT_COLLECTIVE(IALLGATHERV_INTER, iallgatherv_inter, "Iallgatherv", pmpi, 0)
  * the latter with variable sizes */
 CT_COLLECTIVE(ALLTOALL_CRS, alltoall_crs, "", personalized, 0)
 CT_COLLECTIVE(ALLTOALLV_CRS, alltoallv_crs, "", personalized, 0)
+/* MPI_Neighbor_alltoallv and MPI_Neighbor_alltoall on communicators with a
+ * topology (distributed graph, graph, Cartesian). A rank's blocks depend on
+ * its own neighbours, so msg_size is agreed even for uniform blocks. */
+CT_COLLECTIVE(NEIGHBOR_ALLTOALLV, neighbor_alltoallv, "Neighbor_alltoallv", pmpi, 0)
+CT_COLLECTIVE(NEIGHBOR_ALLTOALL, neighbor_alltoall, "Neighbor_alltoall", pmpi, 0)
 
 /* ------------------------------------------------------------------ */
 /* Alltoallv and Alltoall                                              */
@@ -248,6 +269,20 @@ CT_SDDE_ALG(locality_dense, 1, CT_A_AGREES,
     "an aggregate to every other node and a buffer to every rank of the "
     "node, empty or not: no reduction ([Geyko2023] Alg. 4 over lanes)")
 
+/* ------------------------------------------------------------------ */
+/* Neighbor_alltoallv and Neighbor_alltoall                            */
+/* ------------------------------------------------------------------ */
+
+CT_NEIGHBOR_ALG(pmpi, 0,
+    "forward to the MPI library's own routine for the call (PMPI_Neighbor_alltoallv, "
+    "PMPI_Neighbor_alltoall or their large-count forms)")
+CT_NEIGHBOR_SPLIT_ALG(direct, 0,
+    "one Irecv per source and one Isend per destination, one Waitall "
+    "(what MPI libraries do; the reference of [Collom2023])")
+CT_NEIGHBOR_ALG(locality, CT_A_BYTES,
+    "messages to other nodes aggregated per node pair through one rank of "
+    "each node, then redistributed on the node ([Collom2023])")
+
 #undef CT_COLLECTIVE
 #undef CT_ALLTOALLV_ALG
 #undef CT_ALLTOALLV_SPLIT_ALG
@@ -255,3 +290,5 @@ CT_SDDE_ALG(locality_dense, 1, CT_A_AGREES,
 #undef CT_ALLGATHER_INTER_ALG
 #undef CT_ALLGATHER_INTER_SPLIT_ALG
 #undef CT_SDDE_ALG
+#undef CT_NEIGHBOR_ALG
+#undef CT_NEIGHBOR_SPLIT_ALG

@@ -65,7 +65,7 @@ typedef struct ct_ctx_key {
     void *(*retire)(void *obj);
 } ct_ctx_key;
 
-#define CT_CTX_NEXT 8 /* objects one context can hold (the library has 7 keys) */
+#define CT_CTX_NEXT 10 /* objects one context can hold (the library has 9 keys) */
 
 /*
  * A growable buffer of a context (ct_ctx_buffer): each user defines one
@@ -76,7 +76,7 @@ typedef struct ct_ctx_buf_key {
     const char *name;
 } ct_ctx_buf_key;
 
-#define CT_CTX_NBUFS 16 /* buffers one context can hold (the library has 14 keys) */
+#define CT_CTX_NBUFS 16 /* buffers one context can hold (the library has 15 keys) */
 
 typedef struct ct_ctx {
     MPI_Comm comm; /* private duplicate of the user's communicator */

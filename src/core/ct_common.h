@@ -36,6 +36,8 @@ enum {
      * calls never share a tag (see src/sdde/sdde.h). */
     CT_TAG_SDDE_NODE = 7303,  /* aggregated messages to another node */
     CT_TAG_SDDE_LOCAL = 7305, /* redistribution inside a node */
+    CT_TAG_NEIGHBOR_DIRECT = 7401,
+    CT_TAG_NEIGHBOR = 7402,   /* to 7408: the kinds of message of neighbor_locality.c */
     /* The nonblocking and persistent collectives: one tag per call, from
      * CT_TAG_NBC up, the calls of a communicator counted modulo
      * CT_TAG_NBC_SPAN (ct_ctx_nbc_tag; below MPI's least MPI_TAG_UB, 32767) */

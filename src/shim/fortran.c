@@ -38,7 +38,8 @@
  *    unconverted in meaning (f2c's answer), which reports the error as its
  *    own binding would.
  *
- * Same for MPI_ALLTOALL, MPI_ALLGATHER and MPI_ALLGATHERV, and for MPI_INIT,
+ * Same for MPI_ALLTOALL, MPI_ALLGATHER, MPI_ALLGATHERV, MPI_NEIGHBOR_ALLTOALLV
+ * and MPI_NEIGHBOR_ALLTOALL, and for MPI_INIT,
  * MPI_INIT_THREAD and MPI_FINALIZE, so a Fortran program gets the start-up
  * messages, the statistics at the end and its contexts released before
  * PMPI_Finalize exactly as a C program does; and for MPI_IALLTOALLV,
@@ -515,6 +516,36 @@ void ct_f_allgatherv ALLGATHERV_ARGS
                                           recvcounts, displs, rt, c));
 }
 CT_FORTRAN_NAMES(ct_f_allgatherv, mpi_allgatherv, MPI_ALLGATHERV, ALLGATHERV_ARGS);
+
+void ct_f_neighbor_alltoallv ALLTOALLV_ARGS;
+void ct_f_neighbor_alltoallv ALLTOALLV_ARGS
+{
+    const MPI_Datatype st = PMPI_Type_f2c(*sendtype), rt = PMPI_Type_f2c(*recvtype);
+    const MPI_Comm c = PMPI_Comm_f2c(*comm);
+    if (!handles_ok(c, st, rt))
+        set_ierr(ierr, PMPI_Neighbor_alltoallv(c_buf(sendbuf), sendcounts, sdispls, st,
+                                               c_buf(recvbuf), recvcounts, rdispls, rt, c));
+    else
+        set_ierr(ierr, ct_shim_neighbor_alltoallv(c_buf(sendbuf), sendcounts, sdispls, st,
+                                                  c_buf(recvbuf), recvcounts, rdispls, rt, c));
+}
+CT_FORTRAN_NAMES(ct_f_neighbor_alltoallv, mpi_neighbor_alltoallv, MPI_NEIGHBOR_ALLTOALLV,
+                 ALLTOALLV_ARGS);
+
+void ct_f_neighbor_alltoall ALLTOALL_ARGS;
+void ct_f_neighbor_alltoall ALLTOALL_ARGS
+{
+    const MPI_Datatype st = PMPI_Type_f2c(*sendtype), rt = PMPI_Type_f2c(*recvtype);
+    const MPI_Comm c = PMPI_Comm_f2c(*comm);
+    if (!handles_ok(c, st, rt))
+        set_ierr(ierr, PMPI_Neighbor_alltoall(c_buf(sendbuf), *sendcount, st, c_buf(recvbuf),
+                                              *recvcount, rt, c));
+    else
+        set_ierr(ierr, ct_shim_neighbor_alltoall(c_buf(sendbuf), *sendcount, st,
+                                                 c_buf(recvbuf), *recvcount, rt, c));
+}
+CT_FORTRAN_NAMES(ct_f_neighbor_alltoall, mpi_neighbor_alltoall, MPI_NEIGHBOR_ALLTOALL,
+                 ALLTOALL_ARGS);
 
 #define IALLTOALLV_ARGS                                                                  \
     (void *sendbuf, F *sendcounts, F *sdispls, F *sendtype, void *recvbuf, F *recvcounts, \

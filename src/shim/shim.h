@@ -191,6 +191,43 @@ int ct_shim_fwd_iallgather_c(const ct_allgather_args *a);
 int ct_shim_fwd_iallgatherv_c(const ct_allgatherv_args *a);
 #endif
 
+/* The one description of an MPI_Neighbor_alltoall(v) call (neighbor.c),
+ * every field named (see ct_alltoallv_args). */
+static inline ct_neighbor_args ct_shim_describe_neighbor(
+    ct_coll coll, const void *sendbuf, ct_vec sendcounts, ct_vec sdispls, MPI_Datatype sendtype,
+    void *recvbuf, ct_vec recvcounts, ct_vec rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+    ct_neighbor_forward_fn forward)
+{
+    return (ct_neighbor_args){.coll = coll,
+                              .sendbuf = sendbuf,
+                              .sendcounts = sendcounts,
+                              .sdispls = sdispls,
+                              .sendtype = sendtype,
+                              .recvbuf = recvbuf,
+                              .recvcounts = recvcounts,
+                              .rdispls = rdispls,
+                              .recvtype = recvtype,
+                              .comm = comm,
+                              .forward = forward,
+                              .msg_size = -1,
+                              .graph = NULL};
+}
+
+/* MPI_Neighbor_alltoallv and MPI_Neighbor_alltoall (neighbor.c): the
+ * forwarders, and what the C symbols and the Fortran bindings call. */
+int ct_shim_fwd_neighbor_alltoallv(const ct_neighbor_args *a);
+int ct_shim_fwd_neighbor_alltoall(const ct_neighbor_args *a);
+#ifdef CT_HAVE_LARGE_COUNT
+int ct_shim_fwd_neighbor_alltoallv_c(const ct_neighbor_args *a);
+int ct_shim_fwd_neighbor_alltoall_c(const ct_neighbor_args *a);
+#endif
+int ct_shim_neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                               MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                               const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+int ct_shim_neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm);
+
 /* What MPI_Init, MPI_Init_thread and MPI_Finalize do (init.c): read the
  * configuration once, report statistics and release coltune's state. */
 int ct_shim_init(int *argc, char ***argv);

@@ -4,8 +4,10 @@
 ! MPI_ALLGATHER / MPI_ALLGATHERV, MPI_IALLGATHER / MPI_IALLGATHERV (completed
 ! by MPI_WAIT) and the persistent MPI_ALLGATHER_INIT (Open MPI:
 ! MPIX_ALLGATHER_INIT, -DPCOLL_MPIX) on an intercommunicator (even and odd
-! world ranks), with MPI_INTEGER and a derived type (a strided vector), checking
-! every result against values it computes itself. One source, three
+! world ranks), MPI_NEIGHBOR_ALLTOALLV and MPI_NEIGHBOR_ALLTOALL on a
+! directed ring (a distributed graph), with MPI_INTEGER and a derived type
+! (a strided vector), checking every result against values it computes
+! itself. One source, three
 ! bindings, chosen when compiling with -cpp:
 !   -DB_MPIFH  include 'mpif.h'    -DB_USEMPI  use mpi    -DB_F08  use mpi_f08
 ! Rank 0 prints how many calls of each collective it made (the test compares
@@ -36,12 +38,12 @@ program exchange
 #define REQ_T integer
 #endif
   integer :: ierr, me, np, i, k, n, nbad, color, lme, lnp, rnp
-  integer :: ncalls(6)
+  integer :: ncalls(8), nsrc(1), ndst(1), wts(1)
   REQ_T :: req
   integer, allocatable :: sb(:), rb(:), sc(:), sd(:), rc(:), rd(:)
   TYPE_T :: vec, bad
   integer :: eclass, ierr2
-  COMM_T :: local, inter
+  COMM_T :: local, inter, ring
 
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, me, ierr)
@@ -301,11 +303,40 @@ program exchange
   call MPI_ALLGATHER(sb, 1, MPI_INTEGER, rb, -1, MPI_INTEGER, inter, ierr)
   call expect_class(ierr, MPI_ERR_COUNT, 'allgather with a negative count')
 
+  ! ---- MPI_NEIGHBOR_ALLTOALLV and MPI_NEIGHBOR_ALLTOALL on a directed ring:
+  ! each rank sends to the next one and receives from the one before
+  nsrc(1) = mod(me - 1 + np, np)
+  ndst(1) = mod(me + 1, np)
+  wts(1) = 1
+  call MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, nsrc, wts, 1, ndst, wts, &
+                                      MPI_INFO_NULL, .false., ring, ierr)
+  sc(1) = 3
+  sd(1) = 1
+  rc(1) = 3
+  rd(1) = 2
+  do k = 1, 3
+    sb(1 + k) = val(me, ndst(1), k)
+  end do
+  rb = -1
+  call MPI_NEIGHBOR_ALLTOALLV(sb, sc, sd, MPI_INTEGER, rb, rc, rd, MPI_INTEGER, ring, ierr)
+  call count_call(7)
+  do k = 1, 3
+    call expect(rb(2 + k), val(nsrc(1), me, k), 'neighbor_alltoallv integer')
+  end do
+  rb = -1
+  call MPI_NEIGHBOR_ALLTOALL(sb(2), 2, MPI_INTEGER, rb, 2, MPI_INTEGER, ring, ierr)
+  call count_call(8)
+  do k = 1, 2
+    call expect(rb(k), val(nsrc(1), me, k), 'neighbor_alltoall integer')
+  end do
+  call MPI_Comm_free(ring, ierr)
+
   call MPI_Comm_free(inter, ierr)
   call MPI_Comm_free(local, ierr)
   call MPI_Type_free(vec, ierr)
-  if (me == 0) write(*, '(a,6(1x,i0))') 'exchange: calls alltoallv alltoall allgather ' // &
-                                        'allgatherv iallgather iallgatherv', ncalls
+  if (me == 0) write(*, '(a,8(1x,i0))') 'exchange: calls alltoallv alltoall allgather ' // &
+                                        'allgatherv iallgather iallgatherv neighbor_alltoallv ' // &
+                                        'neighbor_alltoall', ncalls
   if (nbad == 0) write(*, '(a)') 'exchange: ok'
   call MPI_Finalize(ierr)
   if (nbad /= 0) stop 1

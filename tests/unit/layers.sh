@@ -27,10 +27,10 @@ layer_of() {
     info/* | bench/*) echo 6 tools ;;
     src/shim/* | src/api.[ch] | src/sdde/mpix.c) echo 5 entry ;;
     src/driver.[ch] | src/learn.[ch] | src/alltoallv/alltoallv.[ch] | src/allgather_inter/allgather_inter.[ch] | \
-        src/sdde/sdde.[ch]) echo 4 drivers ;;
+        src/sdde/sdde.[ch] | src/neighbor/neighbor.[ch]) echo 4 drivers ;;
     src/select/*) echo 3 select ;;
     src/coll_list.h | src/algorithms.[ch] | src/stats.[ch] | src/alltoallv/* | \
-        src/allgather_inter/* | src/sdde/*) echo 2 algorithms ;;
+        src/allgather_inter/* | src/sdde/* | src/neighbor/*) echo 2 algorithms ;;
     src/core/* | include/*) echo 1 core ;;
     *) echo 0 unknown ;;
     esac

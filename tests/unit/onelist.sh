@@ -33,6 +33,9 @@ ${MPICC:-cc} -E -P -x c -I src - > "$tmp/cpp" <<'EOF' || { echo "FAIL: cannot pr
     @alg iallgatherv_inter name src/allgather_inter/allgather_inter_##name.c
 #define CT_SDDE_ALG(name, variable, ...) @alg alltoall_crs name src/sdde/sdde_##name.c \
     IF_##variable(@alg alltoallv_crs name src/sdde/sdde_##name.c)
+#define CT_NEIGHBOR_ALG(name, ...) @alg neighbor_alltoallv name src/neighbor/neighbor_##name.c \
+    @alg neighbor_alltoall name src/neighbor/neighbor_##name.c
+#define CT_NEIGHBOR_SPLIT_ALG(name, ...) CT_NEIGHBOR_ALG(name)
 #define IF_1(...) __VA_ARGS__
 #define IF_0(...)
 #include "coll_list.h"

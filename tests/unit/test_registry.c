@@ -95,6 +95,11 @@ static void test_entries_well_formed(void **state)
             if (a->run.sdde == NULL)
                 fail_msg("%s: no run function", a->name);
             break;
+        case CT_COLL_NEIGHBOR_ALLTOALLV:
+        case CT_COLL_NEIGHBOR_ALLTOALL:
+            if (a->run.neighbor == NULL && a->build.neighbor == NULL)
+                fail_msg("%s: neither a run function nor a schedule", a->name);
+            break;
         default:
             fail_msg("%s: collective %d not covered by this test", a->name, (int)a->coll);
         }

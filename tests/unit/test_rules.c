@@ -25,7 +25,8 @@
  * extend when a collective is added to src/coll_list.h. */
 #define KNOWN_COLLS                                                                         \
     "alltoallv, alltoall, ialltoallv, ialltoall, allgather_inter, allgatherv_inter, "      \
-    "iallgather_inter, iallgatherv_inter, alltoall_crs, alltoallv_crs"
+    "iallgather_inter, iallgatherv_inter, alltoall_crs, alltoallv_crs, neighbor_alltoallv, " \
+    "neighbor_alltoall"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define KB 1024L

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * nbr_graph.c - a communicator's neighbourhood, read once (nbr_graph.h).
+ */
+#include "neighbor/nbr_graph.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void graph_free(ct_nbr_graph *g)
+{
+    if (g == NULL)
+        return;
+    free(g->sources);
+    free(g->destinations);
+    free(g);
+}
+
+static int read_dist_graph(MPI_Comm comm, ct_nbr_graph *g)
+{
+    int rc, weighted, *sw = NULL, *dw = NULL;
+    CT_CALL(PMPI_Dist_graph_neighbors_count(comm, &g->indegree, &g->outdegree, &weighted));
+    CT_ALLOC(g->sources, (size_t)g->indegree * sizeof(int));
+    CT_ALLOC(g->destinations, (size_t)g->outdegree * sizeof(int));
+    if (weighted) { /* the weights are asked for, and not used */
+        CT_ALLOC(sw, (size_t)g->indegree * sizeof(int));
+        CT_ALLOC(dw, (size_t)g->outdegree * sizeof(int));
+    }
+    CT_CALL(PMPI_Dist_graph_neighbors(comm, g->indegree, g->sources,
+                                     weighted ? sw : MPI_UNWEIGHTED, g->outdegree,
+                                     g->destinations, weighted ? dw : MPI_UNWEIGHTED));
+out:
+    free(sw);
+    free(dw);
+    return rc;
+}
+
+static int read_graph(MPI_Comm comm, int rank, ct_nbr_graph *g)
+{
+    int rc, n;
+    CT_CALL(PMPI_Graph_neighbors_count(comm, rank, &n));
+    g->indegree = g->outdegree = n;
+    CT_ALLOC(g->sources, (size_t)n * sizeof(int));
+    CT_ALLOC(g->destinations, (size_t)n * sizeof(int));
+    CT_CALL(PMPI_Graph_neighbors(comm, rank, n, g->sources));
+    for (int j = 0; j < n; j++)
+        g->destinations[j] = g->sources[j];
+out:
+    return rc;
+}
+
+/* Per dimension, the rank below then the rank above, for both sides. */
+static int read_cart(MPI_Comm comm, ct_nbr_graph *g)
+{
+    int rc, ndims, *dims = NULL, *periods = NULL, *coords = NULL;
+    CT_CALL(PMPI_Cartdim_get(comm, &ndims));
+    g->indegree = g->outdegree = 2 * ndims;
+    CT_ALLOC(dims, (size_t)ndims * 3 * sizeof(int));
+    periods = dims + ndims;
+    coords = periods + ndims;
+    CT_ALLOC(g->sources, (size_t)(2 * ndims) * sizeof(int));
+    CT_ALLOC(g->destinations, (size_t)(2 * ndims) * sizeof(int));
+    CT_CALL(PMPI_Cart_get(comm, ndims, dims, periods, coords));
+    for (int d = 0; d < ndims; d++) {
+        int below, above;
+        CT_CALL(PMPI_Cart_shift(comm, d, 1, &below, &above));
+        g->sources[2 * d] = g->destinations[2 * d] = below;
+        g->sources[2 * d + 1] = g->destinations[2 * d + 1] = above;
+        if (periods[d] && dims[d] <= 2) /* the same on every rank */
+            g->library_order = 1;
+    }
+out:
+    free(dims);
+    return rc;
+}
+
+static int int_cmp(const void *x, const void *y)
+{
+    const int a = *(const int *)x, b = *(const int *)y;
+    return (a > b) - (a < b);
+}
+
+/* Does a rank other than MPI_PROC_NULL appear twice in v[0..n)? */
+static int repeated(const int *v, int n, int *scratch)
+{
+    memcpy(scratch, v, (size_t)n * sizeof *v);
+    qsort(scratch, (size_t)n, sizeof *scratch, int_cmp);
+    for (int i = 1; i < n; i++)
+        if (scratch[i] == scratch[i - 1] && scratch[i] != MPI_PROC_NULL)
+            return 1;
+    return 0;
+}
+
+/* Reads the neighbourhood of kind into g; whether a rank appears twice in
+ * its lists goes to *twice. */
+static int read_graph_kind(ct_ctx *ctx, int kind, ct_nbr_graph *g, int *twice)
+{
+    int rc, *scratch = NULL;
+    g->kind = kind;
+    if (kind == MPI_DIST_GRAPH)
+        CT_CALL(read_dist_graph(ctx->comm, g));
+    else if (kind == MPI_GRAPH)
+        CT_CALL(read_graph(ctx->comm, ctx->rank, g));
+    else
+        CT_CALL(read_cart(ctx->comm, g));
+    for (int j = 0; j < g->indegree; j++)
+        g->null_source |= g->sources[j] == MPI_PROC_NULL;
+    const int n = g->indegree > g->outdegree ? g->indegree : g->outdegree;
+    CT_ALLOC(scratch, (size_t)n * sizeof(int));
+    *twice = g->library_order || repeated(g->sources, g->indegree, scratch) ||
+             repeated(g->destinations, g->outdegree, scratch);
+out:
+    free(scratch);
+    return rc;
+}
+
+/* What a rank keeps that could not read its neighbourhood: its calls go to
+ * the MPI library, as the others' do (they agreed so). */
+static const ct_nbr_graph unreadable = {.library_order = 1};
+
+/*
+ * Reads the neighbourhood and agrees, in one allreduce that every rank
+ * reaches whatever happened before it, whether any rank's lists join two
+ * ranks twice (library_order) or any rank could not read its own: either
+ * way every rank leaves the communicator's calls to the MPI library, and
+ * keeps that (a rank that could not read keeps `unreadable`), so that no
+ * later call reads again on some ranks only.
+ */
+static int graph_create(ct_ctx *ctx, void *arg, void **obj)
+{
+    (void)arg;
+    int rc, kind, twice = 0, mine[2], all[2];
+    *obj = NULL;
+    CT_CALL(PMPI_Topo_test(ctx->comm, &kind));
+    if (kind != MPI_DIST_GRAPH && kind != MPI_GRAPH && kind != MPI_CART)
+        return MPI_SUCCESS; /* no neighbourhood: none kept, the call is forwarded */
+    ct_nbr_graph *g = calloc(1, sizeof *g);
+    const int rc_read = g != NULL ? read_graph_kind(ctx, kind, g, &twice) : MPI_ERR_NO_MEM;
+    mine[0] = rc_read != MPI_SUCCESS;
+    mine[1] = twice;
+    rc = PMPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, ctx->comm);
+    if (rc != MPI_SUCCESS || rc_read != MPI_SUCCESS) {
+        graph_free(g);
+        *obj = (void *)&unreadable; /* never written, never freed */
+        return rc;
+    }
+    g->library_order = all[0] || all[1];
+    *obj = g;
+out:
+    return rc;
+}
+
+static void graph_release(void *obj)
+{
+    if (obj != &unreadable)
+        graph_free(obj);
+}
+
+static const ct_ctx_key graph_key = {"neighbourhood", graph_create, graph_release, NULL};
+
+int ct_nbr_graph_get(ct_ctx *ctx, const ct_nbr_graph **out)
+{
+    void *obj = NULL;
+    const int rc = ctx->is_inter ? MPI_SUCCESS : ct_ctx_ext(ctx, &graph_key, NULL, &obj);
+    *out = obj;
+    return rc;
+}
+
+const ct_nbr_graph *ct_nbr_graph_find(const ct_ctx *ctx)
+{
+    return ct_ctx_ext_find(ctx, &graph_key);
+}
+
+int ct_nbr_degrees(MPI_Comm comm, int *indegree, int *outdegree)
+{
+    int rc, kind, n, weighted;
+    *indegree = *outdegree = 0;
+    CT_CALL(PMPI_Topo_test(comm, &kind));
+    if (kind == MPI_DIST_GRAPH) {
+        CT_CALL(PMPI_Dist_graph_neighbors_count(comm, indegree, outdegree, &weighted));
+    } else if (kind == MPI_GRAPH) {
+        int rank;
+        CT_CALL(PMPI_Comm_rank(comm, &rank));
+        CT_CALL(PMPI_Graph_neighbors_count(comm, rank, &n));
+        *indegree = *outdegree = n;
+    } else if (kind == MPI_CART) {
+        CT_CALL(PMPI_Cartdim_get(comm, &n));
+        *indegree = *outdegree = 2 * n;
+    }
+out:
+    return rc;
+}

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * neighbor.c - the MPI_Neighbor_alltoallv / MPI_Neighbor_alltoall driver:
+ * the call's facts for the decision, the byte view for the algorithms on
+ * bytes, and the skeleton of driver.h.
+ */
+#include "neighbor/neighbor.h"
+#include "neighbor/nbr_graph.h"
+#include "core/device.h"
+#include "core/sched.h"
+#include "driver.h"
+#include "select/decide.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The call's neighbourhood, once read (nbr_graph.h), else NULL. */
+static const ct_nbr_graph *known_graph(const ct_ctx *ctx)
+{
+    return ctx != NULL ? ct_nbr_graph_find(ctx) : NULL;
+}
+
+/* The degrees of the call's neighbourhood: from the graph once read, else
+ * asked of the communicator (local). */
+static int degrees(const ct_neighbor_args *a, const ct_ctx *ctx, int *in, int *out)
+{
+    const ct_nbr_graph *g = known_graph(ctx);
+    if (g != NULL) {
+        *in = g->indegree;
+        *out = g->outdegree;
+        return MPI_SUCCESS;
+    }
+    return ct_nbr_degrees(a->comm, in, out);
+}
+
+/* This rank's facts for the decision: its largest block to a rank (none to
+ * MPI_PROC_NULL once the graph says which those are); no communication. */
+static int local_facts(const void *args, const ct_ctx *ctx, ct_call_facts *f)
+{
+    const ct_neighbor_args *a = args;
+    const ct_nbr_graph *g = known_graph(ctx);
+    int rc, in, out;
+    MPI_Count size;
+    f->msg_size = 0;
+    f->violations = 0;
+    CT_CALL(degrees(a, ctx, &in, &out));
+    if (out == 0)
+        return MPI_SUCCESS;
+    CT_CALL(PMPI_Type_size_x(a->sendtype, &size));
+    for (int k = 0; k < out; k++) {
+        const long bytes = (long)(ct_vec_at(&a->sendcounts, k) * size);
+        if (g == NULL || g->destinations == NULL || g->destinations[k] != MPI_PROC_NULL)
+            f->msg_size = bytes > f->msg_size ? bytes : f->msg_size;
+    }
+out:
+    return rc;
+}
+
+static unsigned device_memory(const void *args, const ct_ctx *ctx)
+{
+    const ct_neighbor_args *a = args;
+    int in, out;
+    if (degrees(a, ctx, &in, &out) != MPI_SUCCESS)
+        return 0;
+    const unsigned dev =
+        ct_blocks_device(a->recvbuf, in, &a->recvcounts, &a->rdispls, a->recvtype);
+    return dev ? dev
+               : ct_blocks_device(a->sendbuf, out, &a->sendcounts, &a->sdispls, a->sendtype);
+}
+
+/* Runs the algorithm, blocking: its own function, or its schedule run to
+ * completion (core/sched.h). */
+static int run_alg(const ct_choice *ch, const ct_neighbor_args *a, ct_ctx *ctx)
+{
+    int rc;
+    ct_sched s;
+    _Alignas(64) char small[2048]; /* the schedule of a small neighbourhood */
+    if (ch->alg->run.neighbor != NULL)
+        return ch->alg->run.neighbor(a, ctx, ch->params);
+    ct_sched_prepare(&s, ctx, CT_TAG_NEIGHBOR_DIRECT, 0);
+    ct_sched_offer(&s, small, sizeof small);
+    CT_CALL(ch->alg->build.neighbor(a, ctx, ch->params, &s));
+    CT_CALL(ct_sched_run(&s));
+out:
+    return rc;
+}
+
+/* Runs the algorithm on the byte view of the call (CT_A_BYTES). */
+static int run_bytes(ct_ctx *ctx, const ct_choice *ch, const ct_neighbor_args *a)
+{
+    int rc;
+    ct_bytes_pair v;
+    ct_neighbor_args b = *a;
+    CT_CALL(ct_bytes_pair_init(&v, a->sendbuf, a->graph->outdegree, a->sendcounts, a->sdispls,
+                               a->sendtype, a->recvbuf, a->graph->indegree, a->recvcounts,
+                               a->rdispls, a->recvtype));
+    CT_CALL(ct_bytes_pack(&v.s, ctx->comm));
+    if (a->graph->null_source) /* the blocks no one sends to are unpacked unchanged */
+        CT_CALL(ct_bytes_pack(&v.r, ctx->comm));
+    b.sendbuf = v.sbase;
+    b.sendcounts = v.scounts;
+    b.sdispls = v.sdispls;
+    b.sendtype = MPI_BYTE;
+    b.recvbuf = v.rbase;
+    b.recvcounts = v.rcounts;
+    b.rdispls = v.rdispls;
+    b.recvtype = MPI_BYTE;
+    CT_CALL(run_alg(ch, &b, ctx));
+    CT_CALL(ct_bytes_unpack(&v.r, ctx->comm));
+    ctx->call_extra += v.s.staged_bytes + v.r.staged_bytes;
+out:
+    ct_bytes_pair_free(&v);
+    return rc;
+}
+
+static double bytes_sent(const void *args, const ct_ctx *ctx)
+{
+    const ct_neighbor_args *a = args;
+    int in, out;
+    MPI_Count size;
+    double total = 0;
+    if (degrees(a, ctx, &in, &out) != MPI_SUCCESS ||
+        PMPI_Type_size_x(a->sendtype, &size) != MPI_SUCCESS)
+        return 0;
+    for (int k = 0; k < out; k++)
+        total += (double)ct_vec_at(&a->sendcounts, k) * (double)size;
+    return total;
+}
+
+/* Arguments the MPI library must reject (a negative count, a datatype that
+ * is null), and communicators an algorithm does not serve: no topology, or
+ * one whose matching is the library's own (nbr_graph.h). Both are the same
+ * on every rank of a correct program, so all forward alike. */
+static int args_usable(const void *args, ct_ctx *ctx)
+{
+    const ct_neighbor_args *a = args;
+    const ct_nbr_graph *g;
+    if (ct_nbr_graph_get(ctx, &g) != MPI_SUCCESS || g == NULL || g->library_order)
+        return 0;
+    /* both types, as Open MPI 4.1 checks them (a null one is an error even
+     * on a rank without neighbours) */
+    if (!ct_type_usable(a->recvtype) || !ct_type_usable(a->sendtype))
+        return 0;
+    for (int j = 0; j < g->indegree; j++)
+        if (ct_vec_at(&a->recvcounts, j) < 0)
+            return 0;
+    for (int k = 0; k < g->outdegree; k++)
+        if (ct_vec_at(&a->sendcounts, k) < 0)
+            return 0;
+    return 1;
+}
+
+static int run_choice(ct_ctx *ctx, const ct_choice *ch, const ct_decide_input *in)
+{
+    int rc;
+    ct_neighbor_args b = *(const ct_neighbor_args *)in->args;
+    b.msg_size = in->have_facts ? in->facts.msg_size : -1;
+    if (ch->fallback)
+        return b.forward(&b);
+    CT_CALL(ct_nbr_graph_get(ctx, &b.graph));
+    if (ch->alg->restrictions & CT_A_BYTES)
+        CT_CALL(run_bytes(ctx, ch, &b));
+    else
+        CT_CALL(run_alg(ch, &b, ctx));
+out:
+    return rc;
+}
+
+static int forward(const void *args)
+{
+    const ct_neighbor_args *a = args;
+    return a->forward(a);
+}
+
+static const ct_driver driver = {forward, args_usable, run_choice, bytes_sent};
+
+int ct_neighbor_dispatch(const ct_neighbor_args *a, const ct_spec *forced)
+{
+    ct_decide_input call = {.coll = a->coll, .args = a, .local_facts = local_facts,
+                            .msg_size_is_global = ct_coll_msg_size_known(a->coll),
+                            .device_memory = device_memory};
+    return ct_drive(&driver, a->comm, &call, forced);
+}
+
+int ct_neighbor_pmpi(const ct_neighbor_args *a, ct_ctx *ctx, const long *params)
+{
+    (void)ctx;
+    (void)params;
+    return a->forward(a);
+}

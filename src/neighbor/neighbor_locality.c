@@ -1,0 +1,819 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * neighbor_locality.c - locality-aware neighbourhood all-to-all
+ * ([Collom2023]; the node-aware exchanges of Bienz et al.): a message to a
+ * rank of another node travels in one aggregate per pair of nodes, through
+ * one rank of each node, and is redistributed on the node that receives it.
+ *
+ * Who carries what. The messages from node A to node B go, in the node of
+ * their origin, to the aggregator of B: A's rank of local index B mod |A|;
+ * it sends them in one message to the receiver of A on B: B's rank of local
+ * index A mod |B| (|A|: ranks on node A), which hands each rank of B its
+ * part, one message per receiver and rank. So the pairs of nodes are spread
+ * over the ranks of each node, as in [Geyko2023]'s locality-aware exchange
+ * (sdde_locality.c), and any placement works. Messages between two ranks
+ * of one node travel directly, as in the direct algorithm.
+ *
+ * Order. An aggregate holds the messages of its node pair ordered by
+ * origin, then destination, then edge (two ranks are joined by one edge at
+ * most here, nbr_graph.h); what a receiver hands a rank is
+ * that rank's messages from the receiver's source nodes, ordered by source
+ * node, origin, edge. Both orders are computed by every rank that needs
+ * them from the edge lists of its node, exchanged once per communicator
+ * (plan_create): an aggregator learns which of its node's ranks send it
+ * messages for which node, a receiver which messages its node's ranks
+ * expect from the nodes it serves.
+ *
+ * A call, on bytes (CT_A_BYTES: the driver packs non-contiguous types):
+ *   1. sizes, inside the node: each rank tells each aggregator the bytes of
+ *      its chunks (its messages to one node) and each receiver the bytes of
+ *      each message it expects from the nodes that receiver serves: the
+ *      receiver then knows how its aggregates split without any size
+ *      crossing a node. Messages within the node are posted too;
+ *   2. the chunks to the aggregators (which receive them in place in the
+ *      aggregates), and the receivers post the aggregates' receives;
+ *   3. the aggregates, one message per node pair;
+ *   4. the receivers' parts to the ranks of their node, unpacked into the
+ *      receive blocks.
+ * Inter-node messages: one per pair of nodes that exchange anything, instead
+ * of one per edge; the price is the two extra hops inside the nodes and
+ * their copies.
+ */
+#include "neighbor/nbr_graph.h"
+#include "core/copy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* One tag per kind of message: between two ranks, the messages of one
+ * kind match in the order both post them. */
+enum {
+    TAG_CHUNK_SIZES = CT_TAG_NEIGHBOR,
+    TAG_MSG_SIZES = CT_TAG_NEIGHBOR + 1,
+    TAG_CHUNK = CT_TAG_NEIGHBOR + 2,
+    TAG_AGGREGATE = CT_TAG_NEIGHBOR + 3,
+    TAG_PART = CT_TAG_NEIGHBOR + 4,
+    TAG_LOCAL = CT_TAG_NEIGHBOR + 5,
+    TAG_PLAN = CT_TAG_NEIGHBOR + 6
+};
+
+/* A list of groups: group g is items[first[g] .. first[g + 1]). */
+typedef struct groups {
+    int n;
+    int *peer;  /* the rank each group is exchanged with */
+    int *key;   /* the node it concerns (chunks, aggregates) */
+    int *first; /* [n + 1] */
+} groups;
+
+typedef struct plan {
+    int self; /* this rank's index among its node's ranks (by rank) */
+    /* As an origin: chunks (one per destination node, by aggregator then
+     * node: what each aggregator is told), peer the aggregator, key the
+     * node; out[] the edges k of each, by destination then k. */
+    groups chunk;
+    int *out;
+    /* As a destination: parts (one per receiver of this node, ascending
+     * rank), peer the receiver; in[] the edges j of each, by source node,
+     * origin, j. */
+    groups part;
+    int *in;
+    /* As an aggregator: the chunks it gathers, one group per destination
+     * node (ascending), peer the receiver there; contrib[] the origins by
+     * rank, chunk_at[] where each chunk's size lands in asizes, own[] the
+     * index of this rank's own chunk among its chunks (-1 for the others). */
+    groups agg;
+    int *contrib, *chunk_at, *own;
+    /* The sizes messages it receives: from each rank of its node (by rank;
+     * itself included), asz.first into asizes. */
+    groups asz;
+    /* As a receiver: one group per source node (ascending), peer the
+     * aggregator there; msg_at[] each message's place in rsizes, by origin,
+     * destination, edge; msg_dest[] its destination's index in rsz. */
+    groups src;
+    int *msg_at, *msg_dest;
+    /* The sizes messages it receives: from each rank of its node that
+     * expects messages of the nodes it serves (by rank; itself included). */
+    groups rsz;
+    int n_asizes, n_rsizes, n_msgs;
+    int max_reqs;
+} plan;
+
+/* ------------------------------------------------------------------ */
+/* Who serves which pair of nodes                                      */
+/* ------------------------------------------------------------------ */
+
+/* The rank of node `node` whose local index is `index` modulo its size. */
+static int node_rank(const ct_ctx *ctx, const int *node_ranks, const int *node_first, int node,
+                     int index)
+{
+    return node_ranks[node_first[node] + index % ctx->topo.node_size[node]];
+}
+
+/* The ranks of each node, by rank: node_ranks[node_first[n] ...]. */
+static int node_lists(const ct_ctx *ctx, int **node_ranks, int **node_first)
+{
+    int rc = MPI_SUCCESS;
+    const int P = ctx->size, N = ctx->topo.N;
+    int *fill = NULL;
+    *node_ranks = NULL;
+    *node_first = NULL;
+    CT_ALLOC(*node_ranks, (size_t)P * sizeof(int));
+    CT_ALLOC(*node_first, (size_t)(N + 1) * sizeof(int));
+    CT_ALLOC(fill, (size_t)N * sizeof(int));
+    (*node_first)[0] = 0;
+    for (int n = 0; n < N; n++)
+        (*node_first)[n + 1] = (*node_first)[n] + ctx->topo.node_size[n];
+    memcpy(fill, *node_first, (size_t)N * sizeof(int));
+    for (int r = 0; r < P; r++)
+        (*node_ranks)[fill[ctx->topo.node_of[r]]++] = r;
+out:
+    free(fill);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* The plan, once per communicator                                     */
+/* ------------------------------------------------------------------ */
+
+static void groups_free(groups *g)
+{
+    free(g->peer);
+    free(g->key);
+    free(g->first);
+}
+
+static int groups_alloc(groups *g, int n)
+{
+    g->n = n;
+    g->peer = calloc((size_t)n + 1, sizeof(int));
+    g->key = calloc((size_t)n + 1, sizeof(int));
+    g->first = calloc((size_t)n + 1, sizeof(int));
+    return g->peer && g->key && g->first ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+static void plan_free(plan *p)
+{
+    if (p == NULL)
+        return;
+    groups_free(&p->chunk);
+    groups_free(&p->part);
+    groups_free(&p->agg);
+    groups_free(&p->asz);
+    groups_free(&p->src);
+    groups_free(&p->rsz);
+    free(p->out);
+    free(p->in);
+    free(p->contrib);
+    free(p->chunk_at);
+    free(p->own);
+    free(p->msg_at);
+    free(p->msg_dest);
+    free(p);
+}
+
+/* An edge, for sorting: keys a, b, c, then its index. */
+typedef struct edge {
+    int a, b, c, idx;
+} edge;
+
+static int edge_cmp(const void *x, const void *y)
+{
+    const edge *e = x, *f = y;
+    if (e->a != f->a)
+        return e->a < f->a ? -1 : 1;
+    if (e->b != f->b)
+        return e->b < f->b ? -1 : 1;
+    if (e->c != f->c)
+        return e->c < f->c ? -1 : 1;
+    return (e->idx > f->idx) - (e->idx < f->idx);
+}
+
+/* Is edge i the first of its group: keyed by a, or with pair by (a, b)? */
+static int group_starts(const edge *e, int i, int pair)
+{
+    return i == 0 || e[i].a != e[i - 1].a || (pair && e[i].b != e[i - 1].b);
+}
+
+/* Groups sorted edges by a (peer and key a), or with pair by (a, b) (peer a,
+ * key b); items[i] is edge i's index. */
+static int group_edges(const edge *e, int n, groups *g, int *items, int pair)
+{
+    int ng = 0;
+    for (int i = 0; i < n; i++)
+        ng += group_starts(e, i, pair);
+    if (groups_alloc(g, ng) != MPI_SUCCESS)
+        return MPI_ERR_NO_MEM;
+    ng = 0;
+    for (int i = 0; i < n; i++) {
+        if (group_starts(e, i, pair)) {
+            g->peer[ng] = e[i].a;
+            g->key[ng] = pair ? e[i].b : e[i].a;
+            g->first[ng++] = i;
+        }
+        items[i] = e[i].idx;
+    }
+    g->first[ng] = n;
+    return MPI_SUCCESS;
+}
+
+/* The rank on this node that carries the messages to node B (the
+ * aggregator), or from node A (the receiver): local index B (or A) modulo
+ * the node's size. */
+static int carrier_of(const ct_ctx *ctx, const int *nr, const int *nf, int node)
+{
+    return node_rank(ctx, nr, nf, ctx->topo.node, node);
+}
+
+/* This rank's chunks (edges k to other nodes, by aggregator, node,
+ * destination, k) and parts (edges j from other nodes, by receiver, source
+ * node, origin, j). */
+static int plan_own(plan *p, const ct_nbr_graph *g, const ct_ctx *ctx, const int *nr,
+                    const int *nf)
+{
+    int rc = MPI_SUCCESS, n = 0;
+    const int *node_of = ctx->topo.node_of, me = ctx->topo.node;
+    const int deg = g->outdegree > g->indegree ? g->outdegree : g->indegree;
+    edge *e = NULL;
+    CT_ALLOC(e, (size_t)deg * sizeof(edge));
+    for (int k = 0; k < g->outdegree; k++) {
+        const int d = g->destinations[k];
+        if (d != MPI_PROC_NULL && node_of[d] != me)
+            e[n++] = (edge){carrier_of(ctx, nr, nf, node_of[d]), node_of[d], d, k};
+    }
+    qsort(e, (size_t)n, sizeof *e, edge_cmp);
+    CT_ALLOC(p->out, (size_t)n * sizeof(int));
+    CT_CALL(group_edges(e, n, &p->chunk, p->out, 1));
+    n = 0;
+    for (int j = 0; j < g->indegree; j++) {
+        const int s = g->sources[j];
+        if (s != MPI_PROC_NULL && node_of[s] != me)
+            e[n++] = (edge){carrier_of(ctx, nr, nf, node_of[s]), node_of[s], s, j};
+    }
+    qsort(e, (size_t)n, sizeof *e, edge_cmp);
+    CT_ALLOC(p->in, (size_t)n * sizeof(int));
+    CT_CALL(group_edges(e, n, &p->part, p->in, 0));
+out:
+    free(e);
+    return rc;
+}
+
+/*
+ * What this rank tells rank y of its node (tell[]: its length first): the
+ * nodes of its chunks whose aggregator is y, then for each message it
+ * expects through receiver y, its source node and origin, in its part's
+ * order. y learns from it what it aggregates and receives.
+ */
+static int plan_tell(const plan *p, const ct_nbr_graph *g, const ct_ctx *ctx, int y, int *tell)
+{
+    int n = 2, nb = 0, ne = 0;
+    for (int c = 0; c < p->chunk.n; c++)
+        if (p->chunk.peer[c] == y)
+            tell[n + nb++] = p->chunk.key[c];
+    n += nb;
+    for (int q = 0; q < p->part.n; q++) {
+        if (p->part.peer[q] != y)
+            continue;
+        for (int i = p->part.first[q]; i < p->part.first[q + 1]; i++) {
+            const int s = g->sources[p->in[i]];
+            tell[n + 2 * ne] = ctx->topo.node_of[s];
+            tell[n + 2 * ne + 1] = s;
+            ne++;
+        }
+    }
+    tell[0] = nb;
+    tell[1] = ne;
+    return n + 2 * ne;
+}
+
+/* Exchanges the tells with every rank of the node (two rounds: lengths,
+ * then contents); heard[i] is what node rank i said (its length first).
+ * Like every step of a collective, it leaves the node's other ranks waiting
+ * if this rank fails halfway (out of memory); what it posted completes
+ * before its buffers go. */
+static int plan_exchange(const plan *p, const ct_nbr_graph *g, ct_ctx *ctx, const int *nr,
+                         const int *nf, int **heard)
+{
+    int rc = MPI_SUCCESS, posted = 0;
+    const int me = ctx->topo.node, Q = ctx->topo.node_size[me];
+    const int *mine = nr + nf[me];
+    const int most = 2 + p->chunk.n + 2 * g->indegree;
+    int *tells = NULL, *tlen = NULL, *hlen = NULL;
+    MPI_Request *reqs = NULL;
+    CT_ALLOC(tells, (size_t)Q * (size_t)most * sizeof(int));
+    CT_ALLOC(tlen, (size_t)Q * 2 * sizeof(int));
+    hlen = tlen + Q;
+    CT_ALLOC(reqs, (size_t)Q * 2 * sizeof(MPI_Request));
+    for (int i = 0; i < Q; i++)
+        tlen[i] = plan_tell(p, g, ctx, mine[i], tells + (size_t)i * most);
+    for (int i = 0; i < Q; i++) {
+        CT_CALL(PMPI_Irecv(&hlen[i], 1, MPI_INT, mine[i], TAG_PLAN, ctx->comm, &reqs[posted]));
+        posted++;
+        CT_CALL(PMPI_Isend(&tlen[i], 1, MPI_INT, mine[i], TAG_PLAN, ctx->comm, &reqs[posted]));
+        posted++;
+    }
+    posted = 0;
+    CT_CALL(PMPI_Waitall(2 * Q, reqs, MPI_STATUSES_IGNORE));
+    for (int i = 0; i < Q; i++)
+        CT_ALLOC(heard[i], (size_t)hlen[i] * sizeof(int));
+    for (int i = 0; i < Q; i++) {
+        CT_CALL(PMPI_Irecv(heard[i], hlen[i], MPI_INT, mine[i], TAG_PLAN, ctx->comm,
+                           &reqs[posted]));
+        posted++;
+        CT_CALL(PMPI_Isend(tells + (size_t)i * most, tlen[i], MPI_INT, mine[i], TAG_PLAN,
+                           ctx->comm, &reqs[posted]));
+        posted++;
+    }
+    posted = 0;
+    CT_CALL(PMPI_Waitall(2 * Q, reqs, MPI_STATUSES_IGNORE));
+out:
+    if (posted > 0) /* a post failed: what was posted completes first */
+        (void)PMPI_Waitall(posted, reqs, MPI_STATUSES_IGNORE);
+    free(tells);
+    free(tlen);
+    free(reqs);
+    return rc;
+}
+
+/* As an aggregator: the chunks heard of, by destination node then origin
+ * (an aggregate's order); each chunk's size lands at the origin's sizes
+ * message, in the order the origin told them (ascending node). */
+static int plan_aggregate(plan *p, int *const *heard, const ct_ctx *ctx, const int *nr,
+                          const int *nf)
+{
+    int rc = MPI_SUCCESS, n = 0;
+    const int me = ctx->topo.node, Q = ctx->topo.node_size[me];
+    const int *mine = nr + nf[me];
+    edge *e = NULL;
+    CT_CALL(groups_alloc(&p->asz, Q));
+    for (int i = 0; i < Q; i++) {
+        p->asz.peer[i] = mine[i];
+        p->asz.first[i] = n;
+        n += heard[i][0];
+    }
+    p->asz.first[Q] = p->n_asizes = n;
+    CT_ALLOC(e, (size_t)n * sizeof(edge));
+    for (int i = 0, m = 0; i < Q; i++)
+        for (int b = 0; b < heard[i][0]; b++, m++)
+            e[m] = (edge){heard[i][2 + b], mine[i], 0, m};
+    qsort(e, (size_t)n, sizeof *e, edge_cmp);
+    CT_ALLOC(p->chunk_at, (size_t)n * sizeof(int));
+    CT_ALLOC(p->contrib, (size_t)n * sizeof(int));
+    CT_CALL(group_edges(e, n, &p->agg, p->chunk_at, 0));
+    CT_ALLOC(p->own, (size_t)n * sizeof(int));
+    for (int i = 0; i < n; i++) {
+        p->contrib[i] = e[i].b;
+        p->own[i] = -1;
+        for (int ch = 0; e[i].b == ctx->rank && ch < p->chunk.n; ch++)
+            if (p->chunk.key[ch] == e[i].a)
+                p->own[i] = ch;
+    }
+    /* the receiver on each destination node B of this node's aggregate */
+    for (int c = 0; c < p->agg.n; c++)
+        p->agg.peer[c] = node_rank(ctx, nr, nf, p->agg.key[c], me);
+out:
+    free(e);
+    return rc;
+}
+
+/* As a receiver: the messages its node's ranks expect through it, by
+ * source node, origin, destination, then their order at the destination
+ * (an aggregate's order); each message's size lands at the destination's
+ * sizes message, in its order. */
+static int plan_receive(plan *p, int *const *heard, const ct_ctx *ctx, const int *nr,
+                        const int *nf)
+{
+    int rc = MPI_SUCCESS, n = 0;
+    const int me = ctx->topo.node, Q = ctx->topo.node_size[me];
+    const int *mine = nr + nf[me];
+    edge *e = NULL;
+    CT_CALL(groups_alloc(&p->rsz, Q));
+    for (int i = 0; i < Q; i++) {
+        p->rsz.peer[i] = mine[i];
+        p->rsz.first[i] = n;
+        n += heard[i][1];
+    }
+    p->rsz.first[Q] = p->n_rsizes = p->n_msgs = n;
+    CT_ALLOC(e, (size_t)n * sizeof(edge));
+    for (int i = 0, m = 0; i < Q; i++) {
+        const int *msgs = heard[i] + 2 + heard[i][0];
+        for (int x = 0; x < heard[i][1]; x++, m++)
+            e[m] = (edge){msgs[2 * x], msgs[2 * x + 1], i, m};
+    }
+    qsort(e, (size_t)n, sizeof *e, edge_cmp);
+    CT_ALLOC(p->msg_at, (size_t)n * sizeof(int));
+    CT_ALLOC(p->msg_dest, (size_t)n * sizeof(int));
+    CT_CALL(group_edges(e, n, &p->src, p->msg_at, 0));
+    for (int i = 0; i < n; i++)
+        p->msg_dest[i] = e[i].c;
+    /* the aggregator on each source node A of this node's messages */
+    for (int s = 0; s < p->src.n; s++)
+        p->src.peer[s] = node_rank(ctx, nr, nf, p->src.key[s], me);
+out:
+    free(e);
+    return rc;
+}
+
+static int plan_create(ct_ctx *ctx, void *arg, void **obj)
+{
+    int rc = MPI_SUCCESS;
+    const ct_nbr_graph *g = arg;
+    const int Q = ctx->topo.node_size[ctx->topo.node];
+    int *nr = NULL, *nf = NULL, **heard = NULL;
+    plan *p = calloc(1, sizeof *p);
+    *obj = NULL;
+    if (p == NULL)
+        return MPI_ERR_NO_MEM;
+    CT_CALL(node_lists(ctx, &nr, &nf));
+    for (int i = 0; i < Q; i++)
+        if (nr[nf[ctx->topo.node] + i] == ctx->rank)
+            p->self = i;
+    CT_CALL(plan_own(p, g, ctx, nr, nf));
+    heard = calloc((size_t)Q, sizeof *heard);
+    if (heard == NULL) {
+        rc = MPI_ERR_NO_MEM;
+        goto out;
+    }
+    CT_CALL(plan_exchange(p, g, ctx, nr, nf, heard));
+    CT_CALL(plan_aggregate(p, heard, ctx, nr, nf));
+    CT_CALL(plan_receive(p, heard, ctx, nr, nf));
+    p->max_reqs = g->indegree + g->outdegree + 2 * p->chunk.n + 2 * p->part.n + 2 * Q +
+                  p->n_asizes + 2 * p->src.n + p->agg.n;
+    *obj = p;
+    p = NULL;
+out:
+    for (int i = 0; heard != NULL && i < Q; i++)
+        free(heard[i]);
+    free(heard);
+    free(nr);
+    free(nf);
+    plan_free(p);
+    return rc;
+}
+
+static void plan_release(void *obj) { plan_free(obj); }
+
+static const ct_ctx_key plan_key = {"neighbourhood locality plan", plan_create, plan_release,
+                                    NULL};
+
+/* ------------------------------------------------------------------ */
+/* A call                                                              */
+/* ------------------------------------------------------------------ */
+
+/* A call's state: its sizes (one buffer of the context), then its bytes
+ * (another), carved once the sizes are known. */
+typedef struct call {
+    const ct_neighbor_args *a;
+    const ct_nbr_graph *g;
+    const plan *p;
+    ct_ctx *ctx;
+    int64_t *csizes;   /* [chunk.n] this rank's chunks */
+    int64_t *msizes;   /* [in] the messages it expects through each receiver */
+    int64_t *asizes;   /* [n_asizes] the chunks it aggregates */
+    int64_t *rsizes;   /* [n_rsizes] the messages it receives as a receiver */
+    int64_t *part_off; /* [n_rsizes] each one's place in its destination's part */
+    int64_t *msg_off;  /* [n_msgs] each one's place among the aggregates received */
+    int64_t *chunk_off, *agg_off, *ragg_off, *part_base, *piece_off;
+    char *chunks, *aggs, *raggs, *parts, *pieces;
+    MPI_Request *reqs;
+    int nreqs, nlocal;
+} call;
+
+static const ct_ctx_buf_key buf_sizes = {"neighbour locality sizes"},
+                            buf_bytes = {"neighbour locality bytes"};
+
+static MPI_Count send_len(const call *c, int k) { return ct_vec_at(&c->a->sendcounts, k); }
+static MPI_Count recv_len(const call *c, int j) { return ct_vec_at(&c->a->recvcounts, j); }
+static const char *send_at(const call *c, int k)
+{
+    return (const char *)c->a->sendbuf + (MPI_Aint)ct_vec_at(&c->a->sdispls, k);
+}
+static char *recv_at(const call *c, int j)
+{
+    return (char *)c->a->recvbuf + (MPI_Aint)ct_vec_at(&c->a->rdispls, j);
+}
+
+static int post(call *c, int send, const void *buf, int64_t n, MPI_Datatype type, int peer,
+                int tag)
+{
+    MPI_Request *r = &c->reqs[c->nreqs++];
+    if (send)
+        return ct_isend(buf, n, type, peer, tag, c->ctx->comm, r);
+    return ct_irecv((void *)buf, n, type, peer, tag, c->ctx->comm, r);
+}
+
+/* Completes the requests posted from index `from` on. */
+static int wait_from(call *c, int from)
+{
+    const int rc = PMPI_Waitall(c->nreqs - from, c->reqs + from, MPI_STATUSES_IGNORE);
+    c->nreqs = from;
+    return rc;
+}
+
+static int64_t sum(const int64_t *v, int from, int to)
+{
+    int64_t s = 0;
+    for (int i = from; i < to; i++)
+        s += v[i];
+    return s;
+}
+
+/* Packs chunk ch's blocks back to back at dst. */
+static void pack_chunk(const call *c, int ch, char *dst)
+{
+    const plan *p = c->p;
+    for (int i = p->chunk.first[ch]; i < p->chunk.first[ch + 1]; i++) {
+        const size_t n = (size_t)send_len(c, p->out[i]);
+        if (n > 0)
+            ct_memcpy(dst, send_at(c, p->out[i]), n);
+        dst += n;
+    }
+}
+
+/* Carves n int64 slots from *at. */
+static int64_t *carve(int64_t **at, size_t n)
+{
+    int64_t *p = *at;
+    *at += n;
+    return p;
+}
+
+/* The call's sizes and offsets, carved out of one buffer of the context;
+ * this rank's own chunks and expected messages. */
+static int call_sizes(call *c)
+{
+    const plan *p = c->p;
+    const int nm = p->part.first[p->part.n];
+    const size_t n = (size_t)p->chunk.n + (size_t)nm + (size_t)p->n_asizes +
+                     2 * (size_t)p->n_rsizes + (size_t)p->n_msgs + (size_t)p->chunk.n +
+                     (size_t)p->n_asizes + (size_t)p->src.n + (size_t)p->rsz.n +
+                     (size_t)p->part.n + 5;
+    int64_t *z = ct_ctx_buffer(c->ctx, &buf_sizes, n * sizeof(int64_t));
+    c->reqs = ct_ctx_requests(c->ctx, p->max_reqs);
+    if (z == NULL || c->reqs == NULL)
+        return MPI_ERR_NO_MEM;
+    c->csizes = carve(&z, (size_t)p->chunk.n);
+    c->msizes = carve(&z, (size_t)nm);
+    c->asizes = carve(&z, (size_t)p->n_asizes);
+    c->rsizes = carve(&z, (size_t)p->n_rsizes);
+    c->part_off = carve(&z, (size_t)p->n_rsizes);
+    c->msg_off = carve(&z, (size_t)p->n_msgs);
+    c->chunk_off = carve(&z, (size_t)p->chunk.n + 1);
+    c->agg_off = carve(&z, (size_t)p->n_asizes + 1);
+    c->ragg_off = carve(&z, (size_t)p->src.n + 1);
+    c->part_base = carve(&z, (size_t)p->rsz.n + 1);
+    c->piece_off = carve(&z, (size_t)p->part.n + 1);
+    c->ctx->call_extra += n * sizeof(int64_t);
+    for (int ch = 0; ch < p->chunk.n; ch++) {
+        int64_t b = 0;
+        for (int i = p->chunk.first[ch]; i < p->chunk.first[ch + 1]; i++)
+            b += send_len(c, p->out[i]);
+        c->csizes[ch] = b;
+    }
+    for (int i = 0; i < nm; i++)
+        c->msizes[i] = recv_len(c, p->in[i]);
+    return MPI_SUCCESS;
+}
+
+/* n sizes from vec to peer of this node, or in place when it is this rank. */
+static int tell_sizes(call *c, int peer, const int64_t *vec, int n, int tag, const groups *land,
+                      int64_t *landing)
+{
+    if (n == 0)
+        return MPI_SUCCESS;
+    if (peer == c->ctx->rank) {
+        memcpy(landing + land->first[c->p->self], vec, (size_t)n * sizeof *vec);
+        return MPI_SUCCESS;
+    }
+    return post(c, 1, vec, n, MPI_INT64_T, peer, tag);
+}
+
+/* Receives the sizes the other ranks of the node tell this one. */
+static int hear_sizes(call *c, const groups *land, int64_t *landing, int tag)
+{
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < land->n; i++) {
+        const int n = land->first[i + 1] - land->first[i];
+        if (n > 0 && i != c->p->self)
+            CT_CALL(post(c, 0, landing + land->first[i], n, MPI_INT64_T, land->peer[i], tag));
+    }
+out:
+    return rc;
+}
+
+/* Phase 1: the messages inside the node, posted; the sizes to the
+ * aggregators and receivers of the node, exchanged. */
+static int phase_sizes(call *c)
+{
+    int rc = MPI_SUCCESS;
+    const plan *p = c->p;
+    const ct_nbr_graph *g = c->g;
+    const int *node_of = c->ctx->topo.node_of, node = c->ctx->topo.node;
+    for (int j = 0; j < g->indegree; j++) {
+        const int s = g->sources[j];
+        if (s != MPI_PROC_NULL && node_of[s] == node && recv_len(c, j) > 0)
+            CT_CALL(post(c, 0, recv_at(c, j), recv_len(c, j), MPI_BYTE, s, TAG_LOCAL));
+    }
+    for (int k = 0; k < g->outdegree; k++) {
+        const int d = g->destinations[k];
+        if (d != MPI_PROC_NULL && node_of[d] == node && send_len(c, k) > 0)
+            CT_CALL(post(c, 1, send_at(c, k), send_len(c, k), MPI_BYTE, d, TAG_LOCAL));
+    }
+    c->nlocal = c->nreqs;
+    CT_CALL(hear_sizes(c, &p->asz, c->asizes, TAG_CHUNK_SIZES));
+    CT_CALL(hear_sizes(c, &p->rsz, c->rsizes, TAG_MSG_SIZES));
+    /* the chunks of one aggregator are consecutive (plan_own) */
+    for (int ch = 0; ch < p->chunk.n;) {
+        int end = ch + 1;
+        while (end < p->chunk.n && p->chunk.peer[end] == p->chunk.peer[ch])
+            end++;
+        CT_CALL(tell_sizes(c, p->chunk.peer[ch], c->csizes + ch, end - ch, TAG_CHUNK_SIZES,
+                           &p->asz, c->asizes));
+        ch = end;
+    }
+    for (int q = 0; q < p->part.n; q++)
+        CT_CALL(tell_sizes(c, p->part.peer[q], c->msizes + p->part.first[q],
+                           p->part.first[q + 1] - p->part.first[q], TAG_MSG_SIZES, &p->rsz,
+                           c->rsizes));
+    CT_CALL(wait_from(c, c->nlocal));
+out:
+    return rc;
+}
+
+/* Where everything goes, now that the sizes are known: offsets, and the
+ * bytes of the call carved out of one buffer of the context. */
+static int call_layout(call *c)
+{
+    const plan *p = c->p;
+    const int me = c->ctx->rank;
+    int64_t chunks = 0, aggs = 0, raggs = 0, parts = 0, pieces = 0;
+    for (int ch = 0; ch < p->chunk.n; ch++) {
+        c->chunk_off[ch] = chunks;
+        chunks += p->chunk.peer[ch] != me ? c->csizes[ch] : 0;
+    }
+    /* an aggregate: its chunks by origin (agg_off per chunk, in agg order) */
+    for (int i = 0; i < p->n_asizes; i++) {
+        c->agg_off[i] = aggs;
+        aggs += c->asizes[p->chunk_at[i]];
+    }
+    c->agg_off[p->n_asizes] = aggs;
+    for (int s = 0; s < p->src.n; s++) {
+        c->ragg_off[s] = raggs;
+        for (int i = p->src.first[s]; i < p->src.first[s + 1]; i++) {
+            c->msg_off[i] = raggs;
+            raggs += c->rsizes[p->msg_at[i]];
+        }
+    }
+    c->ragg_off[p->src.n] = raggs;
+    for (int x = 0; x < p->rsz.n; x++) {
+        int64_t off = 0;
+        c->part_base[x] = parts;
+        for (int i = p->rsz.first[x]; i < p->rsz.first[x + 1]; i++) {
+            c->part_off[i] = off;
+            off += c->rsizes[i];
+        }
+        parts += x != p->self ? off : 0;
+    }
+    for (int q = 0; q < p->part.n; q++) {
+        c->piece_off[q] = pieces;
+        if (p->part.peer[q] != me)
+            pieces += sum(c->msizes, p->part.first[q], p->part.first[q + 1]);
+    }
+    const size_t total = CT_ALIGN_UP((size_t)chunks) + CT_ALIGN_UP((size_t)aggs) +
+                         CT_ALIGN_UP((size_t)raggs) + CT_ALIGN_UP((size_t)parts) +
+                         CT_ALIGN_UP((size_t)pieces);
+    /* a call without bytes to stage still has a base (one byte) */
+    char *mem = ct_ctx_buffer(c->ctx, &buf_bytes, total > 0 ? total : 1);
+    if (mem == NULL)
+        return MPI_ERR_NO_MEM;
+    c->ctx->call_extra += total;
+    c->chunks = mem;
+    c->aggs = c->chunks + CT_ALIGN_UP((size_t)chunks);
+    c->raggs = c->aggs + CT_ALIGN_UP((size_t)aggs);
+    c->parts = c->raggs + CT_ALIGN_UP((size_t)raggs);
+    c->pieces = c->parts + CT_ALIGN_UP((size_t)parts);
+    return MPI_SUCCESS;
+}
+
+/* Phase 2: the chunks to their aggregators, which receive them in place in
+ * their aggregates (this rank's own chunks are packed there). */
+static int phase_chunks(call *c)
+{
+    int rc = MPI_SUCCESS;
+    const plan *p = c->p;
+    const int me = c->ctx->rank;
+    const int from = c->nreqs;
+    for (int i = 0; i < p->n_asizes; i++) {
+        const int64_t n = c->agg_off[i + 1] - c->agg_off[i];
+        if (p->own[i] >= 0)
+            pack_chunk(c, p->own[i], c->aggs + c->agg_off[i]);
+        else if (n > 0)
+            CT_CALL(post(c, 0, c->aggs + c->agg_off[i], n, MPI_BYTE, p->contrib[i], TAG_CHUNK));
+    }
+    for (int ch = 0; ch < p->chunk.n; ch++) {
+        if (p->chunk.peer[ch] == me || c->csizes[ch] == 0)
+            continue;
+        pack_chunk(c, ch, c->chunks + c->chunk_off[ch]);
+        CT_CALL(post(c, 1, c->chunks + c->chunk_off[ch], c->csizes[ch], MPI_BYTE,
+                     p->chunk.peer[ch], TAG_CHUNK));
+    }
+    CT_CALL(wait_from(c, from));
+out:
+    return rc;
+}
+
+/* Phase 3: one aggregate per pair of nodes. */
+static int phase_aggregates(call *c)
+{
+    int rc = MPI_SUCCESS;
+    const plan *p = c->p;
+    const int from = c->nreqs;
+    for (int s = 0; s < p->src.n; s++) {
+        const int64_t n = c->ragg_off[s + 1] - c->ragg_off[s];
+        if (n > 0)
+            CT_CALL(post(c, 0, c->raggs + c->ragg_off[s], n, MPI_BYTE, p->src.peer[s],
+                         TAG_AGGREGATE));
+    }
+    for (int b = 0; b < p->agg.n; b++) {
+        const int64_t lo = c->agg_off[p->agg.first[b]], hi = c->agg_off[p->agg.first[b + 1]];
+        if (hi > lo)
+            CT_CALL(post(c, 1, c->aggs + lo, hi - lo, MPI_BYTE, p->agg.peer[b], TAG_AGGREGATE));
+    }
+    CT_CALL(wait_from(c, from));
+out:
+    return rc;
+}
+
+/* Phase 4: each rank of the node gets its part of the aggregates received
+ * (this rank's own part goes to its receive blocks at once), then every
+ * message of the call has arrived; the parts received are unpacked. */
+static int phase_parts(call *c)
+{
+    int rc = MPI_SUCCESS;
+    const plan *p = c->p;
+    const int me = c->ctx->rank;
+    int self_part = -1;
+    for (int q = 0; q < p->part.n; q++) {
+        const int64_t n = sum(c->msizes, p->part.first[q], p->part.first[q + 1]);
+        if (p->part.peer[q] == me)
+            self_part = q;
+        else if (n > 0)
+            CT_CALL(post(c, 0, c->pieces + c->piece_off[q], n, MPI_BYTE, p->part.peer[q],
+                         TAG_PART));
+    }
+    for (int i = 0; i < p->n_msgs; i++) {
+        const int li = p->msg_at[i], x = p->msg_dest[i];
+        const size_t n = (size_t)c->rsizes[li];
+        char *dst;
+        if (n == 0)
+            continue;
+        if (x == p->self) /* li's place in this rank's own part: its edge */
+            dst = recv_at(c, p->in[p->part.first[self_part] + (li - p->rsz.first[x])]);
+        else
+            dst = c->parts + c->part_base[x] + c->part_off[li];
+        ct_memcpy(dst, c->raggs + c->msg_off[i], n);
+    }
+    for (int x = 0; x < p->rsz.n; x++) {
+        const int64_t n = sum(c->rsizes, p->rsz.first[x], p->rsz.first[x + 1]);
+        if (x != p->self && n > 0)
+            CT_CALL(post(c, 1, c->parts + c->part_base[x], n, MPI_BYTE, p->rsz.peer[x],
+                         TAG_PART));
+    }
+    CT_CALL(wait_from(c, 0));
+    for (int q = 0; q < p->part.n; q++) {
+        const char *src = c->pieces + c->piece_off[q];
+        if (p->part.peer[q] == me)
+            continue;
+        for (int i = p->part.first[q]; i < p->part.first[q + 1]; i++) {
+            const size_t n = (size_t)c->msizes[i];
+            if (n > 0)
+                ct_memcpy(recv_at(c, p->in[i]), src, n);
+            src += n;
+        }
+    }
+out:
+    return rc;
+}
+
+int ct_neighbor_locality(const ct_neighbor_args *a, ct_ctx *ctx, const long *params)
+{
+    (void)params;
+    int rc;
+    void *obj;
+    call c = {.a = a, .g = a->graph, .ctx = ctx};
+    CT_CALL(ct_ctx_ext(ctx, &plan_key, (void *)a->graph, &obj));
+    if (obj == NULL) {
+        rc = MPI_ERR_NO_MEM;
+        goto out;
+    }
+    c.p = obj;
+    CT_CALL(call_sizes(&c));
+    CT_CALL(phase_sizes(&c));
+    CT_CALL(call_layout(&c));
+    CT_CALL(phase_chunks(&c));
+    CT_CALL(phase_aggregates(&c));
+    CT_CALL(phase_parts(&c));
+out:
+    if (rc != MPI_SUCCESS && c.nreqs > 0) /* nothing left pending on the call's buffers */
+        (void)PMPI_Waitall(c.nreqs, c.reqs, MPI_STATUSES_IGNORE);
+    return rc;
+}

@@ -1,0 +1,110 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# MPI_Neighbor_alltoallv and MPI_Neighbor_alltoall as coltune intercepts
+# them, forced to each algorithm, checked byte for byte against PMPI_ on
+# distributed graphs, graphs and Cartesian grids (tests/mpi/test_neighbor.c).
+#   CT_TEST_NP        the world sizes of the strict runs (default below)
+#   CT_TEST_NP_NODES  the world sizes of the runs on emulated nodes
+#   CT_TEST_QUICK=1   only the strict runs, with fewer cases and no large
+#                     blocks (TEST_QUICK=1), at CT_TEST_NP (default 3 8), and
+#                     locality on emulated nodes at the last of them (the
+#                     MPICH and AddressSanitizer runs)
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/mpi/common.sh"
+prog="$top_builddir/tests/mpi/test_neighbor"
+need_progs "$prog"
+
+quick=${CT_TEST_QUICK:-0}
+if [ "$quick" = 1 ]; then
+    nps=${CT_TEST_NP:-3 8}
+else
+    nps=${CT_TEST_NP:-1 2 3 5 8 13 16}
+fi
+
+# forced ALGV ALG VAR=value... -- command: runs command with the intercepted
+# MPI_Neighbor_alltoallv forced to ALGV and MPI_Neighbor_alltoall to ALG,
+# strict: an algorithm that cannot serve a case returns an error, which the
+# test counts as a failure (a graph with two edges between the same two
+# ranks, a Cartesian grid with a periodic dimension of size 1 or 2 among
+# them, is forwarded to the MPI library, which is not an error).
+# (Run through check_run:)
+# shellcheck disable=SC2317
+forced() {
+    algv=$1
+    alg=$2
+    shift 2
+    with_env COLTUNE_FALLBACK=error COLTUNE_NEIGHBOR_ALLTOALLV="$algv" \
+        COLTUNE_NEIGHBOR_ALLTOALL="$alg" TEST_QUICK="$quick" "$@"
+}
+
+# One node (every rank on this machine): locality has one node pair, itself.
+for P in $nps; do
+    for alg in direct locality; do
+        check_run "neighbor P=$P strict, $alg" forced "$alg" "$alg" -- run_mpi "$P" "$prog"
+    done
+done
+if [ "$quick" = 1 ]; then
+    P=${nps##* }
+    check_run "neighbor P=$P COLTUNE_PPN=2 strict, locality" \
+        forced locality locality COLTUNE_PPN=2 -- run_mpi "$P" "$prog"
+fi
+quick_finish "emulated nodes, pmpi, mixed algorithms, coltune's choice and valgrind runs"
+
+# Emulated nodes (COLTUNE_PPN), where locality aggregates per node pair and
+# redistributes on the node: nodes of 2 and 4 with a short last node (7, 13),
+# ranks dealt round-robin over nodes of unequal size (3:cyclic), and every
+# rank a node of its own (1).
+for P in ${CT_TEST_NP_NODES:-7 13}; do
+    for ppn in 2 3:cyclic 4; do
+        check_run "neighbor P=$P COLTUNE_PPN=$ppn strict, locality" \
+            forced locality locality COLTUNE_PPN="$ppn" -- run_mpi "$P" "$prog"
+    done
+done
+check_run "neighbor P=5 COLTUNE_PPN=1 strict, locality" \
+    forced locality locality COLTUNE_PPN=1 -- run_mpi 5 "$prog"
+
+# Both collectives' plans on the same communicators, by different algorithms.
+check_run "neighbor P=8 COLTUNE_PPN=3 strict, alltoallv locality, alltoall direct" \
+    forced locality direct COLTUNE_PPN=3 -- run_mpi 8 "$prog"
+check_run "neighbor P=13 COLTUNE_PPN=4:cyclic strict, alltoallv direct, alltoall locality" \
+    forced direct locality COLTUNE_PPN=4:cyclic -- run_mpi 13 "$prog"
+# The algorithms did serve calls, not only the library: graphs without a
+# repeated edge are theirs (COLTUNE_STATS counts the calls an algorithm ran).
+served() {
+    log=$(mktemp)
+    with_env COLTUNE_STATS=1 COLTUNE_PPN=4 COLTUNE_NEIGHBOR_ALLTOALLV=locality \
+        COLTUNE_NEIGHBOR_ALLTOALL=direct TEST_QUICK=1 -- run_mpi 8 "$prog" > "$log" 2>&1
+    rc=$?
+    ok=0
+    [ $rc = 0 ] && awk '$1 == "neighbor_alltoallv" && $2 == "locality" && $3 > 0 {a = 1}
+        $1 == "neighbor_alltoall" && $2 == "direct" && $3 > 0 {b = 1}
+        END {exit !(a && b)}' "$log" && ok=1
+    [ $ok = 1 ] || { cat "$log"; echo "locality and direct served no call"; }
+    rm -f "$log"
+    [ $ok = 1 ]
+}
+check_run "neighbor P=8 COLTUNE_PPN=4: the forced algorithms serve calls" served
+# Forwarded (pmpi), and coltune's own choice (nothing forced, the fallback on).
+check_run "neighbor P=8 strict, pmpi" forced pmpi pmpi -- run_mpi 8 "$prog"
+check_run "neighbor P=8 COLTUNE_PPN=4, coltune's choice" \
+    with_env COLTUNE_PPN=4 -- run_mpi 8 "$prog"
+
+# Under valgrind (Open MPI ships a suppression file for its own internals;
+# tests/mpi/pmix-valgrind.supp covers its launcher channel): no invalid
+# access or uninitialised read. The test program is a libtool wrapper script:
+# libtool --mode=execute runs valgrind on the real binary, not on the shell.
+supp=$vg_supp
+if valgrind_usable "valgrind"; then
+    for run in locality:3:2 direct:2:; do
+        alg=${run%%:*}
+        P=${run#*:}
+        ppn=${P#*:}
+        P=${P%%:*}
+        check_run "neighbor P=$P ${ppn:+COLTUNE_PPN=$ppn }strict, $alg, under valgrind" \
+            with_env COLTUNE_FALLBACK=error COLTUNE_NEIGHBOR_ALLTOALLV="$alg" \
+            COLTUNE_NEIGHBOR_ALLTOALL="$alg" TEST_QUICK=1 ${ppn:+COLTUNE_PPN=$ppn} -- \
+            run_mpi "$P" "$top_builddir/libtool" --mode=execute "$VALGRIND" --quiet \
+            --error-exitcode=3 --suppressions="$supp" \
+            --suppressions="$top_srcdir/tests/mpi/pmix-valgrind.supp" "$prog"
+    done
+fi
+finish
