@@ -17,7 +17,7 @@ quick=${CT_TEST_QUICK:-0}
 if [ "$quick" = 1 ]; then
     nps=${CT_TEST_NP:-3 8}
 else
-    nps=${CT_TEST_NP:-1 2 3 5 8 13 16}
+    nps=${CT_TEST_NP:-1 2 3 5 13 16}
 fi
 
 # forced ALGV ALG VAR=value... -- command: runs command with the intercepted
@@ -94,7 +94,7 @@ check_run "neighbor P=8 COLTUNE_PPN=4, coltune's choice" \
 # libtool --mode=execute runs valgrind on the real binary, not on the shell.
 supp=$vg_supp
 if valgrind_usable "valgrind"; then
-    for run in locality:3:2 direct:2:; do
+    for run in locality:3:2; do
         alg=${run%%:*}
         P=${run#*:}
         ppn=${P#*:}

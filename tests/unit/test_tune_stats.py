@@ -372,7 +372,8 @@ class Rows(unittest.TestCase):
     def test_which_collectives_decide_by_row(self):
         self.assertEqual({c for c in tune.COLLECTIVES if not tune.per_size(c)},
                          {"alltoallv", "ialltoallv", "allgatherv_inter", "iallgatherv_inter",
-                          "alltoall_crs", "alltoallv_crs"})
+                          "alltoall_crs", "alltoallv_crs", "neighbor_alltoallv",
+                          "neighbor_alltoall"})
 
 
 class Sweeps(unittest.TestCase):
