@@ -98,6 +98,67 @@ int ct_request_any_live(void)
 /* Life                                                                */
 /* ------------------------------------------------------------------ */
 
+/* ------------------------------------------------------------------ */
+/* Handles                                                             */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A request's handle: an inactive persistent request of the library,
+ * completed at once (empty status) by any completion call that reaches it.
+ * A freed request's handle is kept for the next request rather than freed:
+ * MPICH 4.0.2 hangs a persistent collective whose request object was that
+ * of a freed persistent point-to-point request (MPI_Send_init,
+ * MPI_Request_free, then MPI_Neighbor_alltoallv_init on any communicator:
+ * its starts never complete, without coltune too), and the library reuses
+ * the object of the last request freed. Kept, a handle is never freed while
+ * the job runs, up to CT_REQUEST_SPARE_MAX of them; ct_request_handles_free
+ * frees them before MPI_Finalize.
+ */
+static int handle_take(MPI_Request *h)
+{
+    ct_requests *t = &ct_state_get()->requests;
+    pthread_mutex_lock(&t->lock);
+    const int have = t->nspare > 0;
+    if (have)
+        *h = t->spare[--t->nspare];
+    pthread_mutex_unlock(&t->lock);
+    return have ? MPI_SUCCESS
+                : PMPI_Send_init(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, h);
+}
+
+static void handle_give(MPI_Request *h)
+{
+    ct_requests *t = &ct_state_get()->requests;
+    pthread_mutex_lock(&t->lock);
+    if (t->nspare == t->spare_cap && t->spare_cap < CT_REQUEST_SPARE_MAX) {
+        const int cap = t->spare_cap ? 2 * t->spare_cap : 16;
+        MPI_Request *grown = realloc(t->spare, (size_t)cap * sizeof *grown);
+        if (grown != NULL) {
+            t->spare = grown;
+            t->spare_cap = cap;
+        }
+    }
+    const int kept = t->nspare < t->spare_cap;
+    if (kept)
+        t->spare[t->nspare++] = *h;
+    pthread_mutex_unlock(&t->lock);
+    if (!kept)
+        PMPI_Request_free(h);
+    *h = MPI_REQUEST_NULL;
+}
+
+void ct_request_handles_free(void)
+{
+    ct_requests *t = &ct_state_get()->requests;
+    pthread_mutex_lock(&t->lock);
+    for (int i = 0; i < t->nspare; i++)
+        PMPI_Request_free(&t->spare[i]);
+    free(t->spare);
+    t->spare = NULL;
+    t->nspare = t->spare_cap = 0;
+    pthread_mutex_unlock(&t->lock);
+}
+
 int ct_request_new(ct_ctx *ctx, MPI_Comm user_comm, int persistent, ct_request **out)
 {
     int rc;
@@ -106,9 +167,7 @@ int ct_request_new(ct_ctx *ctx, MPI_Comm user_comm, int persistent, ct_request *
     if (r == NULL)
         return MPI_ERR_NO_MEM;
     r->types[0] = r->types[1] = MPI_DATATYPE_NULL;
-    /* The handle: an inactive persistent request of the library, completed
-     * at once (empty status) by any completion call that reaches it. */
-    rc = PMPI_Send_init(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, &r->handle);
+    rc = handle_take(&r->handle);
     if (rc != MPI_SUCCESS) {
         free(r);
         return rc;
@@ -129,7 +188,7 @@ static void request_release(ct_request *r)
         if (r->types[i] != MPI_DATATYPE_NULL)
             PMPI_Type_free(&r->types[i]);
     free(r->keep);
-    PMPI_Request_free(&r->handle);
+    handle_give(&r->handle);
     ct_ctx_unhold(r->ctx);
     __atomic_sub_fetch(&ct_state_get()->requests.live, 1, __ATOMIC_RELAXED);
     free(r);

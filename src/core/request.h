@@ -50,6 +50,9 @@ int ct_request_new(ct_ctx *ctx, MPI_Comm user_comm, int persistent, ct_request *
 /* Frees a request that is not in the table (a call that failed before it
  * was published). */
 void ct_request_discard(ct_request *r);
+/* Frees the handles kept for later requests (request.c): before
+ * MPI_Finalize. */
+void ct_request_handles_free(void);
 /* type itself when it is predefined, else a duplicate the request keeps (the
  * application may free its datatype before the operation completes). */
 int ct_request_type(ct_request *r, MPI_Datatype type, MPI_Datatype *use);

@@ -19,8 +19,10 @@
  * nonblocking call not yet completed, a persistent one started), so that the
  * completion calls forward at once while none is; live: how many exist.
  * Both atomic, on a cache line of their own. The table from the handle the
- * application holds to the request, under lock. */
+ * application holds to the request, under lock; the handles of freed
+ * requests, kept for the next ones (at most CT_REQUEST_SPARE_MAX). */
 #define CT_REQUEST_BUCKETS 256
+#define CT_REQUEST_SPARE_MAX 1024
 typedef struct ct_requests {
     _Alignas(64) int active;
     int live;
@@ -28,6 +30,8 @@ typedef struct ct_requests {
     struct ct_request *bucket[CT_REQUEST_BUCKETS];
     struct ct_request **running; /* the active ones, for progress (count: active) */
     int running_cap;
+    MPI_Request *spare; /* [nspare] inactive handles, under lock */
+    int nspare, spare_cap;
     int hooked; /* 0 not yet asked; 1 no progress hook; 2 the MPI library's progress
                    engine calls ct_request_progress_all (core/request.c) */
 } ct_requests;

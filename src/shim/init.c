@@ -7,6 +7,7 @@
 #include "core/context.h"
 #include "core/device.h"
 #include "core/log.h"
+#include "core/request.h"
 #include "core/state.h"
 #include "select/adapt.h"
 #include "select/config.h"
@@ -101,6 +102,7 @@ int ct_shim_finalize(void)
         st->finalizing = 1;
         ct_ctx_release_predefined();
         ct_ctx_keyval_free();
+        ct_request_handles_free();
     }
     int rc = PMPI_Finalize();
     state_free();
