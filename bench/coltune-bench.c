@@ -888,13 +888,14 @@ static int prepare(bench_run *r, const char *prog)
     }
     if (o->overlap && r->drv->start == NULL) {
         snprintf(err, sizeof err, "--overlap: %s is not a nonblocking collective (ialltoallv, "
-                 "ialltoall, iallgather_inter, iallgatherv_inter)", o->coll);
+                 "ialltoall, iallgather_inter, iallgatherv_inter, ineighbor_alltoallv, "
+                 "ineighbor_alltoall)", o->coll);
         usage_error(r->env.rank, err);
         return BENCH_EXIT_USAGE;
     }
     if (o->persistent && !(r->drv->uses & BENCH_USES_PERSISTENT)) {
         snprintf(err, sizeof err, "--persistent: %s has no persistent form in coltune-bench "
-                 "(ialltoallv, ialltoall)", o->coll);
+                 "(ialltoallv, ialltoall, ineighbor_alltoallv, ineighbor_alltoall)", o->coll);
         usage_error(r->env.rank, err);
         return BENCH_EXIT_USAGE;
     }

@@ -134,6 +134,7 @@ void bench_nbr_teardown(void *state)
     bench_nbr *s = state;
     if (s == NULL)
         return;
+    bench_preqs_free(&s->preqs);
     if (s->comm != MPI_COMM_NULL)
         PMPI_Comm_free(&s->comm);
     free(s->sources);
@@ -146,9 +147,47 @@ void bench_nbr_teardown(void *state)
     free(s);
 }
 
+int bench_nbr_setup_nonblocking(const bench_options *o, const bench_env *env, long S, int v,
+                                void **state, char *err, size_t errlen)
+{
+    const int rc = bench_nbr_setup(o, env, S, v, state, err, errlen);
+    bench_nbr *s = *state;
+    if (s != NULL) {
+        s->nonblocking = 1;
+        s->persistent = o->persistent;
+    }
+    return rc;
+}
+
+static int nbr_init(void *state, const char *spec, MPI_Request *req)
+{
+    bench_nbr *s = state;
+    if (s->v)
+        return coltune_neighbor_alltoallv_init(spec, s->sendbuf, s->scounts, s->sdispls,
+                                               MPI_BYTE, s->recvbuf, s->rcounts, s->rdispls,
+                                               MPI_BYTE, s->comm, MPI_INFO_NULL, req);
+    return coltune_neighbor_alltoall_init(spec, s->sendbuf, s->scount, MPI_BYTE, s->recvbuf,
+                                          s->scount, MPI_BYTE, s->comm, MPI_INFO_NULL, req);
+}
+
+int bench_nbr_start(void *state, const char *spec, MPI_Request *req)
+{
+    bench_nbr *s = state;
+    if (s->persistent)
+        return bench_preq_start(&s->preqs, nbr_init, s, spec, req);
+    if (s->v)
+        return coltune_ineighbor_alltoallv(spec, s->sendbuf, s->scounts, s->sdispls, MPI_BYTE,
+                                           s->recvbuf, s->rcounts, s->rdispls, MPI_BYTE,
+                                           s->comm, req);
+    return coltune_ineighbor_alltoall(spec, s->sendbuf, s->scount, MPI_BYTE, s->recvbuf,
+                                      s->scount, MPI_BYTE, s->comm, req);
+}
+
 int bench_nbr_run(void *state, const char *spec)
 {
     bench_nbr *s = state;
+    if (s->nonblocking)
+        return bench_start_wait(bench_nbr_start, state, spec);
     if (s->v)
         return coltune_neighbor_alltoallv(spec, s->sendbuf, s->scounts, s->sdispls, MPI_BYTE,
                                           s->recvbuf, s->rcounts, s->rdispls, MPI_BYTE,

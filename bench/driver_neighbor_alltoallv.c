@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * driver_neighbor_alltoallv.c - MPI_Neighbor_alltoallv under
- * coltune_neighbor_alltoallv(spec, ...), on the distributed graph of
- * --pattern (1..S bytes drawn per edge; common_neighbor.c).
+ * coltune_neighbor_alltoallv(spec, ...), and MPI_Ineighbor_alltoallv (or
+ * the persistent MPI_Neighbor_alltoallv_init) under coltune's, on the
+ * distributed graph of --pattern (1..S bytes drawn per edge;
+ * common_neighbor.c).
  */
 #include "common_neighbor.h"
 
@@ -17,6 +19,24 @@ const bench_driver bench_driver_neighbor_alltoallv = {
     .uses = BENCH_USES_PATTERN,
     .setup = setup,
     .run = bench_nbr_run,
+    .check = bench_nbr_check,
+    .teardown = bench_nbr_teardown,
+};
+
+/* The nonblocking form, MPI_Ineighbor_alltoallv (persistent with --persistent):
+ * started and waited for at once. */
+static int setup_nonblocking(const bench_options *o, const bench_env *env, long S, void **state,
+                             char *err, size_t errlen)
+{
+    return bench_nbr_setup_nonblocking(o, env, S, 1, state, err, errlen);
+}
+
+const bench_driver bench_driver_ineighbor_alltoallv = {
+    .name = "ineighbor_alltoallv",
+    .uses = BENCH_USES_PATTERN | BENCH_USES_PERSISTENT,
+    .setup = setup_nonblocking,
+    .run = bench_nbr_run,
+    .start = bench_nbr_start,
     .check = bench_nbr_check,
     .teardown = bench_nbr_teardown,
 };

@@ -429,6 +429,34 @@ int coltune_neighbor_alltoall(const char *spec, const void *sendbuf, int sendcou
                               MPI_Datatype sendtype, void *recvbuf, int recvcount,
                               MPI_Datatype recvtype, MPI_Comm comm);
 
+/*
+ * Their nonblocking forms, MPI_Ineighbor_alltoallv and
+ * MPI_Ineighbor_alltoall (rule collectives "ineighbor_alltoallv" and
+ * "ineighbor_alltoall"; spec "direct" or "pmpi", or NULL), completed as
+ * coltune_ialltoallv's; and their persistent forms,
+ * MPI_Neighbor_alltoallv_init and MPI_Neighbor_alltoall_init (Open MPI 4.1:
+ * MPIX_), decided and planned once as coltune_alltoallv_init's (the same
+ * rule collectives with persistent=1; MPI_ERR_UNSUPPORTED_OPERATION where
+ * the MPI library has no persistent collectives).
+ */
+int coltune_ineighbor_alltoallv(const char *spec, const void *sendbuf, const int sendcounts[],
+                                const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                const int recvcounts[], const int rdispls[],
+                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+int coltune_ineighbor_alltoall(const char *spec, const void *sendbuf, int sendcount,
+                               MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+int coltune_neighbor_alltoallv_init(const char *spec, const void *sendbuf,
+                                    const int sendcounts[], const int sdispls[],
+                                    MPI_Datatype sendtype, void *recvbuf,
+                                    const int recvcounts[], const int rdispls[],
+                                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                    MPI_Request *request);
+int coltune_neighbor_alltoall_init(const char *spec, const void *sendbuf, int sendcount,
+                                   MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request *request);
+
 /* Point-to-point messages (or puts) carrying data that this rank sent to
  * ranks on other nodes, as coltune's topology sees nodes (COLTUNE_PPN
  * included), in the last sparse dynamic data exchange on comm; -1 before

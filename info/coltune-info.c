@@ -143,10 +143,11 @@ static const char *const request_calls[] = {
 #define NCOLLS (sizeof served_calls / sizeof served_calls[0])
 #define NSTARTUP (sizeof startup_calls / sizeof startup_calls[0])
 #define NREQUEST (sizeof request_calls / sizeof request_calls[0])
-/* The persistent forms (src/shim/alltoallv_init.c, iallgather.c), under the
- * library's name. */
+/* The persistent forms (src/shim/alltoallv_init.c, iallgather.c,
+ * ineighbor.c), under the library's name. */
 static const char *const persistent_calls[] = {"Alltoallv", "Alltoall", "Allgather",
-                                                "Allgatherv"};
+                                                "Allgatherv", "Neighbor_alltoallv",
+                                                "Neighbor_alltoall"};
 #define NPERSISTENT (sizeof persistent_calls / sizeof persistent_calls[0])
 
 typedef struct library {

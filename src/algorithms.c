@@ -229,6 +229,20 @@ static const ct_algorithm registry[] = {
     ENTRY(CT_COLL_NEIGHBOR_ALLTOALL, name, BLOCKING(r), summary,                           \
           .build.neighbor = ct_neighbor_##name##_build, __VA_ARGS__)
 #include "coll_list.h"
+    ENTRY(CT_COLL_INEIGHBOR_ALLTOALLV, pmpi, 0,
+          "forward to the MPI library's own routine for the call (PMPI_Ineighbor_alltoallv, "
+          "its persistent or its large-count form)", .run.neighbor = ct_neighbor_pmpi, )
+#define CT_NEIGHBOR_SPLIT_ALG(name, r, summary, ...)                                        \
+    ENTRY(CT_COLL_INEIGHBOR_ALLTOALLV, name, r, summary,                                   \
+          .build.neighbor = ct_neighbor_##name##_build, __VA_ARGS__)
+#include "coll_list.h"
+    ENTRY(CT_COLL_INEIGHBOR_ALLTOALL, pmpi, 0,
+          "forward to the MPI library's own routine for the call (PMPI_Ineighbor_alltoall, "
+          "its persistent or its large-count form)", .run.neighbor = ct_neighbor_pmpi, )
+#define CT_NEIGHBOR_SPLIT_ALG(name, r, summary, ...)                                        \
+    ENTRY(CT_COLL_INEIGHBOR_ALLTOALL, name, r, summary,                                    \
+          .build.neighbor = ct_neighbor_##name##_build, __VA_ARGS__)
+#include "coll_list.h"
 };
 
 #define REGISTRY_SIZE ((int)(sizeof registry / sizeof registry[0]))
@@ -265,7 +279,8 @@ const ct_algorithm *ct_algorithm_fallback(ct_coll coll)
 int ct_coll_nonblocking(ct_coll coll)
 {
     return coll == CT_COLL_IALLTOALLV || coll == CT_COLL_IALLTOALL ||
-           coll == CT_COLL_IALLGATHER_INTER || coll == CT_COLL_IALLGATHERV_INTER;
+           coll == CT_COLL_IALLGATHER_INTER || coll == CT_COLL_IALLGATHERV_INTER ||
+           coll == CT_COLL_INEIGHBOR_ALLTOALLV || coll == CT_COLL_INEIGHBOR_ALLTOALL;
 }
 
 int ct_coll_has_pmpi(ct_coll coll)

@@ -203,6 +203,11 @@ typedef struct ct_neighbor_args {
     int (*forward)(const struct ct_neighbor_args *a);
     long msg_size; /* as in ct_alltoallv_args */
     const struct ct_nbr_graph *graph; /* set by the driver: the neighbourhood */
+    /* The nonblocking and persistent forms (ineighbor_alltoall(v)), as in
+     * ct_alltoallv_args: where the request goes, NULL for a blocking call */
+    MPI_Request *request;
+    int persistent;
+    MPI_Info info;
 } ct_neighbor_args;
 
 typedef int (*ct_neighbor_forward_fn)(const ct_neighbor_args *a);
@@ -303,7 +308,8 @@ int ct_algorithm_index(const ct_algorithm *alg);
  * their reference algorithm. It has no parameters and no restrictions. */
 const ct_algorithm *ct_algorithm_fallback(ct_coll coll);
 /* Is coll a nonblocking form, whose calls return a request (ialltoallv,
- * ialltoall, iallgather_inter, iallgatherv_inter)? Its algorithms are those that split, and its calls do not
+ * ialltoall, iallgather_inter, iallgatherv_inter, ineighbor_alltoallv,
+ * ineighbor_alltoall)? Its algorithms are those that split, and its calls do not
  * learn (a learner times calls to their completion). */
 int ct_coll_nonblocking(ct_coll coll);
 /* Does the MPI library serve coll (its fallback is pmpi)? Not the MPIX calls. */

@@ -97,37 +97,120 @@ CT_EXPORT int coltune_alltoall(const char *spec_text, const void *sendbuf, int s
     return api_alltoall_any("coltune_alltoall", spec_text, &a);
 }
 
-/* The neighbourhood all-to-alls: their description, the spec, the driver. */
+/* The neighbourhood all-to-alls, any form: their description, the spec,
+ * the driver (the nonblocking and persistent forms' when a->request is
+ * set). Without the intercepted completion calls (CT_NO_INTERCEPT) nothing
+ * would complete coltune's requests: the MPI library serves the
+ * nonblocking forms there, and there is no persistent one to forward to. */
 static int api_neighbor_any(const char *fn, const char *spec_text, const ct_neighbor_args *a)
 {
     ct_spec spec;
+#ifdef CT_NO_INTERCEPT
+    if (a->request != NULL)
+        return a->persistent ? ct_shim_return(a->comm, MPI_ERR_UNSUPPORTED_OPERATION)
+                             : a->forward(a);
+#endif
     int rc = ct_api_begin(a->comm, CT_API_INTRA);
     if (rc != MPI_SUCCESS)
         return ct_shim_return(a->comm, rc);
     rc = ct_api_parse_spec(fn, spec_text, a->coll, a->comm, &spec);
     if (rc < 0)
         return ct_shim_return(a->comm, MPI_ERR_ARG);
-    return ct_shim_return(a->comm, ct_neighbor_dispatch(a, rc ? &spec : NULL));
+    const ct_spec *forced = rc ? &spec : NULL;
+    return ct_shim_return(a->comm, a->request != NULL ? ct_ineighbor_dispatch(a, forced)
+                                                      : ct_neighbor_dispatch(a, forced));
 }
+
+#define NBR_ARGS(coll, forward)                                                               \
+    ct_shim_describe_neighbor(coll, sendbuf, ct_vec_int(sendcounts), ct_vec_int(sdispls),     \
+                              sendtype, recvbuf, ct_vec_int(recvcounts), ct_vec_int(rdispls), \
+                              recvtype, comm, forward)
+#define NBR_UNIFORM_ARGS(coll, forward)                                                  \
+    ct_shim_describe_neighbor(coll, sendbuf, ct_vec_linear(sendcount, 0),                \
+                              ct_vec_linear(0, sendcount), sendtype, recvbuf,            \
+                              ct_vec_linear(recvcount, 0), ct_vec_linear(0, recvcount), \
+                              recvtype, comm, forward)
+#define NBR_UNIFORM_PARAMS                                                                  \
+    const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, \
+        MPI_Datatype recvtype, MPI_Comm comm
 
 CT_EXPORT int coltune_neighbor_alltoallv(const char *spec_text, A2AV_PARAMS)
 {
-    const ct_neighbor_args a = ct_shim_describe_neighbor(
-        CT_COLL_NEIGHBOR_ALLTOALLV, sendbuf, ct_vec_int(sendcounts), ct_vec_int(sdispls),
-        sendtype, recvbuf, ct_vec_int(recvcounts), ct_vec_int(rdispls), recvtype, comm,
-        ct_shim_fwd_neighbor_alltoallv);
+    const ct_neighbor_args a =
+        NBR_ARGS(CT_COLL_NEIGHBOR_ALLTOALLV, ct_shim_fwd_neighbor_alltoallv);
     return api_neighbor_any("coltune_neighbor_alltoallv", spec_text, &a);
 }
 
-CT_EXPORT int coltune_neighbor_alltoall(const char *spec_text, const void *sendbuf,
-                                        int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+CT_EXPORT int coltune_neighbor_alltoall(const char *spec_text, NBR_UNIFORM_PARAMS)
 {
-    const ct_neighbor_args a = ct_shim_describe_neighbor(
-        CT_COLL_NEIGHBOR_ALLTOALL, sendbuf, ct_vec_linear(sendcount, 0),
-        ct_vec_linear(0, sendcount), sendtype, recvbuf, ct_vec_linear(recvcount, 0),
-        ct_vec_linear(0, recvcount), recvtype, comm, ct_shim_fwd_neighbor_alltoall);
+    const ct_neighbor_args a =
+        NBR_UNIFORM_ARGS(CT_COLL_NEIGHBOR_ALLTOALL, ct_shim_fwd_neighbor_alltoall);
     return api_neighbor_any("coltune_neighbor_alltoall", spec_text, &a);
+}
+
+CT_EXPORT int coltune_ineighbor_alltoallv(const char *spec_text, A2AV_PARAMS,
+                                          MPI_Request *request)
+{
+    ct_neighbor_args a =
+        NBR_ARGS(CT_COLL_INEIGHBOR_ALLTOALLV, ct_shim_fwd_ineighbor_alltoallv);
+    a.request = request;
+    return api_neighbor_any("coltune_ineighbor_alltoallv", spec_text, &a);
+}
+
+CT_EXPORT int coltune_ineighbor_alltoall(const char *spec_text, NBR_UNIFORM_PARAMS,
+                                         MPI_Request *request)
+{
+    ct_neighbor_args a =
+        NBR_UNIFORM_ARGS(CT_COLL_INEIGHBOR_ALLTOALL, ct_shim_fwd_ineighbor_alltoall);
+    a.request = request;
+    return api_neighbor_any("coltune_ineighbor_alltoall", spec_text, &a);
+}
+
+/* The persistent forms (MPI_Neighbor_alltoall(v)_init; Open MPI 4.1:
+ * MPIX_), as coltune_alltoallv_init: MPI_ERR_UNSUPPORTED_OPERATION where
+ * the MPI library has none. */
+static int api_neighbor_init_any(const char *fn, const char *spec_text, ct_neighbor_args *a,
+                                 MPI_Info info, MPI_Request *request)
+{
+#ifdef CT_HAVE_PCOLL
+    a->request = request;
+    a->persistent = 1;
+    a->info = info;
+    return api_neighbor_any(fn, spec_text, a);
+#else
+    (void)fn;
+    (void)spec_text;
+    (void)info;
+    (void)request;
+    return ct_shim_return(a->comm, MPI_ERR_UNSUPPORTED_OPERATION);
+#endif
+}
+
+CT_EXPORT int coltune_neighbor_alltoallv_init(const char *spec_text, A2AV_PARAMS, MPI_Info info,
+                                              MPI_Request *request)
+{
+#ifdef CT_HAVE_PCOLL
+    ct_neighbor_args a =
+        NBR_ARGS(CT_COLL_INEIGHBOR_ALLTOALLV, ct_shim_fwd_neighbor_alltoallv_init);
+#else
+    ct_neighbor_args a = NBR_ARGS(CT_COLL_INEIGHBOR_ALLTOALLV, ct_shim_fwd_ineighbor_alltoallv);
+#endif
+    return api_neighbor_init_any("coltune_neighbor_alltoallv_init", spec_text, &a, info,
+                                 request);
+}
+
+CT_EXPORT int coltune_neighbor_alltoall_init(const char *spec_text, NBR_UNIFORM_PARAMS,
+                                             MPI_Info info, MPI_Request *request)
+{
+#ifdef CT_HAVE_PCOLL
+    ct_neighbor_args a =
+        NBR_UNIFORM_ARGS(CT_COLL_INEIGHBOR_ALLTOALL, ct_shim_fwd_neighbor_alltoall_init);
+#else
+    ct_neighbor_args a =
+        NBR_UNIFORM_ARGS(CT_COLL_INEIGHBOR_ALLTOALL, ct_shim_fwd_ineighbor_alltoall);
+#endif
+    return api_neighbor_init_any("coltune_neighbor_alltoall_init", spec_text, &a, info,
+                                 request);
 }
 
 /* The nonblocking forms. Without the intercepted completion calls (the

@@ -78,8 +78,10 @@
  * CT_NEIGHBOR_SPLIT_ALG(name, restrictions, summary, params...)
  *   the same, for an algorithm described as a schedule of rounds
  *   (core/sched.h): ct_neighbor_<name>_build(), run to completion by the
- *   blocking calls. A file that defines only CT_NEIGHBOR_ALG sees these
- *   among the others.
+ *   blocking calls, and started as a request by the nonblocking and
+ *   persistent ones (ineighbor_alltoallv, ineighbor_alltoall) under the same
+ *   name. A file that defines only CT_NEIGHBOR_ALG sees these among the
+ *   others.
  */
 #ifndef CT_COLLECTIVE
 #define CT_COLLECTIVE(ID, name, call, fallback, msg_size_known)
@@ -140,6 +142,11 @@ CT_COLLECTIVE(ALLTOALLV_CRS, alltoallv_crs, "", personalized, 0)
  * its own neighbours, so msg_size is agreed even for uniform blocks. */
 CT_COLLECTIVE(NEIGHBOR_ALLTOALLV, neighbor_alltoallv, "Neighbor_alltoallv", pmpi, 0)
 CT_COLLECTIVE(NEIGHBOR_ALLTOALL, neighbor_alltoall, "Neighbor_alltoall", pmpi, 0)
+/* MPI_Ineighbor_alltoallv and MPI_Ineighbor_alltoall: the same calls,
+ * nonblocking, and their persistent forms (MPI_Neighbor_alltoall(v)_init),
+ * decided once as these (the algorithms that split, CT_NEIGHBOR_SPLIT_ALG) */
+CT_COLLECTIVE(INEIGHBOR_ALLTOALLV, ineighbor_alltoallv, "Ineighbor_alltoallv", pmpi, 0)
+CT_COLLECTIVE(INEIGHBOR_ALLTOALL, ineighbor_alltoall, "Ineighbor_alltoall", pmpi, 0)
 
 /* ------------------------------------------------------------------ */
 /* Alltoallv and Alltoall                                              */

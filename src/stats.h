@@ -17,7 +17,7 @@ typedef struct ct_stat_entry {
 } ct_stat_entry;
 
 /* Room for every collective (stats.c checks CT_COLL_COUNT fits). */
-#define CT_STATS_MAX_COLLS 12
+#define CT_STATS_MAX_COLLS 16
 
 typedef struct ct_stats {
     int count; /* one entry per registry entry */

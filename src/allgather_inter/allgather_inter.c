@@ -314,33 +314,6 @@ int ct_allgatherv_inter_dispatch(const ct_allgatherv_args *a, const ct_spec *for
 /* The nonblocking and persistent forms                                */
 /* ------------------------------------------------------------------ */
 
-/* A request for the call, with its own duplicates of derived datatypes and
- * its schedule prepared on a tag of its own (the nonblocking collectives of
- * a communicator start in the same order in both groups). */
-static int request_new(ct_ctx *ctx, MPI_Comm comm, int persistent, MPI_Datatype *sendtype,
-                       MPI_Datatype *recvtype, ct_request **r)
-{
-    int rc;
-    const int tag = ct_ctx_nbc_tag(ctx); /* first: every rank counts the call */
-    CT_CALL(ct_request_new(ctx, comm, persistent, r));
-    CT_CALL(ct_request_type(*r, *sendtype, sendtype));
-    CT_CALL(ct_request_type(*r, *recvtype, recvtype));
-    ct_sched_prepare(&(*r)->sched, ctx, tag, 1);
-out:
-    return rc;
-}
-
-/* The built request to the application, started unless persistent (which
- * waits for MPI_Start); *r is the application's from then on, or freed
- * (ct_request_go). */
-static int request_go(ct_ctx *ctx, ct_request **r, MPI_Request *request)
-{
-    ct_request *ready = *r;
-    ctx->call_extra += ct_sched_own_bytes(&ready->sched);
-    *r = NULL;
-    return ct_request_go(ready, request);
-}
-
 /* A request's byte view (CT_A_BYTES): the algorithm's schedule on the
  * call's bytes, as one step of the request's schedule; staging of the
  * request's own, the send block packed at each start and the stream
@@ -505,14 +478,14 @@ static int start_allgather(ct_ctx *ctx, const ct_choice *ch, const ct_decide_inp
     struct ct_learner *learner = a->persistent ? ch->turn.learner : NULL; /* ours to free */
     if (learner == NULL && ch->alg->build.allgather == NULL)
         return ch->alg->run.allgather(a, ctx, ch->params);
-    CT_CALL(request_new(ctx, a->comm, a->persistent, &b.sendtype, &b.recvtype, &r));
+    CT_CALL(ct_request_open(ctx, a->comm, a->persistent, &b.sendtype, &b.recvtype, &r));
     fwd.sendtype = b.sendtype; /* a learner's pmpi turns: the request's datatypes */
     fwd.recvtype = b.recvtype;
     rc = ct_learn_schedule(r, ctx, learner, ch, &b, &fwd, &ag_learn_ops);
     learner = NULL; /* the request's, or freed */
     if (rc != MPI_SUCCESS)
         goto out;
-    CT_CALL(request_go(ctx, &r, a->request));
+    CT_CALL(ct_request_launch(ctx, &r, a->request));
 out:
     ct_adapt_release(learner);
     ct_request_discard(r);
@@ -528,14 +501,14 @@ static int start_allgatherv(ct_ctx *ctx, const ct_choice *ch, const ct_decide_in
     struct ct_learner *learner = a->persistent ? ch->turn.learner : NULL; /* ours to free */
     if (learner == NULL && ch->alg->build.allgatherv == NULL)
         return ch->alg->run.allgatherv(a, ctx, ch->params);
-    CT_CALL(request_new(ctx, a->comm, a->persistent, &b.sendtype, &b.recvtype, &r));
+    CT_CALL(ct_request_open(ctx, a->comm, a->persistent, &b.sendtype, &b.recvtype, &r));
     fwd.sendtype = b.sendtype; /* a learner's pmpi turns: the request's datatypes */
     fwd.recvtype = b.recvtype;
     rc = ct_learn_schedule(r, ctx, learner, ch, &b, &fwd, &agv_learn_ops);
     learner = NULL; /* the request's, or freed */
     if (rc != MPI_SUCCESS)
         goto out;
-    CT_CALL(request_go(ctx, &r, a->request));
+    CT_CALL(ct_request_launch(ctx, &r, a->request));
 out:
     ct_adapt_release(learner);
     ct_request_discard(r);

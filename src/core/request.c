@@ -331,6 +331,27 @@ int ct_request_start(ct_request *r)
     return rc;
 }
 
+int ct_request_open(ct_ctx *ctx, MPI_Comm user_comm, int persistent, MPI_Datatype *sendtype,
+                    MPI_Datatype *recvtype, ct_request **out)
+{
+    int rc;
+    const int tag = ct_ctx_nbc_tag(ctx); /* first: every rank counts the call */
+    CT_CALL(ct_request_new(ctx, user_comm, persistent, out));
+    CT_CALL(ct_request_type(*out, *sendtype, sendtype));
+    CT_CALL(ct_request_type(*out, *recvtype, recvtype));
+    ct_sched_prepare(&(*out)->sched, ctx, tag, 1);
+out:
+    return rc;
+}
+
+int ct_request_launch(ct_ctx *ctx, ct_request **r, MPI_Request *user)
+{
+    ct_request *ready = *r;
+    ctx->call_extra += ct_sched_own_bytes(&ready->sched);
+    *r = NULL;
+    return ct_request_go(ready, user);
+}
+
 int ct_request_publish(ct_request *r, MPI_Request *user)
 {
     table_add(r);

@@ -57,6 +57,18 @@ void ct_request_handles_free(void);
  * application may free its datatype before the operation completes). */
 int ct_request_type(ct_request *r, MPI_Datatype type, MPI_Datatype *use);
 
+/* A new request for a nonblocking or persistent call on ctx (ct_request_new)
+ * with its schedule prepared on the call's own tag (ct_ctx_nbc_tag: the
+ * nonblocking collectives of a communicator start in the same order on every
+ * rank) and its own duplicates of the call's datatypes (*sendtype and
+ * *recvtype replaced: ct_request_type). On failure *out is to be discarded. */
+int ct_request_open(ct_ctx *ctx, MPI_Comm user_comm, int persistent, MPI_Datatype *sendtype,
+                    MPI_Datatype *recvtype, ct_request **out);
+/* The built request *r to the application (ct_request_go), its schedule's
+ * memory counted in ctx->call_extra; *r is NULL after: the application's, or
+ * freed. */
+int ct_request_launch(ct_ctx *ctx, ct_request **r, MPI_Request *user);
+
 /* Starts its schedule, marks it active, and (a nonblocking call) puts it in
  * the table and gives the application its handle in *user. */
 int ct_request_start(ct_request *r);

@@ -2,13 +2,16 @@
 /*
  * neighbor.c - the MPI_Neighbor_alltoallv / MPI_Neighbor_alltoall driver:
  * the call's facts for the decision, the byte view for the algorithms on
- * bytes, and the skeleton of driver.h.
+ * bytes, and the skeleton of driver.h; and the driver of their nonblocking
+ * and persistent forms, which start the same schedules as requests.
  */
 #include "neighbor/neighbor.h"
 #include "neighbor/nbr_graph.h"
 #include "core/device.h"
+#include "core/request.h"
 #include "core/sched.h"
 #include "driver.h"
+#include "learn.h"
 #include "select/decide.h"
 
 #include <stdlib.h>
@@ -180,6 +183,67 @@ int ct_neighbor_dispatch(const ct_neighbor_args *a, const ct_spec *forced)
                             .msg_size_is_global = ct_coll_msg_size_known(a->coll),
                             .device_memory = device_memory};
     return ct_drive(&driver, a->comm, &call, forced);
+}
+
+/* ------------------------------------------------------------------ */
+/* The nonblocking and persistent forms                                */
+/* ------------------------------------------------------------------ */
+
+/* A candidate's schedule for a request (learn.h): the algorithms that split
+ * build one; the byte view is not needed (none of them asks for it). */
+static int learn_build(const void *args, ct_ctx *ctx, const ct_adapt_cand *cand, ct_sched *s)
+{
+    return cand->alg->build.neighbor(args, ctx, cand->params, s);
+}
+
+/* pmpi's turns of a persistent learner: the library's own persistent call. */
+static int learn_forward_init(const void *args, MPI_Request *lib)
+{
+    ct_neighbor_args f = *(const ct_neighbor_args *)args;
+    f.request = lib;
+    return f.forward(&f);
+}
+
+static const ct_learn_ops learn_ops = {learn_build, learn_forward_init};
+
+/* Starts the chosen algorithm's schedule as a request (ct_request_open);
+ * pmpi forwards the call itself. A persistent call is planned here once
+ * (decision, neighbourhood, schedule) and each MPI_Start runs the schedule
+ * from the top; under COLTUNE_ADAPT, every candidate's schedule (learn.h). */
+static int start_choice(ct_ctx *ctx, const ct_choice *ch, const ct_decide_input *in)
+{
+    int rc;
+    const ct_neighbor_args *a = in->args;
+    ct_neighbor_args b = *a, fwd = *a;
+    ct_request *r = NULL;
+    struct ct_learner *learner = a->persistent ? ch->turn.learner : NULL; /* ours to free */
+    if (learner == NULL && ch->alg->build.neighbor == NULL) /* pmpi, under the statistics */
+        return ch->alg->run.neighbor(a, ctx, ch->params);
+    CT_CALL(ct_request_open(ctx, a->comm, a->persistent, &b.sendtype, &b.recvtype, &r));
+    CT_CALL(ct_nbr_graph_get(ctx, &b.graph));
+    b.msg_size = in->have_facts ? in->facts.msg_size : -1;
+    fwd.sendtype = b.sendtype; /* a learner's pmpi turns: the request's datatypes */
+    fwd.recvtype = b.recvtype;
+    rc = ct_learn_schedule(r, ctx, learner, ch, &b, &fwd, &learn_ops);
+    learner = NULL; /* the request's, or freed */
+    if (rc != MPI_SUCCESS)
+        goto out;
+    CT_CALL(ct_request_launch(ctx, &r, a->request));
+out:
+    ct_adapt_release(learner);
+    ct_request_discard(r);
+    return rc;
+}
+
+static const ct_driver nb_driver = {forward, args_usable, start_choice, bytes_sent};
+
+int ct_ineighbor_dispatch(const ct_neighbor_args *a, const ct_spec *forced)
+{
+    ct_decide_input call = {.coll = a->coll, .args = a, .local_facts = local_facts,
+                            .msg_size_is_global = ct_coll_msg_size_known(a->coll),
+                            .persistent = a->persistent, .learns = a->persistent,
+                            .device_memory = device_memory};
+    return ct_drive(&nb_driver, a->comm, &call, forced);
 }
 
 int ct_neighbor_pmpi(const ct_neighbor_args *a, ct_ctx *ctx, const long *params)

@@ -19,4 +19,13 @@
  */
 int ct_neighbor_dispatch(const ct_neighbor_args *a, const ct_spec *forced);
 
+/*
+ * The same for the nonblocking and persistent forms (a->coll
+ * CT_COLL_INEIGHBOR_ALLTOALL(V), a->request set, a->persistent): the chosen
+ * algorithm's schedule becomes one of coltune's requests (core/request.h),
+ * started at once, or at each MPI_Start of a persistent one; pmpi forwards
+ * the call, whose request is then the library's.
+ */
+int ct_ineighbor_dispatch(const ct_neighbor_args *a, const ct_spec *forced);
+
 #endif

@@ -219,7 +219,7 @@ static int parse_collective(reporter *rp, const line *ln, const token *t, ct_col
 {
     if (ct_coll_from_name(t->text, t->len, out) == 0)
         return 0;
-    char known[256] = "";
+    char known[512] = "";
     for (int c = 0; c < CT_COLL_COUNT; c++) {
         size_t used = strlen(known);
         snprintf(known + used, sizeof known - used, "%s%s", c ? ", " : "",

@@ -607,6 +607,43 @@ void ct_f_iallgather IALLTOALL_ARGS
 }
 CT_FORTRAN_NAMES(ct_f_iallgather, mpi_iallgather, MPI_IALLGATHER, IALLTOALL_ARGS);
 
+void ct_f_ineighbor_alltoallv IALLTOALLV_ARGS;
+void ct_f_ineighbor_alltoallv IALLTOALLV_ARGS
+{
+    const MPI_Datatype st = PMPI_Type_f2c(*sendtype), rt = PMPI_Type_f2c(*recvtype);
+    const MPI_Comm c = PMPI_Comm_f2c(*comm);
+    MPI_Request r = MPI_REQUEST_NULL;
+    const int rc =
+        handles_ok(c, st, rt)
+            ? ct_shim_ineighbor_alltoallv(c_buf(sendbuf), sendcounts, sdispls, st,
+                                          c_buf(recvbuf), recvcounts, rdispls, rt, c, &r)
+            : PMPI_Ineighbor_alltoallv(c_buf(sendbuf), sendcounts, sdispls, st, c_buf(recvbuf),
+                                       recvcounts, rdispls, rt, c, &r);
+    if (rc == MPI_SUCCESS)
+        *request = PMPI_Request_c2f(r);
+    set_ierr(ierr, rc);
+}
+CT_FORTRAN_NAMES(ct_f_ineighbor_alltoallv, mpi_ineighbor_alltoallv, MPI_INEIGHBOR_ALLTOALLV,
+                 IALLTOALLV_ARGS);
+
+void ct_f_ineighbor_alltoall IALLTOALL_ARGS;
+void ct_f_ineighbor_alltoall IALLTOALL_ARGS
+{
+    const MPI_Datatype st = PMPI_Type_f2c(*sendtype), rt = PMPI_Type_f2c(*recvtype);
+    const MPI_Comm c = PMPI_Comm_f2c(*comm);
+    MPI_Request r = MPI_REQUEST_NULL;
+    const int rc = handles_ok(c, st, rt)
+                       ? ct_shim_ineighbor_alltoall(c_buf(sendbuf), *sendcount, st,
+                                                    c_buf(recvbuf), *recvcount, rt, c, &r)
+                       : PMPI_Ineighbor_alltoall(c_buf(sendbuf), *sendcount, st, c_buf(recvbuf),
+                                                 *recvcount, rt, c, &r);
+    if (rc == MPI_SUCCESS)
+        *request = PMPI_Request_c2f(r);
+    set_ierr(ierr, rc);
+}
+CT_FORTRAN_NAMES(ct_f_ineighbor_alltoall, mpi_ineighbor_alltoall, MPI_INEIGHBOR_ALLTOALL,
+                 IALLTOALL_ARGS);
+
 #define IALLGATHERV_ARGS                                                               \
     (void *sendbuf, F *sendcount, F *sendtype, void *recvbuf, F *recvcounts, F *displs, \
      F *recvtype, F *comm, F *request, F *ierr)
@@ -715,6 +752,37 @@ void ct_f_allgatherv_init ALLGATHERV_INIT_ARGS
 }
 CT_FORTRAN_NAMES(ct_f_allgatherv_init, mpix_allgatherv_init, MPIX_ALLGATHERV_INIT,
                  ALLGATHERV_INIT_ARGS);
+
+void ct_f_neighbor_alltoallv_init ALLTOALLV_INIT_ARGS;
+void ct_f_neighbor_alltoallv_init ALLTOALLV_INIT_ARGS
+{
+    const MPI_Datatype st = PMPI_Type_f2c(*sendtype), rt = PMPI_Type_f2c(*recvtype);
+    const MPI_Comm c = PMPI_Comm_f2c(*comm);
+    const MPI_Info i = PMPI_Info_f2c(*info);
+    MPI_Request r = MPI_REQUEST_NULL;
+    const int rc =
+        (init_ok(c, st, rt, i) ? MPIX_Neighbor_alltoallv_init : PMPIX_Neighbor_alltoallv_init)(
+            c_buf(sendbuf), sendcounts, sdispls, st, c_buf(recvbuf), recvcounts, rdispls, rt,
+            c, i, &r);
+    init_done(rc, r, request, ierr);
+}
+CT_FORTRAN_NAMES(ct_f_neighbor_alltoallv_init, mpix_neighbor_alltoallv_init,
+                 MPIX_NEIGHBOR_ALLTOALLV_INIT, ALLTOALLV_INIT_ARGS);
+
+void ct_f_neighbor_alltoall_init ALLTOALL_INIT_ARGS;
+void ct_f_neighbor_alltoall_init ALLTOALL_INIT_ARGS
+{
+    const MPI_Datatype st = PMPI_Type_f2c(*sendtype), rt = PMPI_Type_f2c(*recvtype);
+    const MPI_Comm c = PMPI_Comm_f2c(*comm);
+    const MPI_Info i = PMPI_Info_f2c(*info);
+    MPI_Request r = MPI_REQUEST_NULL;
+    const int rc =
+        (init_ok(c, st, rt, i) ? MPIX_Neighbor_alltoall_init : PMPIX_Neighbor_alltoall_init)(
+            c_buf(sendbuf), *sendcount, st, c_buf(recvbuf), *recvcount, rt, c, i, &r);
+    init_done(rc, r, request, ierr);
+}
+CT_FORTRAN_NAMES(ct_f_neighbor_alltoall_init, mpix_neighbor_alltoall_init,
+                 MPIX_NEIGHBOR_ALLTOALL_INIT, ALLTOALL_INIT_ARGS);
 #endif /* CT_HAVE_PCOLL_MPIX */
 
 const char *ct_shim_fortran_note(void)

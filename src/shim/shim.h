@@ -192,7 +192,9 @@ int ct_shim_fwd_iallgatherv_c(const ct_allgatherv_args *a);
 #endif
 
 /* The one description of an MPI_Neighbor_alltoall(v) call (neighbor.c),
- * every field named (see ct_alltoallv_args). */
+ * every field named (see ct_alltoallv_args): the blocking form's; the
+ * nonblocking and persistent entry points (ineighbor.c) set coll, request,
+ * persistent and info. */
 static inline ct_neighbor_args ct_shim_describe_neighbor(
     ct_coll coll, const void *sendbuf, ct_vec sendcounts, ct_vec sdispls, MPI_Datatype sendtype,
     void *recvbuf, ct_vec recvcounts, ct_vec rdispls, MPI_Datatype recvtype, MPI_Comm comm,
@@ -210,7 +212,10 @@ static inline ct_neighbor_args ct_shim_describe_neighbor(
                               .comm = comm,
                               .forward = forward,
                               .msg_size = -1,
-                              .graph = NULL};
+                              .graph = NULL,
+                              .request = NULL,
+                              .persistent = 0,
+                              .info = MPI_INFO_NULL};
 }
 
 /* MPI_Neighbor_alltoallv and MPI_Neighbor_alltoall (neighbor.c): the
@@ -227,6 +232,24 @@ int ct_shim_neighbor_alltoallv(const void *sendbuf, const int sendcounts[], cons
 int ct_shim_neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                               void *recvbuf, int recvcount, MPI_Datatype recvtype,
                               MPI_Comm comm);
+/* Their nonblocking and persistent forms (ineighbor.c). */
+int ct_shim_fwd_ineighbor_alltoallv(const ct_neighbor_args *a);
+int ct_shim_fwd_ineighbor_alltoall(const ct_neighbor_args *a);
+#ifdef CT_HAVE_LARGE_COUNT
+int ct_shim_fwd_ineighbor_alltoallv_c(const ct_neighbor_args *a);
+int ct_shim_fwd_ineighbor_alltoall_c(const ct_neighbor_args *a);
+#endif
+#ifdef CT_HAVE_PCOLL
+int ct_shim_fwd_neighbor_alltoallv_init(const ct_neighbor_args *a);
+int ct_shim_fwd_neighbor_alltoall_init(const ct_neighbor_args *a);
+#endif
+int ct_shim_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
+                                const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                const int recvcounts[], const int rdispls[],
+                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+int ct_shim_ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                               MPI_Comm comm, MPI_Request *request);
 
 /* What MPI_Init, MPI_Init_thread and MPI_Finalize do (init.c): read the
  * configuration once, report statistics and release coltune's state. */

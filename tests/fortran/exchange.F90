@@ -5,7 +5,9 @@
 ! by MPI_WAIT) and the persistent MPI_ALLGATHER_INIT (Open MPI:
 ! MPIX_ALLGATHER_INIT, -DPCOLL_MPIX) on an intercommunicator (even and odd
 ! world ranks), MPI_NEIGHBOR_ALLTOALLV and MPI_NEIGHBOR_ALLTOALL on a
-! directed ring (a distributed graph), with MPI_INTEGER and a derived type
+! directed ring (a distributed graph), and their nonblocking (MPI_INEIGHBOR_*,
+! completed by MPI_WAIT) and persistent forms (MPI_NEIGHBOR_ALLTOALL(V)_INIT,
+! Open MPI: MPIX_), with MPI_INTEGER and a derived type
 ! (a strided vector), checking every result against values it computes
 ! itself. One source, three
 ! bindings, chosen when compiling with -cpp:
@@ -25,8 +27,12 @@ program exchange
 #endif
 #if defined(PCOLL_MPIX)
 #define ALLGATHER_INIT MPIX_ALLGATHER_INIT
+#define NEIGHBOR_ALLTOALLV_INIT MPIX_NEIGHBOR_ALLTOALLV_INIT
+#define NEIGHBOR_ALLTOALL_INIT MPIX_NEIGHBOR_ALLTOALL_INIT
 #else
 #define ALLGATHER_INIT MPI_ALLGATHER_INIT
+#define NEIGHBOR_ALLTOALLV_INIT MPI_NEIGHBOR_ALLTOALLV_INIT
+#define NEIGHBOR_ALLTOALL_INIT MPI_NEIGHBOR_ALLTOALL_INIT
 #endif
 #if defined(B_F08)
 #define COMM_T type(MPI_Comm)
@@ -38,7 +44,7 @@ program exchange
 #define REQ_T integer
 #endif
   integer :: ierr, me, np, i, k, n, nbad, color, lme, lnp, rnp
-  integer :: ncalls(8), nsrc(1), ndst(1), wts(1)
+  integer :: ncalls(10), nsrc(1), ndst(1), wts(1)
   REQ_T :: req
   integer, allocatable :: sb(:), rb(:), sc(:), sd(:), rc(:), rd(:)
   TYPE_T :: vec, bad
@@ -329,14 +335,61 @@ program exchange
   do k = 1, 2
     call expect(rb(k), val(nsrc(1), me, k), 'neighbor_alltoall integer')
   end do
+
+  ! Their nonblocking forms, completed by MPI_WAIT, and their persistent
+  ! forms (a call of ineighbor_alltoall(v) for the statistics), started
+  ! twice, each completed by MPI_WAIT, then freed
+  rb = -1
+  call MPI_INEIGHBOR_ALLTOALLV(sb, sc, sd, MPI_INTEGER, rb, rc, rd, MPI_INTEGER, ring, req, ierr)
+  call count_call(9)
+  call MPI_WAIT(req, MPI_STATUS_IGNORE, ierr)
+  call expect_class(ierr, MPI_SUCCESS, 'wait of ineighbor_alltoallv')
+  do k = 1, 3
+    call expect(rb(2 + k), val(nsrc(1), me, k), 'ineighbor_alltoallv integer')
+  end do
+  rb = -1
+  call MPI_INEIGHBOR_ALLTOALL(sb(2), 2, MPI_INTEGER, rb, 2, MPI_INTEGER, ring, req, ierr)
+  call count_call(10)
+  call MPI_WAIT(req, MPI_STATUS_IGNORE, ierr)
+  call expect_class(ierr, MPI_SUCCESS, 'wait of ineighbor_alltoall')
+  do k = 1, 2
+    call expect(rb(k), val(nsrc(1), me, k), 'ineighbor_alltoall integer')
+  end do
+  call NEIGHBOR_ALLTOALLV_INIT(sb, sc, sd, MPI_INTEGER, rb, rc, rd, MPI_INTEGER, ring, &
+                               MPI_INFO_NULL, req, ierr)
+  call count_call(9)
+  do i = 1, 2
+    rb = -1
+    call MPI_START(req, ierr)
+    call MPI_WAIT(req, MPI_STATUS_IGNORE, ierr)
+    call expect_class(ierr, MPI_SUCCESS, 'wait of neighbor_alltoallv_init')
+    do k = 1, 3
+      call expect(rb(2 + k), val(nsrc(1), me, k), 'neighbor_alltoallv_init integer')
+    end do
+  end do
+  call MPI_REQUEST_FREE(req, ierr)
+  call NEIGHBOR_ALLTOALL_INIT(sb(2), 2, MPI_INTEGER, rb, 2, MPI_INTEGER, ring, MPI_INFO_NULL, &
+                              req, ierr)
+  call count_call(10)
+  do i = 1, 2
+    rb = -1
+    call MPI_START(req, ierr)
+    call MPI_WAIT(req, MPI_STATUS_IGNORE, ierr)
+    call expect_class(ierr, MPI_SUCCESS, 'wait of neighbor_alltoall_init')
+    do k = 1, 2
+      call expect(rb(k), val(nsrc(1), me, k), 'neighbor_alltoall_init integer')
+    end do
+  end do
+  call MPI_REQUEST_FREE(req, ierr)
   call MPI_Comm_free(ring, ierr)
 
   call MPI_Comm_free(inter, ierr)
   call MPI_Comm_free(local, ierr)
   call MPI_Type_free(vec, ierr)
-  if (me == 0) write(*, '(a,8(1x,i0))') 'exchange: calls alltoallv alltoall allgather ' // &
-                                        'allgatherv iallgather iallgatherv neighbor_alltoallv ' // &
-                                        'neighbor_alltoall', ncalls
+  if (me == 0) write(*, '(a,10(1x,i0))') 'exchange: calls alltoallv alltoall allgather ' // &
+                                         'allgatherv iallgather iallgatherv neighbor_alltoallv ' // &
+                                         'neighbor_alltoall ineighbor_alltoallv ' // &
+                                         'ineighbor_alltoall', ncalls
   if (nbad == 0) write(*, '(a)') 'exchange: ok'
   call MPI_Finalize(ierr)
   if (nbad /= 0) stop 1

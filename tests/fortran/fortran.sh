@@ -5,7 +5,8 @@
 # a plain program that knows nothing of coltune, run under LD_PRELOAD with
 # forced algorithms for MPI_ALLTOALLV, MPI_ALLTOALL and the intercommunicator
 # MPI_ALLGATHER / MPI_ALLGATHERV and their nonblocking forms, and
-# MPI_NEIGHBOR_ALLTOALLV / MPI_NEIGHBOR_ALLTOALL on a ring. Every run must
+# MPI_NEIGHBOR_ALLTOALLV / MPI_NEIGHBOR_ALLTOALL on a ring, nonblocking and
+# persistent too. Every run must
 # compute the right values (the program checks them itself), the verbose
 # log must show coltune serving
 # each collective with the forced algorithm, and coltune's statistics must
@@ -46,22 +47,24 @@ done
 check_binding() {
     b=$1 a2av=$2 a2a=$3 ag=$4 agv=$5
     shift 5
-    iag=direct nbv=locality nb=direct
-    [ "$ag" = pmpi ] && iag=pmpi nbv=pmpi nb=pmpi
+    iag=direct nbv=locality nb=direct inb=direct
+    [ "$ag" = pmpi ] && iag=pmpi nbv=pmpi nb=pmpi inb=pmpi
     with_env LD_PRELOAD="$lib" COLTUNE_VERBOSE=1 COLTUNE_STATS=1 COLTUNE_FALLBACK=error \
         COLTUNE_ALLTOALLV="$a2av" COLTUNE_ALLTOALL="$a2a" COLTUNE_ALLGATHER_INTER="$ag" \
         COLTUNE_ALLGATHERV_INTER="$agv" COLTUNE_IALLGATHER_INTER="$iag" \
         COLTUNE_IALLGATHERV_INTER="$iag" COLTUNE_NEIGHBOR_ALLTOALLV="$nbv" \
-        COLTUNE_NEIGHBOR_ALLTOALL="$nb" "$@" -- run_mpi "$P" "$tmp/exchange_$b" \
+        COLTUNE_NEIGHBOR_ALLTOALL="$nb" COLTUNE_INEIGHBOR_ALLTOALLV="$inb" \
+        COLTUNE_INEIGHBOR_ALLTOALL="$inb" "$@" -- run_mpi "$P" "$tmp/exchange_$b" \
         > "$tmp/out" 2>&1 || { cat "$tmp/out" >&2; return 1; }
     n=$(grep -c '^exchange: ok$' "$tmp/out")
     [ "$n" = "$P" ] || { echo "$n of $P ranks ok:" >&2; cat "$tmp/out" >&2; return 1; }
-    # "exchange: calls alltoallv ... neighbor_alltoallv neighbor_alltoall A ... H"
-    set -- $(sed -n 's/^exchange: calls [a-z_ ]*neighbor_alltoall //p' "$tmp/out")
-    [ $# = 8 ] || { echo "no call counts printed" >&2; cat "$tmp/out" >&2; return 1; }
+    # "exchange: calls alltoallv ... ineighbor_alltoall A ... J"
+    set -- $(sed -n 's/^exchange: calls [a-z_ ]*ineighbor_alltoall //p' "$tmp/out")
+    [ $# = 10 ] || { echo "no call counts printed" >&2; cat "$tmp/out" >&2; return 1; }
     for pair in "alltoallv:$a2av:$1" "alltoall:$a2a:$2" "allgather_inter:$ag:$3" \
         "allgatherv_inter:$agv:$4" "iallgather_inter:$iag:$5" "iallgatherv_inter:$iag:$6" \
-        "neighbor_alltoallv:$nbv:$7" "neighbor_alltoall:$nb:$8"; do
+        "neighbor_alltoallv:$nbv:$7" "neighbor_alltoall:$nb:$8" \
+        "ineighbor_alltoallv:$inb:$9" "ineighbor_alltoall:$inb:${10}"; do
         coll=${pair%%:*} rest=${pair#*:}
         want=${rest##*:} spec=${rest%:*}
         alg=${spec%%:*}

@@ -6,7 +6,8 @@
 # nonblocking forms (and --overlap, --persistent), the intercommunicator Allgather(v) and
 # its nonblocking forms at group sizes 1:3 and 2:2 under the
 # settings of [Kang2019], the SDDE collectives under random and stencil
-# patterns with and without emulated nodes; --sweep of alltoall and
+# patterns with and without emulated nodes, the neighbourhood all-to-alls
+# (blocking, nonblocking, persistent) on a graph; --sweep of alltoall and
 # alltoallv under a rules file (the table's shape and its algorithm column);
 # and the exit codes of usage errors.
 #   CT_BENCH_NP   the P of the runs (default 4)
@@ -138,6 +139,15 @@ persistent_run() { # NAME COLL SIZES
 }
 check_run "bench P=$P ialltoallv --persistent --check" persistent_run ialltoallv-p ialltoallv 16,1k
 check_run "bench P=$P ialltoall --persistent --check" persistent_run ialltoall-p ialltoall 0,16,1k
+# The neighbourhood all-to-alls on --pattern's graph, blocking, nonblocking
+# and persistent (coltune_neighbor_alltoallv, coltune_ineighbor_alltoallv,
+# coltune_neighbor_alltoallv_init).
+check_run "bench P=$P neighbor_alltoallv --check" bench_run nbv neighbor_alltoallv 16,1k \
+    --pattern random:3
+check_run "bench P=$P ineighbor_alltoallv --check" bench_run inbv ineighbor_alltoallv 0,1k \
+    --pattern stencil2d
+check_run "bench P=$P ineighbor_alltoall --persistent --check" persistent_run inb-p \
+    ineighbor_alltoall 16,1k --pattern random:3
 
 # --overlap: after the table, one line per spec with its overlap; each spec
 # runs its timed iterations twice (alone, then around the computation): 1

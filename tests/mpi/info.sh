@@ -26,7 +26,8 @@ check_report() {
     has "version:coltune:$version" "$tmp/r" || return 1
     has "mpi:match:yes" "$tmp/r" || return 1
     for call in Alltoallv Alltoall Ialltoallv Ialltoall Allgather Allgatherv Iallgather \
-        Iallgatherv Neighbor_alltoallv Neighbor_alltoall Init Init_thread Finalize Wait \
+        Iallgatherv Neighbor_alltoallv Neighbor_alltoall Ineighbor_alltoallv Ineighbor_alltoall \
+        Init Init_thread Finalize Wait \
         Waitall Test Start Request_free; do
         has "intercept:MPI_$call:yes" "$tmp/r" || return 1
     done
@@ -34,14 +35,16 @@ check_report() {
         for f in mpi_alltoallv_ mpi_alltoall_f08_ mpi_allgatherv_ MPIX_Alltoallv_init \
             MPIX_Alltoall_init MPIX_Allgather_init MPIX_Allgatherv_init mpi_iallgatherv_ \
             mpix_alltoallv_init_ mpix_allgather_init_ mpi_neighbor_alltoallv_ \
-            mpi_neighbor_alltoall_f08_; do
+            mpi_neighbor_alltoall_f08_ mpi_ineighbor_alltoallv_ MPIX_Neighbor_alltoallv_init \
+            mpix_neighbor_alltoall_init_; do
             has "intercept:$f:yes" "$tmp/r" || return 1
         done
     else
         for f in MPI_Alltoallv_c MPI_Alltoall_c MPI_Allgather_c MPI_Allgatherv_c mpi_init_f08_ \
             MPI_Ialltoallv_c MPI_Alltoallv_init MPI_Alltoall_init MPI_Iallgatherv_c \
             MPI_Allgather_init MPI_Allgatherv_init MPI_Neighbor_alltoallv_c \
-            MPI_Neighbor_alltoall_c; do
+            MPI_Neighbor_alltoall_c MPI_Ineighbor_alltoallv_c MPI_Neighbor_alltoallv_init \
+            MPI_Neighbor_alltoall_init; do
             has "intercept:$f:yes" "$tmp/r" || return 1
         done
     fi

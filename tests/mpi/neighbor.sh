@@ -1,14 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # MPI_Neighbor_alltoallv and MPI_Neighbor_alltoall as coltune intercepts
-# them, forced to each algorithm, checked byte for byte against PMPI_ on
-# distributed graphs, graphs and Cartesian grids (tests/mpi/test_neighbor.c).
+# them, blocking, nonblocking and persistent, forced to each algorithm,
+# checked byte for byte against PMPI_ on distributed graphs, graphs and
+# Cartesian grids (tests/mpi/test_neighbor.c).
 #   CT_TEST_NP        the world sizes of the strict runs (default below)
 #   CT_TEST_NP_NODES  the world sizes of the runs on emulated nodes
 #   CT_TEST_QUICK=1   only the strict runs, with fewer cases and no large
 #                     blocks (TEST_QUICK=1), at CT_TEST_NP (default 3 8), and
-#                     locality on emulated nodes at the last of them (the
-#                     MPICH and AddressSanitizer runs)
+#                     locality on emulated nodes and the nonblocking and
+#                     persistent forms at the last of them (the MPICH and
+#                     AddressSanitizer runs)
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/mpi/common.sh"
 prog="$top_builddir/tests/mpi/test_neighbor"
 need_progs "$prog"
@@ -21,7 +23,8 @@ else
 fi
 
 # forced ALGV ALG VAR=value... -- command: runs command with the intercepted
-# MPI_Neighbor_alltoallv forced to ALGV and MPI_Neighbor_alltoall to ALG,
+# MPI_Neighbor_alltoallv forced to ALGV and MPI_Neighbor_alltoall to ALG (and
+# their nonblocking and persistent forms, which TEST_FORM selects),
 # strict: an algorithm that cannot serve a case returns an error, which the
 # test counts as a failure (a graph with two edges between the same two
 # ranks, a Cartesian grid with a periodic dimension of size 1 or 2 among
@@ -33,7 +36,23 @@ forced() {
     alg=$2
     shift 2
     with_env COLTUNE_FALLBACK=error COLTUNE_NEIGHBOR_ALLTOALLV="$algv" \
-        COLTUNE_NEIGHBOR_ALLTOALL="$alg" TEST_QUICK="$quick" "$@"
+        COLTUNE_NEIGHBOR_ALLTOALL="$alg" COLTUNE_INEIGHBOR_ALLTOALLV="$algv" \
+        COLTUNE_INEIGHBOR_ALLTOALL="$alg" TEST_QUICK="$quick" "$@"
+}
+
+# The nonblocking and persistent forms (MPI_Ineighbor_alltoall(v),
+# MPI_Neighbor_alltoall(v)_init): the algorithms that split (direct) and
+# pmpi, requests completed by five completion calls in mixed arrays. Under
+# MPICH the persistent runs also check that a library's persistent
+# collective made after coltune's requests were freed completes (MPICH 4.0.2
+# hangs one made on a freed persistent request's object: core/request.c).
+forms() { # forms P...
+    for P in "$@"; do
+        for form in nonblocking persistent; do
+            check_run "neighbor P=$P strict, $form, direct" \
+                forced direct direct TEST_FORM=$form -- run_mpi "$P" "$prog"
+        done
+    done
 }
 
 # One node (every rank on this machine): locality has one node pair, itself.
@@ -46,6 +65,9 @@ if [ "$quick" = 1 ]; then
     P=${nps##* }
     check_run "neighbor P=$P COLTUNE_PPN=2 strict, locality" \
         forced locality locality COLTUNE_PPN=2 -- run_mpi "$P" "$prog"
+    forms "$P"
+else
+    forms $nps
 fi
 quick_finish "emulated nodes, pmpi, mixed algorithms, coltune's choice and valgrind runs"
 
@@ -69,24 +91,39 @@ check_run "neighbor P=13 COLTUNE_PPN=4:cyclic strict, alltoallv direct, alltoall
     forced direct locality COLTUNE_PPN=4:cyclic -- run_mpi 13 "$prog"
 # The algorithms did serve calls, not only the library: graphs without a
 # repeated edge are theirs (COLTUNE_STATS counts the calls an algorithm ran).
+# served FORM COLLV ALGV COLL ALG
 served() {
     log=$(mktemp)
     with_env COLTUNE_STATS=1 COLTUNE_PPN=4 COLTUNE_NEIGHBOR_ALLTOALLV=locality \
-        COLTUNE_NEIGHBOR_ALLTOALL=direct TEST_QUICK=1 -- run_mpi 8 "$prog" > "$log" 2>&1
+        COLTUNE_NEIGHBOR_ALLTOALL=direct COLTUNE_INEIGHBOR_ALLTOALLV=direct \
+        COLTUNE_INEIGHBOR_ALLTOALL=direct TEST_QUICK=1 TEST_FORM="$1" -- \
+        run_mpi 8 "$prog" > "$log" 2>&1
     rc=$?
     ok=0
-    [ $rc = 0 ] && awk '$1 == "neighbor_alltoallv" && $2 == "locality" && $3 > 0 {a = 1}
-        $1 == "neighbor_alltoall" && $2 == "direct" && $3 > 0 {b = 1}
-        END {exit !(a && b)}' "$log" && ok=1
-    [ $ok = 1 ] || { cat "$log"; echo "locality and direct served no call"; }
+    [ $rc = 0 ] && awk -v cv="$2" -v av="$3" -v c="$4" -v a="$5" '
+        $1 == cv && $2 == av && $3 > 0 {x = 1}
+        $1 == c && $2 == a && $3 > 0 {y = 1}
+        END {exit !(x && y)}' "$log" && ok=1
+    [ $ok = 1 ] || { cat "$log"; echo "$3 and $5 served no $1 call"; }
     rm -f "$log"
     [ $ok = 1 ]
 }
-check_run "neighbor P=8 COLTUNE_PPN=4: the forced algorithms serve calls" served
+check_run "neighbor P=8 COLTUNE_PPN=4: the forced algorithms serve calls" \
+    served blocking neighbor_alltoallv locality neighbor_alltoall direct
+for form in nonblocking persistent; do
+    check_run "neighbor P=8 COLTUNE_PPN=4: direct serves $form calls" \
+        served $form ineighbor_alltoallv direct ineighbor_alltoall direct
+done
 # Forwarded (pmpi), and coltune's own choice (nothing forced, the fallback on).
 check_run "neighbor P=8 strict, pmpi" forced pmpi pmpi -- run_mpi 8 "$prog"
 check_run "neighbor P=8 COLTUNE_PPN=4, coltune's choice" \
     with_env COLTUNE_PPN=4 -- run_mpi 8 "$prog"
+for form in nonblocking persistent; do
+    check_run "neighbor P=7 strict, $form, pmpi" \
+        forced pmpi pmpi TEST_FORM=$form -- run_mpi 7 "$prog"
+    check_run "neighbor P=8 COLTUNE_PPN=4, $form, coltune's choice" \
+        with_env COLTUNE_PPN=4 TEST_FORM=$form -- run_mpi 8 "$prog"
+done
 
 # Under valgrind (Open MPI ships a suppression file for its own internals;
 # tests/mpi/pmix-valgrind.supp covers its launcher channel): no invalid
@@ -94,14 +131,15 @@ check_run "neighbor P=8 COLTUNE_PPN=4, coltune's choice" \
 # libtool --mode=execute runs valgrind on the real binary, not on the shell.
 supp=$vg_supp
 if valgrind_usable "valgrind"; then
-    for run in locality:3:2; do
+    for run in locality:3:2 direct:3:persistent; do
         alg=${run%%:*}
         P=${run#*:}
-        ppn=${P#*:}
+        ppn=${P#*:} # a number of ranks per node, or a form
         P=${P%%:*}
-        check_run "neighbor P=$P ${ppn:+COLTUNE_PPN=$ppn }strict, $alg, under valgrind" \
-            with_env COLTUNE_FALLBACK=error COLTUNE_NEIGHBOR_ALLTOALLV="$alg" \
-            COLTUNE_NEIGHBOR_ALLTOALL="$alg" TEST_QUICK=1 ${ppn:+COLTUNE_PPN=$ppn} -- \
+        form=blocking
+        case $ppn in [a-z]*) form=$ppn ppn= ;; esac
+        check_run "neighbor P=$P ${ppn:+COLTUNE_PPN=$ppn }strict, $form, $alg, under valgrind" \
+            forced "$alg" "$alg" TEST_QUICK=1 TEST_FORM=$form ${ppn:+COLTUNE_PPN=$ppn} -- \
             run_mpi "$P" "$top_builddir/libtool" --mode=execute "$VALGRIND" --quiet \
             --error-exitcode=3 --suppressions="$supp" \
             --suppressions="$top_srcdir/tests/mpi/pmix-valgrind.supp" "$prog"

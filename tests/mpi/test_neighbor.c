@@ -45,8 +45,17 @@
  * Run by tests/mpi/neighbor.sh under mpirun at many P. Environment:
  *   TEST_SEED     base seed (printed at start; every failure names it)
  *   TEST_QUICK=1  fewer cases and no large blocks (valgrind, smoke runs)
+ *   TEST_FORM     blocking (default), nonblocking (MPI_Ineighbor_alltoall(v),
+ *                 completed by MPI_Wait, MPI_Test, MPI_Waitall, MPI_Testsome
+ *                 or MPI_Waitany in turn, in arrays with point-to-point
+ *                 requests and MPI_REQUEST_NULL; the reference is then
+ *                 PMPI_Ineighbor_alltoall(v)), or persistent
+ *                 (MPI_Neighbor_alltoall(v)_init, Open MPI 4.1: MPIX_,
+ *                 started twice, then freed)
  *   COLTUNE_NEIGHBOR_ALLTOALLV / COLTUNE_NEIGHBOR_ALLTOALL  the algorithm
- *                 of the intercepted calls (unset: coltune's own choice)
+ *                 of the intercepted blocking calls, and
+ *                 COLTUNE_INEIGHBOR_ALLTOALLV / COLTUNE_INEIGHBOR_ALLTOALL of
+ *                 the other forms (unset: coltune's own choice)
  *   COLTUNE_FALLBACK=error  an algorithm that cannot serve a case returns
  *                 an error, which fails the test.
  */
@@ -630,18 +639,25 @@ typedef struct nb_args {
 } nb_args;
 
 #if MPI_VERSION >= 4
-/* The call through MPI_Neighbor_alltoall(v)_c, the counts and displacements
- * widened to MPI_Count and MPI_Aint. */
-static int call_c(const nb_case *c, const topo *t, const nb_args *a, void *rb)
+/* The call through MPI_Neighbor_alltoall(v)_c, or with req
+ * MPI_Ineighbor_alltoall(v)_c, the counts and displacements widened to
+ * MPI_Count and MPI_Aint (the nonblocking call keeps them until it
+ * completes: *wide holds them, freed by the caller). */
+static int call_c(const nb_case *c, const topo *t, const nb_args *a, void *rb,
+                  MPI_Request *req, void **wide)
 {
     MPI_Datatype st = c->type->send, rt = c->type->recv;
+    *wide = NULL;
     if (!c->v)
-        return MPI_Neighbor_alltoall_c(a->send, a->scount, st, rb, a->rcount, rt, t->comm);
-    MPI_Count *sc = malloc(at_least_1(t->outdeg) * sizeof *sc);
-    MPI_Count *rc = malloc(at_least_1(t->indeg) * sizeof *rc);
-    MPI_Aint *sd = malloc(at_least_1(t->outdeg) * sizeof *sd);
-    MPI_Aint *rd = malloc(at_least_1(t->indeg) * sizeof *rd);
-    assert_true(sc && rc && sd && rd);
+        return req ? MPI_Ineighbor_alltoall_c(a->send, a->scount, st, rb, a->rcount, rt,
+                                              t->comm, req)
+                   : MPI_Neighbor_alltoall_c(a->send, a->scount, st, rb, a->rcount, rt,
+                                             t->comm);
+    const size_t n = at_least_1(t->outdeg) + at_least_1(t->indeg);
+    char *mem = malloc(n * (sizeof(MPI_Count) + sizeof(MPI_Aint)));
+    assert_non_null(mem);
+    MPI_Count *sc = (MPI_Count *)mem, *rc = sc + at_least_1(t->outdeg);
+    MPI_Aint *sd = (MPI_Aint *)(mem + n * sizeof(MPI_Count)), *rd = sd + at_least_1(t->outdeg);
     for (int i = 0; i < t->outdeg; i++) {
         sc[i] = a->sc[i];
         sd[i] = a->sd[i];
@@ -650,27 +666,180 @@ static int call_c(const nb_case *c, const topo *t, const nb_args *a, void *rb)
         rc[j] = a->rc[j];
         rd[j] = a->rd[j];
     }
-    const int rcode = MPI_Neighbor_alltoallv_c(a->send, sc, sd, st, rb, rc, rd, rt, t->comm);
-    free(sc);
-    free(rc);
-    free(sd);
-    free(rd);
-    return rcode;
+    *wide = mem;
+    return req ? MPI_Ineighbor_alltoallv_c(a->send, sc, sd, st, rb, rc, rd, rt, t->comm, req)
+               : MPI_Neighbor_alltoallv_c(a->send, sc, sd, st, rb, rc, rd, rt, t->comm);
 }
 #endif
 
-/* The reference (PMPI_), or the intercepted call. */
-static int call(const nb_case *c, const topo *t, const nb_args *a, void *rb, int ref)
+/* TEST_FORM: the form of the intercepted calls. */
+enum { FORM_BLOCKING, FORM_NONBLOCKING, FORM_PERSISTENT };
+static const char *const form_names[] = {"blocking", "nonblocking", "persistent"};
+
+static int form(void)
+{
+    static int f = -1;
+    if (f < 0) {
+        const char *e = getenv("TEST_FORM");
+        f = FORM_BLOCKING;
+        for (int i = 0; e != NULL && i < 3; i++)
+            if (strcmp(e, form_names[i]) == 0)
+                f = i;
+    }
+    return f;
+}
+
+/* The persistent forms: MPI 4's, or Open MPI 4.1's MPIX_ (mpi-ext.h). */
+#if defined(CT_HAVE_PCOLL_MPIX)
+#include <mpi-ext.h>
+#define NEIGHBOR_ALLTOALLV_INIT MPIX_Neighbor_alltoallv_init
+#define NEIGHBOR_ALLTOALL_INIT MPIX_Neighbor_alltoall_init
+#elif defined(CT_HAVE_PCOLL_MPI4)
+#define NEIGHBOR_ALLTOALLV_INIT MPI_Neighbor_alltoallv_init
+#define NEIGHBOR_ALLTOALL_INIT MPI_Neighbor_alltoall_init
+#endif
+
+/* Completes req by one of five completion calls, taken in turn: MPI_Wait,
+ * MPI_Test in a loop, MPI_Waitall, MPI_Testsome and MPI_Waitany of an array
+ * that mixes it with a point-to-point pair on MPI_COMM_SELF and
+ * MPI_REQUEST_NULL. 1 when every request completed (a persistent one left
+ * inactive) and the pair's message arrived. (A collective's status is undefined where the library serves it,
+ * MPI 4.0 section 6.12: tests/mpi/test_nbc.c checks coltune's.) */
+static int complete(MPI_Request *req)
+{
+    static int turn;
+    const int how = turn++ % 5;
+    MPI_Status st[4];
+    int ok = 1, flag = 0, in = -1, out = 7, left = 3, n, idx[4];
+    MPI_Request reqs[4] = {MPI_REQUEST_NULL, *req, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    if (how >= 2) {
+        MPI_Irecv(&in, 1, MPI_INT, 0, 5, MPI_COMM_SELF, &reqs[2]);
+        MPI_Isend(&out, 1, MPI_INT, 0, 5, MPI_COMM_SELF, &reqs[3]);
+    } else
+        left = 1;
+    switch (how) {
+    case 0:
+        ok = MPI_Wait(&reqs[1], &st[1]) == MPI_SUCCESS;
+        break;
+    case 1:
+        do
+            ok = MPI_Test(&reqs[1], &flag, &st[1]) == MPI_SUCCESS;
+        while (ok && !flag);
+        break;
+    case 2:
+        ok = MPI_Waitall(4, reqs, st) == MPI_SUCCESS;
+        break;
+    case 3:
+        while (ok && left > 0) {
+            ok = MPI_Testsome(4, reqs, &n, idx, st) == MPI_SUCCESS && n != MPI_UNDEFINED;
+            left -= ok ? n : 0;
+        }
+        break;
+    default:
+        while (ok && left > 0) {
+            ok = MPI_Waitany(4, reqs, &n, &st[0]) == MPI_SUCCESS && n != MPI_UNDEFINED;
+            left--;
+        }
+        break;
+    }
+    ok = ok && (how < 2 || in == 7);
+    for (int i = 0; i < 4; i++) /* a persistent request stays, inactive */
+        ok = ok && (reqs[i] == MPI_REQUEST_NULL || (i == 1 && form() == FORM_PERSISTENT));
+    if (!ok)
+        fprintf(stderr, "rank %d: completion call %d: a request did not complete\n", th_rank(),
+                how);
+    *req = reqs[1];
+    return ok;
+}
+
+/* The reference: PMPI_ in the test's form (the nonblocking call where the
+ * form is one: on a graph with repeated edges the library's blocking and
+ * nonblocking routines may match them differently, MPICH 4.0's do). */
+static int call_ref(const nb_case *c, const topo *t, const nb_args *a, void *rb)
 {
     MPI_Datatype st = c->type->send, rt = c->type->recv;
-    if (ref)
+    MPI_Request r;
+    int rcode;
+    if (form() == FORM_BLOCKING)
         return c->v ? PMPI_Neighbor_alltoallv(a->send, a->sc, a->sd, st, rb, a->rc, a->rd, rt,
                                               t->comm)
                     : PMPI_Neighbor_alltoall(a->send, a->scount, st, rb, a->rcount, rt,
                                              t->comm);
+    rcode = c->v ? PMPI_Ineighbor_alltoallv(a->send, a->sc, a->sd, st, rb, a->rc, a->rd, rt,
+                                            t->comm, &r)
+                 : PMPI_Ineighbor_alltoall(a->send, a->scount, st, rb, a->rcount, rt, t->comm,
+                                           &r);
+    return rcode != MPI_SUCCESS ? rcode : PMPI_Wait(&r, MPI_STATUS_IGNORE);
+}
+
+/* The intercepted nonblocking call, completed. */
+static int call_nonblocking(const nb_case *c, const topo *t, const nb_args *a, void *rb)
+{
+    MPI_Datatype st = c->type->send, rt = c->type->recv;
+    MPI_Request r = MPI_REQUEST_NULL;
+    void *wide = NULL;
+    int rcode;
 #if MPI_VERSION >= 4
     if (c->large)
-        return call_c(c, t, a, rb);
+        rcode = call_c(c, t, a, rb, &r, &wide);
+    else
+#endif
+        rcode = c->v ? MPI_Ineighbor_alltoallv(a->send, a->sc, a->sd, st, rb, a->rc, a->rd, rt,
+                                               t->comm, &r)
+                     : MPI_Ineighbor_alltoall(a->send, a->scount, st, rb, a->rcount, rt,
+                                              t->comm, &r);
+    if (rcode == MPI_SUCCESS && !complete(&r))
+        rcode = MPI_ERR_OTHER;
+    free(wide);
+    return rcode;
+}
+
+#ifdef NEIGHBOR_ALLTOALLV_INIT
+/* The intercepted persistent call: started twice, rb refilled with its
+ * first bytes between the two starts, then freed. */
+static int call_persistent(const nb_case *c, const topo *t, const nb_args *a, void *rb,
+                           size_t rbytes)
+{
+    MPI_Datatype st = c->type->send, rt = c->type->recv;
+    MPI_Request r = MPI_REQUEST_NULL;
+    int rcode = c->v ? NEIGHBOR_ALLTOALLV_INIT(a->send, a->sc, a->sd, st, rb, a->rc, a->rd, rt,
+                                               t->comm, MPI_INFO_NULL, &r)
+                     : NEIGHBOR_ALLTOALL_INIT(a->send, a->scount, st, rb, a->rcount, rt,
+                                              t->comm, MPI_INFO_NULL, &r);
+    unsigned char *first = malloc(rbytes > 0 ? rbytes : 1);
+    assert_non_null(first);
+    memcpy(first, rb, rbytes);
+    for (int k = 0; k < 2 && rcode == MPI_SUCCESS; k++) {
+        memcpy(rb, first, rbytes);
+        rcode = MPI_Start(&r);
+        if (rcode == MPI_SUCCESS && !complete(&r))
+            rcode = MPI_ERR_OTHER;
+    }
+    if (r != MPI_REQUEST_NULL && MPI_Request_free(&r) != MPI_SUCCESS)
+        rcode = MPI_ERR_OTHER;
+    free(first);
+    return rcode;
+}
+#endif
+
+/* The intercepted call, in the test's form. */
+static int call(const nb_case *c, const topo *t, const nb_args *a, void *rb, size_t rbytes)
+{
+    MPI_Datatype st = c->type->send, rt = c->type->recv;
+    if (form() == FORM_NONBLOCKING)
+        return call_nonblocking(c, t, a, rb);
+#ifdef NEIGHBOR_ALLTOALLV_INIT
+    if (form() == FORM_PERSISTENT)
+        return call_persistent(c, t, a, rb, rbytes);
+#endif
+    (void)rbytes;
+#if MPI_VERSION >= 4
+    if (c->large) {
+        void *wide;
+        const int rcode = call_c(c, t, a, rb, NULL, &wide);
+        free(wide);
+        return rcode;
+    }
 #endif
     return c->v ? MPI_Neighbor_alltoallv(a->send, a->sc, a->sd, st, rb, a->rc, a->rd, rt,
                                          t->comm)
@@ -679,7 +848,10 @@ static int call(const nb_case *c, const topo *t, const nb_args *a, void *rb, int
 
 static const char *algorithm(int v)
 {
-    const char *a = getenv(v ? "COLTUNE_NEIGHBOR_ALLTOALLV" : "COLTUNE_NEIGHBOR_ALLTOALL");
+    static const char *const vars[2][2] = {
+        {"COLTUNE_NEIGHBOR_ALLTOALL", "COLTUNE_NEIGHBOR_ALLTOALLV"},
+        {"COLTUNE_INEIGHBOR_ALLTOALL", "COLTUNE_INEIGHBOR_ALLTOALLV"}};
+    const char *a = getenv(vars[form() != FORM_BLOCKING][v != 0]);
     return a != NULL ? a : "(coltune's choice)";
 }
 
@@ -692,9 +864,9 @@ static void describe(char *what, size_t len, const nb_case *c, const topo *t)
     else
         snprintf(counts, sizeof counts, "%ld units per block", c->uniform);
     snprintf(what, len,
-             "neighbor_alltoall%s%s %s on %s, P=%d rank %d (in %d, out %d%s): type %s, %s "
+             "%s neighbor_alltoall%s%s %s on %s, P=%d rank %d (in %d, out %d%s): type %s, %s "
              "(case %llu) seed %llu",
-             c->v ? "v" : "", c->large ? "_c" : "", algorithm(c->v), t->desc, th_size(),
+             form_names[form()], c->v ? "v" : "", c->large ? "_c" : "", algorithm(c->v), t->desc, th_size(),
              th_rank(), t->indeg, t->outdeg, t->repeats ? ", a neighbour more than once" : "",
              c->type->name, counts, (unsigned long long)c->data, (unsigned long long)th_seed());
 }
@@ -734,8 +906,8 @@ static int run_local(const nb_case *c, const topo *t)
     fill_random(&fill, got, rbytes);
     memcpy(want, got, rbytes);
 
-    const int rc_ref = call(c, t, &a, want, 1);
-    const int rc = call(c, t, &a, got, 0);
+    const int rc_ref = call_ref(c, t, &a, want);
+    const int rc = call(c, t, &a, got, rbytes);
 
     char what[512], err[MPI_MAX_ERROR_STRING];
     int len, ok = 1;
@@ -955,6 +1127,10 @@ static void test_large_count(void **state)
 {
     (void)state;
 #if MPI_VERSION >= 4
+    if (form() == FORM_PERSISTENT) {
+        th_skip("no persistent _c form is intercepted (the blocking and nonblocking runs "
+                "check the _c forms)");
+    }
     uint64_t stream = 6000000;
     int failures = 0, ncases = 0;
     const int P = th_size();
@@ -1053,10 +1229,18 @@ static void test_comm_churn(void **state)
 int main(int argc, char **argv)
 {
     th_init(&argc, &argv);
+#ifndef NEIGHBOR_ALLTOALLV_INIT
+    if (form() == FORM_PERSISTENT) {
+        th_skip_note("test_neighbor", "the MPI library has no persistent neighbourhood "
+                                      "collectives");
+        MPI_Finalize();
+        return 0;
+    }
+#endif
     types_create();
     if (th_rank() == 0)
-        printf("# intercepted MPI_Neighbor_alltoallv: %s, MPI_Neighbor_alltoall: %s\n",
-               algorithm(1), algorithm(0));
+        printf("# %s forms; intercepted Neighbor_alltoallv: %s, Neighbor_alltoall: %s\n",
+               form_names[form()], algorithm(1), algorithm(0));
     struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dist_graph_adjacent),
         cmocka_unit_test(test_dist_graph),

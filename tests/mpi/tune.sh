@@ -67,7 +67,7 @@ done
 # rules, with persistent=1, come before the nonblocking calls' own (first
 # match wins), so that coltune-info decides a persistent call by them.
 check_persistent_rules() {
-    for coll in ialltoallv ialltoall; do
+    for coll in ialltoallv ialltoall ineighbor_alltoallv ineighbor_alltoall; do
         [ -f "$out/all/measure-${coll}_persistent-P2-ppn0-r1-samples.csv" ] ||
             { echo "${coll}_persistent was not measured" >&2; return 1; }
         first=$(grep -n "^$coll persistent=1 " "$out/all/machine.rules" | head -n 1 | cut -d: -f1)

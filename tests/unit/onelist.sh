@@ -35,7 +35,9 @@ ${MPICC:-cc} -E -P -x c -I src - > "$tmp/cpp" <<'EOF' || { echo "FAIL: cannot pr
     IF_##variable(@alg alltoallv_crs name src/sdde/sdde_##name.c)
 #define CT_NEIGHBOR_ALG(name, ...) @alg neighbor_alltoallv name src/neighbor/neighbor_##name.c \
     @alg neighbor_alltoall name src/neighbor/neighbor_##name.c
-#define CT_NEIGHBOR_SPLIT_ALG(name, ...) CT_NEIGHBOR_ALG(name)
+#define CT_NEIGHBOR_SPLIT_ALG(name, ...) CT_NEIGHBOR_ALG(name) \
+    @alg ineighbor_alltoallv name src/neighbor/neighbor_##name.c \
+    @alg ineighbor_alltoall name src/neighbor/neighbor_##name.c
 #define IF_1(...) __VA_ARGS__
 #define IF_0(...)
 #include "coll_list.h"

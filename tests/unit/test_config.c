@@ -307,8 +307,9 @@ static void test_rules_file(void **state)
     snprintf(want, sizeof want,
              "%s:3:1: unknown collective (known: alltoallv, alltoall, ialltoallv, ialltoall, "
              "allgather_inter, allgatherv_inter, iallgather_inter, iallgatherv_inter, "
-             "alltoall_crs, alltoallv_crs, neighbor_alltoallv, neighbor_alltoall): 'foo'; rules "
-             "file ignored, every call uses pmpi", path);
+             "alltoall_crs, alltoallv_crs, neighbor_alltoallv, neighbor_alltoall, "
+             "ineighbor_alltoallv, ineighbor_alltoall): 'foo'; rules file ignored, every call "
+             "uses pmpi", path);
     assert_string_equal(cfg.errors[1], want);
     ct_config_free(&cfg);
 

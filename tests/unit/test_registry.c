@@ -100,6 +100,12 @@ static void test_entries_well_formed(void **state)
             if (a->run.neighbor == NULL && a->build.neighbor == NULL)
                 fail_msg("%s: neither a run function nor a schedule", a->name);
             break;
+        case CT_COLL_INEIGHBOR_ALLTOALLV:
+        case CT_COLL_INEIGHBOR_ALLTOALL:
+            if (a->build.neighbor == NULL &&
+                (strcmp(a->name, "pmpi") != 0 || a->run.neighbor == NULL))
+                fail_msg("%s: serves a nonblocking form without a schedule", a->name);
+            break;
         default:
             fail_msg("%s: collective %d not covered by this test", a->name, (int)a->coll);
         }

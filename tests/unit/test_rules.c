@@ -26,7 +26,7 @@
 #define KNOWN_COLLS                                                                         \
     "alltoallv, alltoall, ialltoallv, ialltoall, allgather_inter, allgatherv_inter, "      \
     "iallgather_inter, iallgatherv_inter, alltoall_crs, alltoallv_crs, neighbor_alltoallv, " \
-    "neighbor_alltoall"
+    "neighbor_alltoall, ineighbor_alltoallv, ineighbor_alltoall"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define KB 1024L
@@ -302,7 +302,7 @@ static void test_parse_null_name(void **state)
 {
     (void)state;
     ct_ruleset rs;
-    char msg[256];
+    char msg[512];
     assert_int_equal(rules_parse("alltoallv pmpi\n", NULL, &rs, msg, sizeof msg), 0);
     assert_non_null(rs.name);
     assert_int_equal(rs.count, 1);

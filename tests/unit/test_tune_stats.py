@@ -373,7 +373,7 @@ class Rows(unittest.TestCase):
         self.assertEqual({c for c in tune.COLLECTIVES if not tune.per_size(c)},
                          {"alltoallv", "ialltoallv", "allgatherv_inter", "iallgatherv_inter",
                           "alltoall_crs", "alltoallv_crs", "neighbor_alltoallv",
-                          "neighbor_alltoall"})
+                          "neighbor_alltoall", "ineighbor_alltoallv", "ineighbor_alltoall"})
 
 
 class Sweeps(unittest.TestCase):
