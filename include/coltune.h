@@ -432,7 +432,7 @@ int coltune_neighbor_alltoall(const char *spec, const void *sendbuf, int sendcou
 /*
  * Their nonblocking forms, MPI_Ineighbor_alltoallv and
  * MPI_Ineighbor_alltoall (rule collectives "ineighbor_alltoallv" and
- * "ineighbor_alltoall"; spec "direct" or "pmpi", or NULL), completed as
+ * "ineighbor_alltoall"; spec "direct", "locality" or "pmpi", or NULL), completed as
  * coltune_ialltoallv's; and their persistent forms,
  * MPI_Neighbor_alltoallv_init and MPI_Neighbor_alltoall_init (Open MPI 4.1:
  * MPIX_), decided and planned once as coltune_alltoallv_init's (the same

@@ -145,6 +145,9 @@ const ct_restriction_desc *ct_restriction_at(int i)
  * schedule, one argument of ENTRY. */
 #define RUN_AND_BUILD(name) \
     .run.alltoallv = ct_alltoallv_##name, .build.alltoallv = ct_alltoallv_##name##_build
+/* The same for a neighbourhood algorithm (CT_NEIGHBOR_STEP_ALG). */
+#define RUN_AND_BUILD_NEIGHBOR(name) \
+    .run.neighbor = ct_neighbor_##name, .build.neighbor = ct_neighbor_##name##_build
 /* The blocking calls run a schedule to its end inside the call: the
  * nonblocking forms' restriction (CT_R_PROGRESS) is not theirs. */
 #define BLOCKING(r) ((r) & ~CT_R_PROGRESS)
@@ -221,6 +224,9 @@ static const ct_algorithm registry[] = {
 #define CT_NEIGHBOR_SPLIT_ALG(name, r, summary, ...)                                        \
     ENTRY(CT_COLL_NEIGHBOR_ALLTOALLV, name, BLOCKING(r), summary,                          \
           .build.neighbor = ct_neighbor_##name##_build, __VA_ARGS__)
+#define CT_NEIGHBOR_STEP_ALG(name, r, summary, ...)                                         \
+    ENTRY(CT_COLL_NEIGHBOR_ALLTOALLV, name, BLOCKING(r), summary, RUN_AND_BUILD_NEIGHBOR(name),   \
+          __VA_ARGS__)
 #include "coll_list.h"
 #define CT_NEIGHBOR_ALG(name, r, summary, ...)                                              \
     ENTRY(CT_COLL_NEIGHBOR_ALLTOALL, name, BLOCKING(r), summary,                           \
@@ -228,6 +234,9 @@ static const ct_algorithm registry[] = {
 #define CT_NEIGHBOR_SPLIT_ALG(name, r, summary, ...)                                        \
     ENTRY(CT_COLL_NEIGHBOR_ALLTOALL, name, BLOCKING(r), summary,                           \
           .build.neighbor = ct_neighbor_##name##_build, __VA_ARGS__)
+#define CT_NEIGHBOR_STEP_ALG(name, r, summary, ...)                                         \
+    ENTRY(CT_COLL_NEIGHBOR_ALLTOALL, name, BLOCKING(r), summary, RUN_AND_BUILD_NEIGHBOR(name),   \
+          __VA_ARGS__)
 #include "coll_list.h"
     ENTRY(CT_COLL_INEIGHBOR_ALLTOALLV, pmpi, 0,
           "forward to the MPI library's own routine for the call (PMPI_Ineighbor_alltoallv, "

@@ -346,6 +346,9 @@ int ct_coll_has_pmpi(ct_coll coll);
 #define CT_NEIGHBOR_SPLIT_ALG(name, ...)                                                     \
     int ct_neighbor_##name##_build(const ct_neighbor_args *a, struct ct_ctx *ctx,            \
                                    const long *params, struct ct_sched *s);
+#define CT_NEIGHBOR_STEP_ALG(name, ...)                                                      \
+    CT_NEIGHBOR_ALG(name)                                                                    \
+    CT_NEIGHBOR_SPLIT_ALG(name)
 #include "coll_list.h"
 
 #endif

@@ -82,6 +82,12 @@
  *   persistent ones (ineighbor_alltoallv, ineighbor_alltoall) under the same
  *   name. A file that defines only CT_NEIGHBOR_ALG sees these among the
  *   others.
+ * CT_NEIGHBOR_STEP_ALG(name, restrictions, summary, params...)
+ *   the same, for an algorithm whose messages depend on sizes that arrive:
+ *   ct_neighbor_<name>() serves the blocking calls and
+ *   ct_neighbor_<name>_build() describes the nonblocking and persistent ones
+ *   as a schedule of one step (core/sched.h); both run the same stages. A
+ *   file that defines only CT_NEIGHBOR_SPLIT_ALG sees these among those.
  */
 #ifndef CT_COLLECTIVE
 #define CT_COLLECTIVE(ID, name, call, fallback, msg_size_known)
@@ -113,6 +119,10 @@
 #ifndef CT_NEIGHBOR_SPLIT_ALG
 #define CT_NEIGHBOR_SPLIT_ALG(name, restrictions, summary, ...) \
     CT_NEIGHBOR_ALG(name, restrictions, summary, __VA_ARGS__)
+#endif
+#ifndef CT_NEIGHBOR_STEP_ALG
+#define CT_NEIGHBOR_STEP_ALG(name, restrictions, summary, ...) \
+    CT_NEIGHBOR_SPLIT_ALG(name, restrictions, summary, __VA_ARGS__)
 #endif
 
 /* ------------------------------------------------------------------ */
@@ -286,7 +296,7 @@ CT_NEIGHBOR_ALG(pmpi, 0,
 CT_NEIGHBOR_SPLIT_ALG(direct, 0,
     "one Irecv per source and one Isend per destination, one Waitall "
     "(what MPI libraries do; the reference of [Collom2023])")
-CT_NEIGHBOR_ALG(locality, CT_A_BYTES,
+CT_NEIGHBOR_STEP_ALG(locality, CT_A_BYTES | CT_R_PROGRESS,
     "messages to other nodes aggregated per node pair through one rank of "
     "each node, then redistributed on the node ([Collom2023])")
 
@@ -299,3 +309,4 @@ CT_NEIGHBOR_ALG(locality, CT_A_BYTES,
 #undef CT_SDDE_ALG
 #undef CT_NEIGHBOR_ALG
 #undef CT_NEIGHBOR_SPLIT_ALG
+#undef CT_NEIGHBOR_STEP_ALG

@@ -5,6 +5,7 @@
  */
 #include "alltoallv/alltoallv.h"
 #include "alltoallv/a2av_p2p.h"
+#include "core/bytes_step.h"
 #include "core/device.h"
 #include "core/log.h"
 #include "core/request.h"
@@ -142,65 +143,21 @@ out:
     return rc;
 }
 
-/* A request's byte view (CT_A_BYTES): the algorithm's schedule, on the
- * call's bytes, as one step of the request's schedule; a non-contiguous
- * side staged in memory of the request's own, packed at each start and
- * unpacked at completion. */
-typedef struct bytes_call {
-    ct_bytes_pair v;
-    ct_sched inner;
-    MPI_Comm comm;
-} bytes_call;
-
-static int bytes_start(void *state)
-{
-    bytes_call *c = state;
-    const int rc = ct_bytes_pack(&c->v.s, c->comm);
-    return rc == MPI_SUCCESS ? ct_sched_start(&c->inner) : rc;
-}
-
-static int bytes_test(void *state, int *done)
-{
-    bytes_call *c = state;
-    const int rc = ct_sched_test(&c->inner, done);
-    return *done && rc == MPI_SUCCESS ? ct_bytes_unpack(&c->v.r, c->comm) : rc;
-}
-
-static int bytes_wait(void *state)
-{
-    bytes_call *c = state;
-    const int rc = ct_sched_wait(&c->inner);
-    return rc == MPI_SUCCESS ? ct_bytes_unpack(&c->v.r, c->comm) : rc;
-}
-
-static void bytes_free(void *state)
-{
-    bytes_call *c = state;
-    ct_sched_free(&c->inner);
-    ct_bytes_pair_free(&c->v);
-    free(c);
-}
-
-static const ct_step bytes_step = {bytes_start, bytes_test, bytes_wait, bytes_free};
-
+/* A request's byte view (CT_A_BYTES): the algorithm's schedule on the
+ * call's bytes, as one step of the request's schedule (core/bytes_step.h). */
 static int build_bytes(const ct_algorithm *alg, const long *params, const ct_alltoallv_args *a,
                        ct_ctx *ctx, ct_sched *s)
 {
     int rc;
     ct_alltoallv_args b;
-    bytes_call *c = calloc(1, sizeof *c);
-    if (c == NULL)
+    ct_bytes_step *step = ct_bytes_step_new(s, ctx);
+    if (step == NULL)
         return MPI_ERR_NO_MEM;
-    c->comm = s->comm;
-    ct_sched_prepare(&c->inner, ctx, s->tag, 1);
-    CT_CALL(bytes_args(&c->v, a, ctx->size, &b));
-    CT_CALL(alg->build.alltoallv(&b, ctx, params, &c->inner));
-    CT_CALL(ct_sched_reserve(s, 1, 1));
-    ct_sched_step(s, &bytes_step, c,
-                  sizeof *c + ct_bytes_pair_bytes(&c->v) + ct_sched_own_bytes(&c->inner));
-    return MPI_SUCCESS;
+    CT_CALL(bytes_args(&step->v, a, ctx->size, &b));
+    CT_CALL(alg->build.alltoallv(&b, ctx, params, &step->inner));
+    return ct_bytes_step_add(s, step);
 out:
-    bytes_free(c);
+    ct_bytes_step_free(step);
     return rc;
 }
 

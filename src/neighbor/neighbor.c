@@ -7,6 +7,7 @@
  */
 #include "neighbor/neighbor.h"
 #include "neighbor/nbr_graph.h"
+#include "core/bytes_step.h"
 #include "core/device.h"
 #include "core/request.h"
 #include "core/sched.h"
@@ -88,26 +89,34 @@ out:
     return rc;
 }
 
+/* The call's byte view (ct_bytes_pair) as a description on MPI_BYTE. */
+static int bytes_args(ct_bytes_pair *v, const ct_neighbor_args *a, ct_neighbor_args *b)
+{
+    const int rc = ct_bytes_pair_init(v, a->sendbuf, a->graph->outdegree, a->sendcounts,
+                                      a->sdispls, a->sendtype, a->recvbuf, a->graph->indegree,
+                                      a->recvcounts, a->rdispls, a->recvtype);
+    *b = *a;
+    b->sendbuf = v->sbase;
+    b->sendcounts = v->scounts;
+    b->sdispls = v->sdispls;
+    b->sendtype = MPI_BYTE;
+    b->recvbuf = v->rbase;
+    b->recvcounts = v->rcounts;
+    b->rdispls = v->rdispls;
+    b->recvtype = MPI_BYTE;
+    return rc;
+}
+
 /* Runs the algorithm on the byte view of the call (CT_A_BYTES). */
 static int run_bytes(ct_ctx *ctx, const ct_choice *ch, const ct_neighbor_args *a)
 {
     int rc;
     ct_bytes_pair v;
-    ct_neighbor_args b = *a;
-    CT_CALL(ct_bytes_pair_init(&v, a->sendbuf, a->graph->outdegree, a->sendcounts, a->sdispls,
-                               a->sendtype, a->recvbuf, a->graph->indegree, a->recvcounts,
-                               a->rdispls, a->recvtype));
+    ct_neighbor_args b;
+    CT_CALL(bytes_args(&v, a, &b));
     CT_CALL(ct_bytes_pack(&v.s, ctx->comm));
     if (a->graph->null_source) /* the blocks no one sends to are unpacked unchanged */
         CT_CALL(ct_bytes_pack(&v.r, ctx->comm));
-    b.sendbuf = v.sbase;
-    b.sendcounts = v.scounts;
-    b.sdispls = v.sdispls;
-    b.sendtype = MPI_BYTE;
-    b.recvbuf = v.rbase;
-    b.recvcounts = v.rcounts;
-    b.rdispls = v.rdispls;
-    b.recvtype = MPI_BYTE;
     CT_CALL(run_alg(ch, &b, ctx));
     CT_CALL(ct_bytes_unpack(&v.r, ctx->comm));
     ctx->call_extra += v.s.staged_bytes + v.r.staged_bytes;
@@ -189,11 +198,25 @@ int ct_neighbor_dispatch(const ct_neighbor_args *a, const ct_spec *forced)
 /* The nonblocking and persistent forms                                */
 /* ------------------------------------------------------------------ */
 
-/* A candidate's schedule for a request (learn.h): the algorithms that split
- * build one; the byte view is not needed (none of them asks for it). */
+/* A candidate's schedule for a request (learn.h), on the byte view where it
+ * needs it (CT_A_BYTES): then one step of s (core/bytes_step.h). */
 static int learn_build(const void *args, ct_ctx *ctx, const ct_adapt_cand *cand, ct_sched *s)
 {
-    return cand->alg->build.neighbor(args, ctx, cand->params, s);
+    int rc;
+    const ct_neighbor_args *a = args;
+    ct_neighbor_args b;
+    if (!(cand->alg->restrictions & CT_A_BYTES))
+        return cand->alg->build.neighbor(a, ctx, cand->params, s);
+    ct_bytes_step *step = ct_bytes_step_new(s, ctx);
+    if (step == NULL)
+        return MPI_ERR_NO_MEM;
+    step->pack_recv = a->graph->null_source; /* blocks no one sends to, unchanged */
+    CT_CALL(bytes_args(&step->v, a, &b));
+    CT_CALL(cand->alg->build.neighbor(&b, ctx, cand->params, &step->inner));
+    return ct_bytes_step_add(s, step);
+out:
+    ct_bytes_step_free(step);
+    return rc;
 }
 
 /* pmpi's turns of a persistent learner: the library's own persistent call. */

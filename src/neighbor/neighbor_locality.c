@@ -38,9 +38,24 @@
  * Inter-node messages: one per pair of nodes that exchange anything, instead
  * of one per edge; the price is the two extra hops inside the nodes and
  * their copies.
+ *
+ * The blocking call runs the four stages with a wait after each; the
+ * nonblocking and persistent forms run the same stages as one step of a
+ * request (core/sched.h): the start posts stage 1, each test or wait that
+ * finds a stage's messages complete posts the next, the last unpacks. What
+ * moves when: at the start, the sizes and the messages inside the node;
+ * during progress, the chunks, the aggregates and the parts; at completion,
+ * the parts unpacked into the receive blocks. A request's messages all carry
+ * its own tag (several may be in flight on a communicator): between two
+ * ranks both sides post the kinds in the same order (local, chunk sizes,
+ * message sizes, chunks, aggregates, parts), so they match as the tags of
+ * the blocking call make them. Its memory is its own; a persistent
+ * request's is made at its first start and reused (the sizes are the same
+ * at every start).
  */
 #include "neighbor/nbr_graph.h"
 #include "core/copy.h"
+#include "core/sched.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -466,6 +481,9 @@ typedef struct call {
     const ct_nbr_graph *g;
     const plan *p;
     ct_ctx *ctx;
+    int tag;   /* a request's one tag, or -1: a tag per kind (the blocking call) */
+    int stage; /* the stage whose messages are in flight (requests) */
+    int from;  /* the requests that stage waits for: reqs[from .. nreqs) */
     int64_t *csizes;   /* [chunk.n] this rank's chunks */
     int64_t *msizes;   /* [in] the messages it expects through each receiver */
     int64_t *asizes;   /* [n_asizes] the chunks it aggregates */
@@ -476,6 +494,12 @@ typedef struct call {
     char *chunks, *aggs, *raggs, *parts, *pieces;
     MPI_Request *reqs;
     int nreqs, nlocal;
+    /* A request's own memory (the blocking call uses the context's) */
+    ct_neighbor_args args;
+    int64_t *own_sizes;
+    MPI_Request *own_reqs;
+    char *own_bytes;
+    size_t own_bytes_cap;
 } call;
 
 static const ct_ctx_buf_key buf_sizes = {"neighbour locality sizes"},
@@ -493,9 +517,10 @@ static char *recv_at(const call *c, int j)
 }
 
 static int post(call *c, int send, const void *buf, int64_t n, MPI_Datatype type, int peer,
-                int tag)
+                int kind)
 {
     MPI_Request *r = &c->reqs[c->nreqs++];
+    const int tag = c->tag >= 0 ? c->tag : kind;
     if (send)
         return ct_isend(buf, n, type, peer, tag, c->ctx->comm, r);
     return ct_irecv((void *)buf, n, type, peer, tag, c->ctx->comm, r);
@@ -547,8 +572,19 @@ static int call_sizes(call *c)
                      2 * (size_t)p->n_rsizes + (size_t)p->n_msgs + (size_t)p->chunk.n +
                      (size_t)p->n_asizes + (size_t)p->src.n + (size_t)p->rsz.n +
                      (size_t)p->part.n + 5;
-    int64_t *z = ct_ctx_buffer(c->ctx, &buf_sizes, n * sizeof(int64_t));
-    c->reqs = ct_ctx_requests(c->ctx, p->max_reqs);
+    int64_t *z;
+    if (c->tag < 0) {
+        z = ct_ctx_buffer(c->ctx, &buf_sizes, n * sizeof(int64_t));
+        c->reqs = ct_ctx_requests(c->ctx, p->max_reqs);
+        c->ctx->call_extra += n * sizeof(int64_t);
+    } else { /* a request: made at its first start */
+        if (c->own_sizes == NULL)
+            c->own_sizes = malloc(n * sizeof(int64_t));
+        if (c->own_reqs == NULL)
+            c->own_reqs = malloc((size_t)(p->max_reqs > 0 ? p->max_reqs : 1) * sizeof(MPI_Request));
+        z = c->own_sizes;
+        c->reqs = c->own_reqs;
+    }
     if (z == NULL || c->reqs == NULL)
         return MPI_ERR_NO_MEM;
     c->csizes = carve(&z, (size_t)p->chunk.n);
@@ -562,7 +598,6 @@ static int call_sizes(call *c)
     c->ragg_off = carve(&z, (size_t)p->src.n + 1);
     c->part_base = carve(&z, (size_t)p->rsz.n + 1);
     c->piece_off = carve(&z, (size_t)p->part.n + 1);
-    c->ctx->call_extra += n * sizeof(int64_t);
     for (int ch = 0; ch < p->chunk.n; ch++) {
         int64_t b = 0;
         for (int i = p->chunk.first[ch]; i < p->chunk.first[ch + 1]; i++)
@@ -600,14 +635,16 @@ out:
     return rc;
 }
 
-/* Phase 1: the messages inside the node, posted; the sizes to the
- * aggregators and receivers of the node, exchanged. */
-static int phase_sizes(call *c)
+/* Stage 1: the call's sizes; the messages inside the node, posted; the
+ * sizes to the aggregators and receivers of the node, posted. */
+static int stage_sizes(call *c)
 {
-    int rc = MPI_SUCCESS;
+    int rc;
     const plan *p = c->p;
     const ct_nbr_graph *g = c->g;
     const int *node_of = c->ctx->topo.node_of, node = c->ctx->topo.node;
+    c->nreqs = 0;
+    CT_CALL(call_sizes(c));
     for (int j = 0; j < g->indegree; j++) {
         const int s = g->sources[j];
         if (s != MPI_PROC_NULL && node_of[s] == node && recv_len(c, j) > 0)
@@ -634,7 +671,7 @@ static int phase_sizes(call *c)
         CT_CALL(tell_sizes(c, p->part.peer[q], c->msizes + p->part.first[q],
                            p->part.first[q + 1] - p->part.first[q], TAG_MSG_SIZES, &p->rsz,
                            c->rsizes));
-    CT_CALL(wait_from(c, c->nlocal));
+    c->from = c->nlocal; /* the sizes: the messages inside the node complete at the end */
 out:
     return rc;
 }
@@ -682,10 +719,21 @@ static int call_layout(call *c)
                          CT_ALIGN_UP((size_t)raggs) + CT_ALIGN_UP((size_t)parts) +
                          CT_ALIGN_UP((size_t)pieces);
     /* a call without bytes to stage still has a base (one byte) */
-    char *mem = ct_ctx_buffer(c->ctx, &buf_bytes, total > 0 ? total : 1);
+    const size_t want = total > 0 ? total : 1;
+    char *mem;
+    if (c->tag < 0) {
+        mem = ct_ctx_buffer(c->ctx, &buf_bytes, want);
+        c->ctx->call_extra += total;
+    } else { /* a request's own, kept from start to start */
+        if (c->own_bytes_cap < want) {
+            free(c->own_bytes);
+            c->own_bytes = malloc(want);
+            c->own_bytes_cap = c->own_bytes != NULL ? want : 0;
+        }
+        mem = c->own_bytes;
+    }
     if (mem == NULL)
         return MPI_ERR_NO_MEM;
-    c->ctx->call_extra += total;
     c->chunks = mem;
     c->aggs = c->chunks + CT_ALIGN_UP((size_t)chunks);
     c->raggs = c->aggs + CT_ALIGN_UP((size_t)aggs);
@@ -694,14 +742,16 @@ static int call_layout(call *c)
     return MPI_SUCCESS;
 }
 
-/* Phase 2: the chunks to their aggregators, which receive them in place in
- * their aggregates (this rank's own chunks are packed there). */
-static int phase_chunks(call *c)
+/* Stage 2: where everything goes (call_layout), then the chunks to their
+ * aggregators, which receive them in place in their aggregates (this rank's
+ * own chunks are packed there). */
+static int stage_chunks(call *c)
 {
-    int rc = MPI_SUCCESS;
+    int rc;
     const plan *p = c->p;
     const int me = c->ctx->rank;
-    const int from = c->nreqs;
+    CT_CALL(call_layout(c));
+    c->from = c->nreqs;
     for (int i = 0; i < p->n_asizes; i++) {
         const int64_t n = c->agg_off[i + 1] - c->agg_off[i];
         if (p->own[i] >= 0)
@@ -716,17 +766,16 @@ static int phase_chunks(call *c)
         CT_CALL(post(c, 1, c->chunks + c->chunk_off[ch], c->csizes[ch], MPI_BYTE,
                      p->chunk.peer[ch], TAG_CHUNK));
     }
-    CT_CALL(wait_from(c, from));
 out:
     return rc;
 }
 
-/* Phase 3: one aggregate per pair of nodes. */
-static int phase_aggregates(call *c)
+/* Stage 3: one aggregate per pair of nodes. */
+static int stage_aggregates(call *c)
 {
     int rc = MPI_SUCCESS;
     const plan *p = c->p;
-    const int from = c->nreqs;
+    c->from = c->nreqs;
     for (int s = 0; s < p->src.n; s++) {
         const int64_t n = c->ragg_off[s + 1] - c->ragg_off[s];
         if (n > 0)
@@ -738,20 +787,20 @@ static int phase_aggregates(call *c)
         if (hi > lo)
             CT_CALL(post(c, 1, c->aggs + lo, hi - lo, MPI_BYTE, p->agg.peer[b], TAG_AGGREGATE));
     }
-    CT_CALL(wait_from(c, from));
 out:
     return rc;
 }
 
-/* Phase 4: each rank of the node gets its part of the aggregates received
- * (this rank's own part goes to its receive blocks at once), then every
- * message of the call has arrived; the parts received are unpacked. */
-static int phase_parts(call *c)
+/* Stage 4: each rank of the node gets its part of the aggregates received
+ * (this rank's own part goes to its receive blocks at once); it waits for
+ * every message of the call still in flight. */
+static int stage_parts(call *c)
 {
     int rc = MPI_SUCCESS;
     const plan *p = c->p;
     const int me = c->ctx->rank;
     int self_part = -1;
+    c->from = 0;
     for (int q = 0; q < p->part.n; q++) {
         const int64_t n = sum(c->msizes, p->part.first[q], p->part.first[q + 1]);
         if (p->part.peer[q] == me)
@@ -778,7 +827,15 @@ static int phase_parts(call *c)
             CT_CALL(post(c, 1, c->parts + c->part_base[x], n, MPI_BYTE, p->rsz.peer[x],
                          TAG_PART));
     }
-    CT_CALL(wait_from(c, 0));
+out:
+    return rc;
+}
+
+/* Once every message has arrived: the parts received, unpacked. */
+static void unpack_parts(const call *c)
+{
+    const plan *p = c->p;
+    const int me = c->ctx->rank;
     for (int q = 0; q < p->part.n; q++) {
         const char *src = c->pieces + c->piece_off[q];
         if (p->part.peer[q] == me)
@@ -790,6 +847,27 @@ static int phase_parts(call *c)
             src += n;
         }
     }
+}
+
+/* The stages; each posts its messages, then its requests from c->from on
+ * complete before the next starts. */
+typedef int (*stage_fn)(call *c);
+static const stage_fn stages[] = {stage_sizes, stage_chunks, stage_aggregates, stage_parts};
+#define NSTAGES ((int)(sizeof stages / sizeof stages[0]))
+
+/* The call's plan (per communicator, made at its first call). */
+static int call_plan(call *c, const ct_neighbor_args *a, ct_ctx *ctx)
+{
+    int rc;
+    void *obj;
+    c->a = a;
+    c->g = a->graph;
+    c->ctx = ctx;
+    c->tag = -1;
+    CT_CALL(ct_ctx_ext(ctx, &plan_key, (void *)a->graph, &obj));
+    if (obj == NULL)
+        rc = MPI_ERR_NO_MEM;
+    c->p = obj;
 out:
     return rc;
 }
@@ -798,22 +876,93 @@ int ct_neighbor_locality(const ct_neighbor_args *a, ct_ctx *ctx, const long *par
 {
     (void)params;
     int rc;
-    void *obj;
-    call c = {.a = a, .g = a->graph, .ctx = ctx};
-    CT_CALL(ct_ctx_ext(ctx, &plan_key, (void *)a->graph, &obj));
-    if (obj == NULL) {
-        rc = MPI_ERR_NO_MEM;
-        goto out;
+    call c = {0};
+    CT_CALL(call_plan(&c, a, ctx));
+    for (int st = 0; st < NSTAGES; st++) {
+        CT_CALL(stages[st](&c));
+        CT_CALL(wait_from(&c, c.from));
     }
-    c.p = obj;
-    CT_CALL(call_sizes(&c));
-    CT_CALL(phase_sizes(&c));
-    CT_CALL(call_layout(&c));
-    CT_CALL(phase_chunks(&c));
-    CT_CALL(phase_aggregates(&c));
-    CT_CALL(phase_parts(&c));
+    unpack_parts(&c);
 out:
     if (rc != MPI_SUCCESS && c.nreqs > 0) /* nothing left pending on the call's buffers */
         (void)PMPI_Waitall(c.nreqs, c.reqs, MPI_STATUSES_IGNORE);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* The request's step                                                  */
+/* ------------------------------------------------------------------ */
+
+/* Posts the next stage once the messages of the one in flight have all
+ * completed (blocking: waits for them), until the last; then unpacks. */
+static int step_advance(call *c, int block, int *done)
+{
+    int rc = MPI_SUCCESS, flag = 1;
+    while (c->stage < NSTAGES) {
+        const int n = c->nreqs - c->from;
+        if (block)
+            CT_CALL(PMPI_Waitall(n, c->reqs + c->from, MPI_STATUSES_IGNORE));
+        else
+            CT_CALL(PMPI_Testall(n, c->reqs + c->from, &flag, MPI_STATUSES_IGNORE));
+        if (!flag)
+            break;
+        c->nreqs = c->from;
+        if (++c->stage < NSTAGES)
+            CT_CALL(stages[c->stage](c));
+        else
+            unpack_parts(c);
+    }
+out:
+    *done = c->stage >= NSTAGES;
+    return rc;
+}
+
+static int step_start(void *state)
+{
+    call *c = state;
+    c->stage = 0;
+    return stages[0](c);
+}
+
+static int step_test(void *state, int *done) { return step_advance(state, 0, done); }
+
+static int step_wait(void *state)
+{
+    int done;
+    return step_advance(state, 1, &done);
+}
+
+static void step_release(void *state)
+{
+    call *c = state;
+    if (c == NULL)
+        return;
+    if (c->stage < NSTAGES && c->nreqs > 0) /* a start that failed midway */
+        (void)PMPI_Waitall(c->nreqs, c->reqs, MPI_STATUSES_IGNORE);
+    free(c->own_sizes);
+    free(c->own_reqs);
+    free(c->own_bytes);
+    free(c);
+}
+
+static const ct_step locality_step = {step_start, step_test, step_wait, step_release};
+
+int ct_neighbor_locality_build(const ct_neighbor_args *a, ct_ctx *ctx, const long *params,
+                               ct_sched *s)
+{
+    (void)params;
+    int rc;
+    call *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return MPI_ERR_NO_MEM;
+    c->args = *a; /* the request's description, kept with it */
+    CT_CALL(call_plan(c, &c->args, ctx));
+    c->tag = s->tag;
+    c->stage = NSTAGES; /* nothing in flight before the first start */
+    CT_CALL(ct_sched_reserve(s, 1, 1));
+    ct_sched_step(s, &locality_step, c, sizeof *c);
+    return MPI_SUCCESS;
+out:
+    step_release(c);
     return rc;
 }

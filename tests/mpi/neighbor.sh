@@ -54,6 +54,20 @@ forms() { # forms P...
         done
     done
 }
+# locality_forms P PPN...: the same forms by locality, a step whose later
+# stages start as earlier ones complete (restriction progress: Open MPI only).
+locality_forms() {
+    P=$1
+    shift
+    [ "$MPI_IMPL" = openmpi ] || return 0
+    for ppn in "$@"; do
+        for form in nonblocking persistent; do
+            check_run "neighbor P=$P COLTUNE_PPN=$ppn strict, $form, locality" \
+                forced locality locality COLTUNE_PPN="$ppn" TEST_FORM=$form -- \
+                run_mpi "$P" "$prog"
+        done
+    done
+}
 
 # One node (every rank on this machine): locality has one node pair, itself.
 for P in $nps; do
@@ -66,6 +80,7 @@ if [ "$quick" = 1 ]; then
     check_run "neighbor P=$P COLTUNE_PPN=2 strict, locality" \
         forced locality locality COLTUNE_PPN=2 -- run_mpi "$P" "$prog"
     forms "$P"
+    locality_forms "$P" 2
 else
     forms $nps
 fi
@@ -80,6 +95,7 @@ for P in ${CT_TEST_NP_NODES:-7 13}; do
         check_run "neighbor P=$P COLTUNE_PPN=$ppn strict, locality" \
             forced locality locality COLTUNE_PPN="$ppn" -- run_mpi "$P" "$prog"
     done
+    locality_forms "$P" 2 3:cyclic
 done
 check_run "neighbor P=5 COLTUNE_PPN=1 strict, locality" \
     forced locality locality COLTUNE_PPN=1 -- run_mpi 5 "$prog"
@@ -131,13 +147,13 @@ done
 # libtool --mode=execute runs valgrind on the real binary, not on the shell.
 supp=$vg_supp
 if valgrind_usable "valgrind"; then
-    for run in locality:3:2 direct:3:persistent; do
+    for run in locality:3:2:blocking locality:3:2:persistent; do # ALG:P:PPN:FORM
         alg=${run%%:*}
-        P=${run#*:}
-        ppn=${P#*:} # a number of ranks per node, or a form
-        P=${P%%:*}
-        form=blocking
-        case $ppn in [a-z]*) form=$ppn ppn= ;; esac
+        rest=${run#*:}
+        P=${rest%%:*}
+        rest=${rest#*:}
+        ppn=${rest%%:*}
+        form=${rest#*:}
         check_run "neighbor P=$P ${ppn:+COLTUNE_PPN=$ppn }strict, $form, $alg, under valgrind" \
             forced "$alg" "$alg" TEST_QUICK=1 TEST_FORM=$form ${ppn:+COLTUNE_PPN=$ppn} -- \
             run_mpi "$P" "$top_builddir/libtool" --mode=execute "$VALGRIND" --quiet \

@@ -38,6 +38,7 @@ ${MPICC:-cc} -E -P -x c -I src - > "$tmp/cpp" <<'EOF' || { echo "FAIL: cannot pr
 #define CT_NEIGHBOR_SPLIT_ALG(name, ...) CT_NEIGHBOR_ALG(name) \
     @alg ineighbor_alltoallv name src/neighbor/neighbor_##name.c \
     @alg ineighbor_alltoall name src/neighbor/neighbor_##name.c
+#define CT_NEIGHBOR_STEP_ALG(name, ...) CT_NEIGHBOR_SPLIT_ALG(name)
 #define IF_1(...) __VA_ARGS__
 #define IF_0(...)
 #include "coll_list.h"

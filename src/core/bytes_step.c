@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * bytes_step.c - a request's byte view as a step (bytes_step.h).
+ */
+#include "core/bytes_step.h"
+
+#include <stdlib.h>
+
+static int bytes_start(void *state)
+{
+    ct_bytes_step *b = state;
+    int rc = ct_bytes_pack(&b->v.s, b->comm);
+    if (rc == MPI_SUCCESS && b->pack_recv)
+        rc = ct_bytes_pack(&b->v.r, b->comm);
+    return rc == MPI_SUCCESS ? ct_sched_start(&b->inner) : rc;
+}
+
+static int bytes_test(void *state, int *done)
+{
+    ct_bytes_step *b = state;
+    const int rc = ct_sched_test(&b->inner, done);
+    return *done && rc == MPI_SUCCESS ? ct_bytes_unpack(&b->v.r, b->comm) : rc;
+}
+
+static int bytes_wait(void *state)
+{
+    ct_bytes_step *b = state;
+    const int rc = ct_sched_wait(&b->inner);
+    return rc == MPI_SUCCESS ? ct_bytes_unpack(&b->v.r, b->comm) : rc;
+}
+
+static void bytes_release(void *state) { ct_bytes_step_free(state); }
+
+static const ct_step bytes_step = {bytes_start, bytes_test, bytes_wait, bytes_release};
+
+ct_bytes_step *ct_bytes_step_new(ct_sched *s, ct_ctx *ctx)
+{
+    ct_bytes_step *b = calloc(1, sizeof *b);
+    if (b == NULL)
+        return NULL;
+    b->comm = s->comm;
+    ct_sched_prepare(&b->inner, ctx, s->tag, 1);
+    return b;
+}
+
+int ct_bytes_step_add(ct_sched *s, ct_bytes_step *b)
+{
+    const int rc = ct_sched_reserve(s, 1, 1);
+    if (rc != MPI_SUCCESS) {
+        ct_bytes_step_free(b);
+        return rc;
+    }
+    ct_sched_step(s, &bytes_step, b,
+                  sizeof *b + ct_bytes_pair_bytes(&b->v) + ct_sched_own_bytes(&b->inner));
+    return MPI_SUCCESS;
+}
+
+void ct_bytes_step_free(ct_bytes_step *b)
+{
+    if (b == NULL)
+        return;
+    ct_sched_free(&b->inner);
+    ct_bytes_pair_free(&b->v);
+    free(b);
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * bytes_step.h - a request's byte view (CT_A_BYTES): an algorithm's
+ * schedule on the bytes of a call (ct_bytes_pair), as one step of the
+ * request's schedule, whose non-contiguous sides are staged in memory of the
+ * request's own: the send side packed at each start, the receive side
+ * unpacked at completion. The Alltoall(v) and neighbourhood drivers use it.
+ */
+#ifndef CT_BYTES_STEP_H
+#define CT_BYTES_STEP_H
+
+#include "core/context.h"
+#include "core/datatype.h"
+#include "core/sched.h"
+
+typedef struct ct_bytes_step {
+    ct_bytes_pair v; /* the byte view: the caller initialises it */
+    ct_sched inner;  /* the algorithm's schedule on it: the caller builds it */
+    MPI_Comm comm;
+    int pack_recv; /* the receive side is packed at each start too (blocks that
+                      no one sends to are unpacked unchanged) */
+} ct_bytes_step;
+
+/* A new step for s (its inner schedule prepared on s's tag), or NULL. */
+ct_bytes_step *ct_bytes_step_new(ct_sched *s, ct_ctx *ctx);
+/* Appends b, built, to s as its step (s owns b from here, even on failure). */
+int ct_bytes_step_add(ct_sched *s, ct_bytes_step *b);
+/* Frees a step that was not added. */
+void ct_bytes_step_free(ct_bytes_step *b);
+
+#endif
