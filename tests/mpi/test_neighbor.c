@@ -1128,8 +1128,8 @@ static void test_large_count(void **state)
     (void)state;
 #if MPI_VERSION >= 4
     if (form() == FORM_PERSISTENT) {
-        th_skip("no persistent _c form is intercepted (the blocking and nonblocking runs "
-                "check the _c forms)");
+        th_skip("the MPI library has no persistent large-count neighbourhood inits here (the "
+                "blocking and nonblocking runs check the _c forms)");
     }
     uint64_t stream = 6000000;
     int failures = 0, ncases = 0;
