@@ -110,9 +110,10 @@ int ct_request_any_live(void)
  * of a freed persistent point-to-point request (MPI_Send_init,
  * MPI_Request_free, then MPI_Neighbor_alltoallv_init on any communicator:
  * its starts never complete, without coltune too), and the library reuses
- * the object of the last request freed. Kept, a handle is never freed while
- * the job runs, up to CT_REQUEST_SPARE_MAX of them; ct_request_handles_free
- * frees them before MPI_Finalize.
+ * the object of the last request freed. Up to CT_REQUEST_SPARE_MAX handles
+ * are kept (a process with more of coltune's requests alive at once frees
+ * the ones beyond, and is exposed to that bug again);
+ * ct_request_handles_free frees them before MPI_Finalize.
  */
 static int handle_take(MPI_Request *h)
 {
@@ -151,12 +152,15 @@ void ct_request_handles_free(void)
 {
     ct_requests *t = &ct_state_get()->requests;
     pthread_mutex_lock(&t->lock);
-    for (int i = 0; i < t->nspare; i++)
-        PMPI_Request_free(&t->spare[i]);
-    free(t->spare);
+    MPI_Request *spare = t->spare;
+    const int n = t->nspare;
     t->spare = NULL;
     t->nspare = t->spare_cap = 0;
     pthread_mutex_unlock(&t->lock);
+    /* outside the lock: the library's progress may call ct_request_progress_all */
+    for (int i = 0; i < n; i++)
+        PMPI_Request_free(&spare[i]);
+    free(spare);
 }
 
 int ct_request_new(ct_ctx *ctx, MPI_Comm user_comm, int persistent, ct_request **out)

@@ -920,6 +920,11 @@ out:
 static int step_start(void *state)
 {
     call *c = state;
+    /* a persistent request whose last start failed midway: its messages
+     * still in flight (on the same tag) complete before anything is posted */
+    if (c->stage < NSTAGES && c->nreqs > 0)
+        (void)PMPI_Waitall(c->nreqs, c->reqs, MPI_STATUSES_IGNORE);
+    c->nreqs = 0;
     c->stage = 0;
     return stages[0](c);
 }
