@@ -77,6 +77,8 @@ typedef struct bench_options {
     int group_p, group_q; /* --group-sizes p:q, 0 when not given */
     bench_pattern pattern;
     int pattern_k;        /* k of random:k */
+    int pattern_off;      /* f of random:k:f, the percentage of destinations off the
+                             node; -1 for random:k (drawn among all ranks) */
     int setting;          /* --setting 1..8 ([Kang2019] section 5), 0 when not given */
     int check;
     int aa;               /* --aa: the baseline timed twice */
@@ -106,7 +108,8 @@ const char *bench_dist_name(bench_dist d);
 void bench_input_name(const bench_options *o, char *buf, size_t len);
 /* --setting, or the default of collective coll. */
 int bench_setting(const bench_options *o);
-/* --pattern, or the default random:3 (sets *k). */
+/* --pattern, or the default random:3 (sets *k; random:k:f's f is
+ * o->pattern_off). */
 bench_pattern bench_pattern_of(const bench_options *o, int *k);
 
 /* Parses a size list "16,256,4k,64k" or "16..64k" (doubling). 0 on success. */
@@ -122,6 +125,7 @@ int bench_parse_sizes(const char *text, long *sizes, int max, int *n, char *err,
 typedef struct bench_env {
     MPI_Comm comm; /* duplicate of MPI_COMM_WORLD, errors return */
     int rank, P, Q, N;
+    int *node_of; /* [P] each rank's node, numbered by lowest rank, as coltune's */
 } bench_env;
 
 /* ------------------------------------------------------------------ */

@@ -111,20 +111,25 @@ static int emulated_nodes(const char *v, bench_env *e)
         return 0;
     e->N = (int)((e->P + n - 1) / n);
     e->Q = cyclic ? (e->P + e->N - 1) / e->N : (int)(n < e->P ? n : e->P);
+    for (int r = 0; r < e->P; r++)
+        e->node_of[r] = cyclic ? r % e->N : r / (int)n;
     return 1;
 }
 
-/* Q and N from the shared-memory nodes. */
+/* Q, N and the nodes of the ranks from the shared-memory nodes (numbered
+ * by their lowest rank). */
 static int shared_nodes(bench_env *e)
 {
     MPI_Comm node = MPI_COMM_NULL;
-    int rc, lrank, lsize, leader, frc;
+    int rc, lsize, low, frc;
     BENCH_CALL(MPI_Comm_split_type(e->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-    BENCH_CALL(MPI_Comm_rank(node, &lrank));
     BENCH_CALL(MPI_Comm_size(node, &lsize));
-    leader = lrank == 0;
-    BENCH_CALL(MPI_Allreduce(&leader, &e->N, 1, MPI_INT, MPI_SUM, e->comm));
+    BENCH_CALL(MPI_Allreduce(&e->rank, &low, 1, MPI_INT, MPI_MIN, node));
+    BENCH_CALL(MPI_Allgather(&low, 1, MPI_INT, e->node_of, 1, MPI_INT, e->comm));
     BENCH_CALL(MPI_Allreduce(&lsize, &e->Q, 1, MPI_INT, MPI_MAX, e->comm));
+    e->N = 0;
+    for (int r = 0; r < e->P; r++) /* a node's lowest rank comes before its others */
+        e->node_of[r] = e->node_of[r] == r ? e->N++ : e->node_of[e->node_of[r]];
 out:
     if (node != MPI_COMM_NULL && (frc = MPI_Comm_free(&node)) != MPI_SUCCESS) {
         bench_mpi_error(frc, "MPI_Comm_free(&node)", __FILE__, __LINE__);
@@ -141,6 +146,11 @@ static int env_init(bench_env *e)
     BENCH_CALL(MPI_Comm_set_errhandler(e->comm, MPI_ERRORS_RETURN));
     BENCH_CALL(MPI_Comm_rank(e->comm, &e->rank));
     BENCH_CALL(MPI_Comm_size(e->comm, &e->P));
+    e->node_of = malloc((size_t)e->P * sizeof *e->node_of);
+    if (e->node_of == NULL) {
+        rc = MPI_ERR_NO_MEM;
+        goto out;
+    }
     if (!emulated_nodes(getenv("COLTUNE_PPN"), e))
         BENCH_CALL(shared_nodes(e));
 out:
@@ -957,8 +967,10 @@ static int bench(const bench_options *o, const char *prog)
 {
     bench_run r = {.o = o};
     int status;
-    if (env_init(&r.env) != MPI_SUCCESS)
+    if (env_init(&r.env) != MPI_SUCCESS) {
+        free(r.env.node_of);
         return BENCH_EXIT_RUNTIME;
+    }
     status = prepare(&r, prog);
     if (status < 0)
         status = run_sizes(&r);
@@ -973,6 +985,7 @@ static int bench(const bench_options *o, const char *prog)
         status = status == BENCH_EXIT_OK ? BENCH_EXIT_RUNTIME : status;
     }
     bench_alglist_free(&r.algs);
+    free(r.env.node_of);
     if (status != BENCH_EXIT_RUNTIME) {
         int rc = MPI_Comm_free(&r.env.comm);
         if (rc != MPI_SUCCESS) {

@@ -4,12 +4,13 @@
  * and reference.
  *
  * The graph is --pattern's (common_sdde.c: random:k destinations drawn per
- * rank, or the 9- and 27-point stencils), made with
+ * rank, random:k:f with f% of them off the rank's node, or the 9- and
+ * 27-point stencils), made with
  * MPI_Dist_graph_create_adjacent: each rank's destinations are its
  * pattern's, its sources the ranks whose pattern names it (every rank
  * computes every rank's pattern). With --ppn the emulated nodes hold
  * consecutive ranks, so the stencils' neighbours are mostly on the node and
- * random:k's mostly off it. Blocks: S bytes each (Neighbor_alltoall), or
+ * random:k's mostly off it; random:k:f chooses. Blocks: S bytes each (Neighbor_alltoall), or
  * 1..S bytes drawn per edge (Neighbor_alltoallv). --check compares with
  * PMPI_Neighbor_alltoall(v) on the same communicator and input.
  */
@@ -46,10 +47,10 @@ static int make_graph(bench_nbr *s, const bench_options *o, const bench_env *env
         free(d);
         return MPI_ERR_NO_MEM;
     }
-    s->outdegree = bench_pattern_dests(o, P, env->rank, s->dests);
+    s->outdegree = bench_pattern_dests(o, env, env->rank, s->dests);
     s->indegree = 0;
     for (int r = 0; r < P && s->outdegree >= 0; r++) {
-        const int n = bench_pattern_dests(o, P, r, d);
+        const int n = bench_pattern_dests(o, env, r, d);
         for (int i = 0; i < n; i++)
             if (d[i] == env->rank)
                 s->sources[s->indegree++] = r;

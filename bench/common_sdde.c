@@ -7,6 +7,9 @@
  * SDDE caller knows only what it sends:
  *   random:k   k distinct destinations other than itself (at most P-1),
  *              drawn uniformly (partial Fisher-Yates)
+ *   random:k:f the same, f% of them (rounded) drawn among the other nodes'
+ *              ranks and the rest among its own node's (the nodes as coltune
+ *              sees them: --ppn, else shared memory)
  *   stencil2d  halo exchange on a px x py process grid, ranks row-major
  *              (x fastest), px >= py as square as P allows: one message to
  *              each grid neighbour, diagonals included (9-point stencil, not
@@ -48,30 +51,61 @@ static uint64_t draw(unsigned long seed, uint64_t a, uint64_t b, uint64_t c)
     return bench_mix(h ^ (c << 40));
 }
 
-/* k distinct ranks other than me, ascending. */
-static int random_dests(unsigned long seed, int P, int me, int k, int *dest)
+/* The first k of cand[0..n) after a partial Fisher-Yates shuffle with the
+ * draws of (seed, me, stream): k distinct ranks, uniform. */
+static void draw_k(unsigned long seed, int me, int stream, int *cand, int n, int k)
 {
-    int n = P - 1;
-    int *others = malloc((size_t)(n > 0 ? n : 1) * sizeof *others);
-    if (others == NULL)
-        return -1;
-    for (int j = 0; j < n; j++)
-        others[j] = j < me ? j : j + 1;
-    k = k < n ? k : n;
-    for (int j = 0; j < k; j++) { /* partial Fisher-Yates */
-        int t = j + (int)(draw(seed, (uint64_t)me, (uint64_t)j, 0) % (uint64_t)(n - j));
-        int tmp = others[j];
-        others[j] = others[t];
-        others[t] = tmp;
+    for (int j = 0; j < k; j++) {
+        const int t = j + (int)(draw(seed, (uint64_t)me, (uint64_t)j, (uint64_t)stream) %
+                                (uint64_t)(n - j));
+        const int tmp = cand[j];
+        cand[j] = cand[t];
+        cand[t] = tmp;
     }
-    for (int i = 1; i < k; i++) /* insertion sort: k is small */
-        for (int j = i; j > 0 && others[j - 1] > others[j]; j--) {
-            int tmp = others[j];
-            others[j] = others[j - 1];
-            others[j - 1] = tmp;
-        }
-    memcpy(dest, others, (size_t)k * sizeof *dest);
-    free(others);
+}
+
+static int int_cmp(const void *x, const void *y)
+{
+    const int a = *(const int *)x, b = *(const int *)y;
+    return (a > b) - (a < b);
+}
+
+/*
+ * k distinct ranks other than me, ascending: drawn among all ranks (off < 0),
+ * or round(k off / 100) of them among the ranks of the other nodes and the
+ * rest among those of me's node (node_of), one side making up what the other
+ * lacks.
+ */
+static int random_dests(unsigned long seed, int P, const int *node_of, int me, int k, int off,
+                        int *dest)
+{
+    const int n = P - 1;
+    int *cand = malloc((size_t)(n > 0 ? n : 1) * sizeof *cand), n_on = 0, k_off, k_on;
+    if (cand == NULL)
+        return -1;
+    k = k < n ? k : n;
+    if (off < 0) {
+        for (int j = 0; j < n; j++)
+            cand[j] = j < me ? j : j + 1;
+        draw_k(seed, me, 0, cand, n, k);
+    } else { /* cand: me's node's ranks first, then the others' */
+        for (int r = 0; r < P; r++)
+            if (r != me && node_of[r] == node_of[me])
+                cand[n_on++] = r;
+        for (int r = 0, i = n_on; r < P; r++)
+            if (node_of[r] != node_of[me])
+                cand[i++] = r;
+        k_off = (int)(((long)k * off + 50) / 100);
+        k_off = k_off < n - n_on ? k_off : n - n_on;
+        k_on = k - k_off < n_on ? k - k_off : n_on;
+        k_off = k - k_on;
+        draw_k(seed, me, 1, cand, n_on, k_on);
+        draw_k(seed, me, 2, cand + n_on, n - n_on, k_off);
+        memmove(cand + k_on, cand + n_on, (size_t)k_off * sizeof *cand);
+    }
+    qsort(cand, (size_t)k, sizeof *cand, int_cmp);
+    memcpy(dest, cand, (size_t)k * sizeof *dest);
+    free(cand);
     return k;
 }
 
@@ -106,17 +140,17 @@ static int stencil_dests(int dims, int P, int me, int *dest)
     return nnz;
 }
 
-int bench_pattern_dests(const bench_options *o, int P, int me, int *dest)
+int bench_pattern_dests(const bench_options *o, const bench_env *env, int me, int *dest)
 {
     int k;
     const bench_pattern pat = bench_pattern_of(o, &k);
     if (pat == BENCH_PATTERN_RANDOM)
-        return random_dests(o->seed, P, me, k, dest);
-    return stencil_dests(pat == BENCH_PATTERN_STENCIL2D ? 2 : 3, P, me, dest);
+        return random_dests(o->seed, env->P, env->node_of, me, k, o->pattern_off, dest);
+    return stencil_dests(pat == BENCH_PATTERN_STENCIL2D ? 2 : 3, env->P, me, dest);
 }
 
 /* dest, counts, displacements and values of this rank's messages: ST_*. */
-static int make_sends(bench_sdde *s, const bench_options *o, long S)
+static int make_sends(bench_sdde *s, const bench_options *o, const bench_env *env, long S)
 {
     const long per = S / (long)sizeof(int) > 1 ? S / (long)sizeof(int) : 1;
     const size_t most = (size_t)s->P + 27; /* random: P-1, stencils: 26 */
@@ -126,7 +160,7 @@ static int make_sends(bench_sdde *s, const bench_options *o, long S)
     s->sdispls = malloc(most * sizeof(int));
     if (s->dest == NULL || s->scounts == NULL || s->sdispls == NULL)
         return ST_NO_MEM;
-    s->nnz = bench_pattern_dests(o, s->P, s->rank, s->dest);
+    s->nnz = bench_pattern_dests(o, env, s->rank, s->dest);
     if (s->nnz < 0)
         return ST_NO_MEM;
     s->sendcount = (int)per; /* per <= S / 4 < INT_MAX */
@@ -303,7 +337,7 @@ int bench_sdde_setup(const bench_options *o, const bench_env *env, long S, int v
     s->v = v;
     s->rank = env->rank;
     s->P = env->P;
-    rc = agree(s, make_sends(s, o, S), S, &stop, err, errlen);
+    rc = agree(s, make_sends(s, o, env, S), S, &stop, err, errlen);
     if (stop)
         goto out;
     BENCH_CALL(reference_counts(s, &d));

@@ -31,10 +31,11 @@ typedef struct bench_sdde {
 } bench_sdde;
 
 /* The destinations of rank me under --pattern, ascending (dest holds P + 27;
- * a pure function of the options, so any rank can compute any rank's):
+ * a pure function of the options and env's P and nodes, so any rank can
+ * compute any rank's):
  * their number, or -1 when out of memory. The neighbourhood drivers'
  * graphs too (common_neighbor.c). */
-int bench_pattern_dests(const bench_options *o, int P, int me, int *dest);
+int bench_pattern_dests(const bench_options *o, const bench_env *env, int me, int *dest);
 
 /* Builds this rank's messages for --pattern and size S, the exact receive
  * capacity (PMPI_Alltoall of the counts) and, with --check, the reference

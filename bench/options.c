@@ -53,7 +53,9 @@ void bench_input_name(const bench_options *o, char *buf, size_t len)
         snprintf(buf, len, "setting%d", bench_setting(o));
     } else if (uses & BENCH_USES_PATTERN) {
         bench_pattern p = bench_pattern_of(o, &k);
-        if (p == BENCH_PATTERN_RANDOM)
+        if (p == BENCH_PATTERN_RANDOM && o->pattern_off >= 0)
+            snprintf(buf, len, "random:%d:%d", k, o->pattern_off);
+        else if (p == BENCH_PATTERN_RANDOM)
             snprintf(buf, len, "random:%d", k);
         else
             snprintf(buf, len, "%s", p == BENCH_PATTERN_STENCIL2D ? "stencil2d" : "stencil3d");
@@ -298,13 +300,25 @@ static int set_pattern(bench_options *o, const char *v, char *err, size_t len)
         o->pattern = BENCH_PATTERN_STENCIL3D;
         return 0;
     }
-    if (strncmp(v, "random:", 7) == 0 && parse_long(v + 7, 1, INT_MAX, &k) == 0) {
-        o->pattern = BENCH_PATTERN_RANDOM;
-        o->pattern_k = (int)k;
-        return 0;
+    if (strncmp(v, "random:", 7) == 0) {
+        char kbuf[32];
+        const char *colon = strchr(v + 7, ':');
+        const size_t klen = colon != NULL ? (size_t)(colon - (v + 7)) : strlen(v + 7);
+        long f = -1;
+        if (klen < sizeof kbuf) {
+            memcpy(kbuf, v + 7, klen);
+            kbuf[klen] = '\0';
+            if (parse_long(kbuf, 1, INT_MAX, &k) == 0 &&
+                (colon == NULL || parse_long(colon + 1, 0, 100, &f) == 0)) {
+                o->pattern = BENCH_PATTERN_RANDOM;
+                o->pattern_k = (int)k;
+                o->pattern_off = (int)f;
+                return 0;
+            }
+        }
     }
-    return fail(err, len, "--pattern: bad value '%s' (expected stencil2d, stencil3d or "
-                "random:k)", v);
+    return fail(err, len, "--pattern: bad value '%s' (expected stencil2d, stencil3d, "
+                "random:k or random:k:f, f a percentage 0-100)", v);
 }
 
 static int set_setting(bench_options *o, const char *v, char *err, size_t len)
@@ -460,6 +474,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o, char *err, size
     o->warmup = 3;
     o->burst = 1;
     o->seed = 1;
+    o->pattern_off = -1;
     o->progress = 1;
     if (bench_parse_sizes(DEFAULT_SIZES, o->sizes, BENCH_MAX_SIZES, &o->nsizes, err,
                           errlen) != 0)
@@ -576,6 +591,10 @@ void bench_options_usage(const char *prog)
         "                     random:3); every rank derives its own messages from --seed:\n"
         "                       random:k   k distinct destinations other than itself\n"
         "                                  (at most P-1), uniform\n"
+        "                       random:k:f the same with f%% of them (rounded) on other\n"
+        "                                  nodes, the rest on the rank's own (drawn\n"
+        "                                  uniformly in each; where one side has too\n"
+        "                                  few ranks, the other makes up the k)\n"
         "                       stencil2d  halo exchange on a px x py process grid (ranks\n"
         "                                  row-major, px >= py, as square as P allows):\n"
         "                                  one message to each of the up to 8 neighbours\n"

@@ -200,17 +200,28 @@ static long int_offsets_limit(ct_coll coll, const ct_shape *e)
     return (long)INT_MAX + 1;
 }
 
-static void decide_at(const ct_config *cfg, ct_coll coll, int persistent, const ct_shape *e,
-                      const ct_topo *topo, long msg_size, outcome *out)
+/* The graph a query names (--degree, --offnode), NULL when not given. */
+static const long *query_graph(const check_query *q, long graph[2])
 {
+    if (q->degree < 0)
+        return NULL;
+    graph[0] = q->degree;
+    graph[1] = q->offnode;
+    return graph;
+}
+
+static void decide_at(const ct_config *cfg, const check_query *q, ct_coll coll, int persistent,
+                      const ct_shape *e, const ct_topo *topo, long msg_size, outcome *out)
+{
+    long graph[2];
     memset(out, 0, sizeof *out);
     /* Contiguous datatypes; offsets as int_offsets_limit() describes. */
     const ct_call_facts facts = {msg_size,
                                  msg_size >= int_offsets_limit(coll, e) ? CT_R_INT_OFFSETS : 0,
                                  0 /* host memory */};
     const ct_decide_trace trace = {record_skip, out};
-    out->rc = ct_decide_offline(cfg, coll, e, topo, &facts, persistent, &trace, &out->choice,
-                                &out->used_msg_size);
+    out->rc = ct_decide_offline(cfg, coll, e, topo, &facts, persistent, query_graph(q, graph),
+                                &trace, &out->choice, &out->used_msg_size);
     out->empty = ct_decide_is_empty(coll, msg_size);
 }
 
@@ -343,6 +354,35 @@ static void print_decision_cost(const info_out *o, ct_coll coll, int persistent,
         fprintf(o->f, "  (each call costs one allreduce to agree on msg_size)\n");
 }
 
+/* Says which of coll's rules name the graph (degree, offnode) when the
+ * query does not: a job applies them, the answers above did not. */
+static void print_graph_rules(const info_out *o, const check_query *q, const ct_config *cfg,
+                              ct_coll coll)
+{
+    const unsigned keys = (1u << CT_KEY_DEGREE) | (1u << CT_KEY_OFFNODE);
+    char lines[200] = "";
+    size_t used = 0;
+    int nc = 0;
+    if (q->degree >= 0)
+        return;
+    for (int i = 0; i < cfg->rules.count; i++) {
+        const ct_rule *r = &cfg->rules.rules[i];
+        if (r->coll != coll || !(r->key_mask & keys))
+            continue;
+        nc++;
+        if (o->parsable)
+            info_kv(o, "decision:graph", "%s:%d", ct_coll_name(coll), r->line);
+        else if (used < sizeof lines - 16)
+            used += (size_t)snprintf(lines + used, sizeof lines - used, "%s%d",
+                                     nc > 1 ? ", " : "", r->line);
+    }
+    if (nc > 0 && !o->parsable)
+        fprintf(o->f, "  (not applied: the rule%s on line%s %s%s, which name%s the graph; "
+                      "--degree D --offnode F apply them)\n",
+                nc > 1 ? "s" : "", nc > 1 ? "s" : "", lines,
+                used >= sizeof lines - 16 ? ", ..." : "", nc > 1 ? "" : "s");
+}
+
 /* Decides coll at every size range and prints the merged ranges. Returns 1
  * when some call would return an error, 0, or -1 out of memory. */
 static int query_collective(const info_out *o, const check_query *q, const ct_config *cfg,
@@ -354,22 +394,23 @@ static int query_collective(const info_out *o, const check_query *q, const ct_co
     int failing = 0; /* some call would return an error */
     snprintf(label, sizeof label, "%s%s", ct_coll_name(coll), persistent ? " persistent=1" : "");
     if (q->msg_size >= 0) {
-        decide_at(cfg, coll, persistent, e, topo, q->msg_size, &cur);
+        decide_at(cfg, q, coll, persistent, e, topo, q->msg_size, &cur);
         range_text(q->msg_size, q->msg_size, range, sizeof range);
         print_outcome(o, label, cur.used_msg_size ? range : "any msg_size", &cur);
         print_decision_cost(o, coll, persistent, cur.used_msg_size);
+        print_graph_rules(o, q, cfg, coll);
         return cur.rc != MPI_SUCCESS;
     }
     long *points;
     int n = size_points(&cfg->rules, coll, e, &points);
     if (n < 0)
         return -1;
-    decide_at(cfg, coll, persistent, e, topo, points[0], &cur);
+    decide_at(cfg, q, coll, persistent, e, topo, points[0], &cur);
     long lo = points[0];
     int used = cur.used_msg_size, printed = 0;
     for (int i = 1; i <= n; i++) {
         if (i < n) {
-            decide_at(cfg, coll, persistent, e, topo, points[i], &next);
+            decide_at(cfg, q, coll, persistent, e, topo, points[i], &next);
             used |= next.used_msg_size;
             if (same_outcome(&cur, &next))
                 continue;
@@ -388,6 +429,7 @@ static int query_collective(const info_out *o, const check_query *q, const ct_co
     }
     free(points);
     print_decision_cost(o, coll, persistent, used);
+    print_graph_rules(o, q, cfg, coll);
     return failing;
 }
 

@@ -17,6 +17,8 @@ typedef struct check_query {
     long ppn;       /* --ppn, 0 when not given */
     int cyclic;     /* --cyclic: ranks dealt round-robin over the nodes */
     long msg_size;  /* --msg-size, -1 when not given */
+    long degree;    /* --degree, -1 when not given (then offnode is too) */
+    long offnode;   /* --offnode, -1 when not given */
     int coll;       /* --coll, -1 for every collective */
 } check_query;
 

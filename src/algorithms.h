@@ -312,6 +312,9 @@ const ct_algorithm *ct_algorithm_fallback(ct_coll coll);
  * ineighbor_alltoall)? Its algorithms are those that split, and its calls do not
  * learn (a learner times calls to their completion). */
 int ct_coll_nonblocking(ct_coll coll);
+/* Is coll a neighbourhood collective (MPI_Neighbor_alltoall(v) and their
+ * nonblocking forms), whose rules may name the graph's degree and offnode? */
+int ct_coll_neighbor(ct_coll coll);
 /* Does the MPI library serve coll (its fallback is pmpi)? Not the MPIX calls. */
 int ct_coll_has_pmpi(ct_coll coll);
 

@@ -3,6 +3,8 @@
  * nbr_graph.c - a communicator's neighbourhood, read once (nbr_graph.h).
  */
 #include "neighbor/nbr_graph.h"
+#include "core/log.h"
+#include "select/config.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -118,18 +120,34 @@ out:
  * the MPI library, as the others' do (they agreed so). */
 static const ct_nbr_graph unreadable = {.library_order = 1};
 
+/* This rank's edges to ranks (MPI_PROC_NULL aside), and those of them to
+ * another node. */
+static void count_edges(const ct_ctx *ctx, const ct_nbr_graph *g, long *edges, long *off)
+{
+    *edges = *off = 0;
+    for (int k = 0; k < g->outdegree; k++) {
+        const int d = g->destinations[k];
+        if (d == MPI_PROC_NULL)
+            continue;
+        ++*edges;
+        *off += ctx->topo.node_of[d] != ctx->topo.node;
+    }
+}
+
 /*
  * Reads the neighbourhood and agrees, in one allreduce that every rank
  * reaches whatever happened before it, whether any rank's lists join two
  * ranks twice (library_order) or any rank could not read its own: either
  * way every rank leaves the communicator's calls to the MPI library, and
  * keeps that (a rank that could not read keeps `unreadable`), so that no
- * later call reads again on some ranks only.
+ * later call reads again on some ranks only. The same sum gives the rules'
+ * facts of the graph, degree and offnode.
  */
 static int graph_create(ct_ctx *ctx, void *arg, void **obj)
 {
     (void)arg;
-    int rc, kind, twice = 0, mine[2], all[2];
+    int rc, kind, twice = 0;
+    long mine[4] = {0, 0, 0, 0}, all[4]; /* failed, twice, edges, edges off node */
     *obj = NULL;
     CT_CALL(PMPI_Topo_test(ctx->comm, &kind));
     if (kind != MPI_DIST_GRAPH && kind != MPI_GRAPH && kind != MPI_CART)
@@ -138,13 +156,21 @@ static int graph_create(ct_ctx *ctx, void *arg, void **obj)
     const int rc_read = g != NULL ? read_graph_kind(ctx, kind, g, &twice) : MPI_ERR_NO_MEM;
     mine[0] = rc_read != MPI_SUCCESS;
     mine[1] = twice;
-    rc = PMPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, ctx->comm);
+    if (rc_read == MPI_SUCCESS)
+        count_edges(ctx, g, &mine[2], &mine[3]);
+    rc = PMPI_Allreduce(mine, all, 4, MPI_LONG, MPI_SUM, ctx->comm);
     if (rc != MPI_SUCCESS || rc_read != MPI_SUCCESS) {
         graph_free(g);
         *obj = (void *)&unreadable; /* never written, never freed */
         return rc;
     }
     g->library_order = all[0] || all[1];
+    g->degree = (all[2] + ctx->size / 2) / ctx->size;
+    g->offnode = all[2] ? (100 * all[3] + all[2] / 2) / all[2] : 0;
+    if (ct_cfg()->set.verbose && ctx->decide_rank == 0)
+        ct_log("neighbourhood of %s#%d: degree=%ld offnode=%ld (%ld edges, %ld between "
+               "nodes)%s", ctx->name, ctx->serial, g->degree, g->offnode, all[2], all[3],
+               g->library_order ? "; repeated edges: its calls go to the MPI library" : "");
     *obj = g;
 out:
     return rc;

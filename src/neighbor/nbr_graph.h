@@ -32,11 +32,16 @@ typedef struct ct_nbr_graph {
     /* Some source is MPI_PROC_NULL (a Cartesian boundary): its receive block
      * keeps what it held, so a staged receive side starts as the user's. */
     int null_source;
+    /* The rules' facts of the graph (select/rules.h), agreed when it is
+     * read: the destinations per rank, MPI_PROC_NULL aside (the mean over
+     * the ranks, rounded), and the percentage of those edges that join two
+     * nodes (rounded; 0 without edges). */
+    long degree, offnode;
 } ct_nbr_graph;
 
 /* The neighbourhood of ctx's communicator, read at the first use (then
- * collective: one allreduce agrees library_order, so every rank must ask
- * in the same call); *out NULL when the communicator has no topology (the
+ * collective: one allreduce agrees library_order, degree and offnode, so
+ * every rank must ask in the same call); *out NULL when the communicator has no topology (the
  * MPI library reports the erroneous call). A rank that could not read its
  * own gets one with library_order set, as the others do. */
 int ct_nbr_graph_get(ct_ctx *ctx, const ct_nbr_graph **out);

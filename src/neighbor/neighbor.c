@@ -184,13 +184,24 @@ static int forward(const void *args)
     return a->forward(a);
 }
 
+/* The graph's facts for the rules (nbr_graph.h: read at the first use,
+ * collectively); 0 and 0 without a topology, whose calls are forwarded. */
+static int graph_facts(ct_ctx *ctx, long *degree, long *offnode)
+{
+    const ct_nbr_graph *g = NULL;
+    const int rc = ct_nbr_graph_get(ctx, &g);
+    *degree = g != NULL ? g->degree : 0;
+    *offnode = g != NULL ? g->offnode : 0;
+    return rc;
+}
+
 static const ct_driver driver = {forward, args_usable, run_choice, bytes_sent};
 
 int ct_neighbor_dispatch(const ct_neighbor_args *a, const ct_spec *forced)
 {
     ct_decide_input call = {.coll = a->coll, .args = a, .local_facts = local_facts,
                             .msg_size_is_global = ct_coll_msg_size_known(a->coll),
-                            .device_memory = device_memory};
+                            .device_memory = device_memory, .graph_facts = graph_facts};
     return ct_drive(&driver, a->comm, &call, forced);
 }
 
@@ -265,7 +276,7 @@ int ct_ineighbor_dispatch(const ct_neighbor_args *a, const ct_spec *forced)
     ct_decide_input call = {.coll = a->coll, .args = a, .local_facts = local_facts,
                             .msg_size_is_global = ct_coll_msg_size_known(a->coll),
                             .persistent = a->persistent, .learns = a->persistent,
-                            .device_memory = device_memory};
+                            .device_memory = device_memory, .graph_facts = graph_facts};
     return ct_drive(&nb_driver, a->comm, &call, forced);
 }
 

@@ -268,7 +268,8 @@ static int call_msg_size(decision *d, long *msg_size)
     return rc;
 }
 
-/* Do r's conditions on P, nodes, ppn and persistence hold (msg_size aside)? */
+/* Do r's conditions on P, nodes, ppn and persistence hold (msg_size and the
+ * graph aside)? */
 static int shape_matches(const ct_rule *r, const ct_shape *env, const ct_topo *topo,
                          const ct_decide_input *call)
 {
@@ -279,18 +280,45 @@ static int shape_matches(const ct_rule *r, const ct_shape *env, const ct_topo *t
         [CT_KEY_PERSISTENT] = call->persistent,
     };
     for (int k = 0; k < CT_KEY_COUNT; k++)
-        if (k != CT_KEY_MSG_SIZE && (r->key_mask & (1u << k)) &&
-            !ct_range_contains(r->range[k], values[k]))
+        if (k != CT_KEY_MSG_SIZE && k != CT_KEY_DEGREE && k != CT_KEY_OFFNODE &&
+            (r->key_mask & (1u << k)) && !ct_range_contains(r->range[k], values[k]))
             return 0;
     return 1;
+}
+
+/* Do r's conditions on the neighbourhood's graph hold? Reads the graph's
+ * facts when r names them and they are not known yet. */
+static int graph_matches(decision *d, const ct_rule *r, int *match)
+{
+    const unsigned keys = (1u << CT_KEY_DEGREE) | (1u << CT_KEY_OFFNODE);
+    ct_decide_input *call = d->call;
+    *match = 1;
+    if (!(r->key_mask & keys))
+        return MPI_SUCCESS;
+    if (!call->have_graph && call->graph_facts != NULL && d->ctx != NULL) {
+        int rc = call->graph_facts(d->ctx, &call->degree, &call->offnode);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        call->have_graph = 1;
+    }
+    *match = call->have_graph &&
+             (!(r->key_mask & (1u << CT_KEY_DEGREE)) ||
+              ct_range_contains(r->range[CT_KEY_DEGREE], call->degree)) &&
+             (!(r->key_mask & (1u << CT_KEY_OFFNODE)) ||
+              ct_range_contains(r->range[CT_KEY_OFFNODE], call->offnode));
+    return MPI_SUCCESS;
 }
 
 /* Does rule r's condition hold? Fetches msg_size only when r needs it. */
 static int rule_matches(decision *d, const ct_rule *r, int *match)
 {
+    int rc;
     *match = 0;
     if (r->coll != d->call->coll || !shape_matches(r, d->env, d->topo, d->call))
         return MPI_SUCCESS;
+    if ((rc = graph_matches(d, r, match)) != MPI_SUCCESS || !*match)
+        return rc;
+    *match = 0;
     if (r->key_mask & (1u << CT_KEY_MSG_SIZE)) {
         long msg_size;
         int rc = call_msg_size(d, &msg_size);
@@ -692,10 +720,13 @@ int ct_decide(ct_ctx *ctx, ct_decide_input *call, const ct_spec *forced, ct_choi
 
 int ct_decide_offline(const ct_config *cfg, ct_coll coll, const ct_shape *env,
                       const ct_topo *topo, const ct_call_facts *given, int persistent,
-                      const ct_decide_trace *trace, ct_choice *out, int *used_msg_size)
+                      const long *graph, const ct_decide_trace *trace, ct_choice *out,
+                      int *used_msg_size)
 {
     ct_decide_input call = {.coll = coll, .have_facts = 1, .facts = *given,
-                            .persistent = persistent};
+                            .persistent = persistent, .have_graph = graph != NULL,
+                            .degree = graph != NULL ? graph[0] : 0,
+                            .offnode = graph != NULL ? graph[1] : 0};
     decision d = {cfg, NULL, env, topo, &call, trace, 0};
     if (ct_decide_is_empty(coll, given->msg_size)) {
         set_choice(out, ct_algorithm_fallback(coll), NULL, 0, 0);

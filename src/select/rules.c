@@ -27,6 +27,8 @@ static const char *const key_names[CT_KEY_COUNT] = {
     [CT_KEY_NODES] = "nodes",
     [CT_KEY_PPN] = "ppn",
     [CT_KEY_PERSISTENT] = "persistent",
+    [CT_KEY_DEGREE] = "degree",
+    [CT_KEY_OFFNODE] = "offnode",
 };
 
 /* ------------------------------------------------------------------ */
@@ -202,10 +204,17 @@ static int parse_condition(reporter *rp, const line *ln, const token *t, ct_rule
     if (k == CT_KEY_PERSISTENT && !ct_coll_nonblocking(rule->coll))
         return report(rp, ln, t->col, t->text, t->len,
                       "persistent is a condition of the nonblocking collectives (ialltoallv, "
-                      "ialltoall, iallgather_inter, iallgatherv_inter), whose persistent "
-                      "forms they serve");
+                      "ialltoall, iallgather_inter, iallgatherv_inter, ineighbor_alltoallv, "
+                      "ineighbor_alltoall), whose persistent forms they serve");
     if (k == CT_KEY_PERSISTENT && r->lo > 1)
         return report(rp, ln, t->col, t->text, t->len, "persistent is 0 or 1");
+    if ((k == CT_KEY_DEGREE || k == CT_KEY_OFFNODE) && !ct_coll_neighbor(rule->coll))
+        return report(rp, ln, t->col, t->text, t->len,
+                      "%s is a condition of the neighbourhood collectives (neighbor_alltoallv, "
+                      "neighbor_alltoall, ineighbor_alltoallv, ineighbor_alltoall)",
+                      key_names[k]);
+    if (k == CT_KEY_OFFNODE && r->lo > 100)
+        return report(rp, ln, t->col, t->text, t->len, "offnode is a percentage, 0-100");
     if (r->lo != 0 || r->hi != LONG_MAX)
         rule->key_mask |= 1u << k;
     return 0;

@@ -7,8 +7,10 @@
  *   alltoallv  comm_size=2-64  msg_size=0-511  nodes=1-  ppn=*  tuna:radix=2
  *
  * The first token is a collective name, the last an algorithm spec (spec.h);
- * between them any of the condition keys comm_size, msg_size, nodes, ppn, each
- * at most once, with an inclusive range: "a-b", "a-", "-b", "a" or "*".
+ * between them any of the condition keys comm_size, msg_size, nodes, ppn
+ * (persistent for the nonblocking collectives, degree and offnode for the
+ * neighbourhood ones), each at most once, with an inclusive range: "a-b",
+ * "a-", "-b", "a" or "*".
  * Numbers take k/m/g suffixes (powers of 1024). A key left out matches all.
  * The spec "adapt", or "adapt:" and specs separated by '|', makes the calls
  * the rule matches learn their algorithm online (select/adapt.h).
@@ -25,6 +27,10 @@ typedef enum ct_key {
     CT_KEY_PPN,
     CT_KEY_PERSISTENT, /* 1: a persistent call (MPI_Alltoallv_init ...), 0: a
                           nonblocking one; the nonblocking collectives only */
+    /* The neighbourhood collectives only, facts of the communicator's graph
+     * agreed once when it is read (neighbor/nbr_graph.h): */
+    CT_KEY_DEGREE,  /* destinations per rank, the mean over the ranks, rounded */
+    CT_KEY_OFFNODE, /* percentage of the graph's edges that join two nodes */
     CT_KEY_COUNT
 } ct_key;
 

@@ -7,7 +7,8 @@
 # its nonblocking forms at group sizes 1:3 and 2:2 under the
 # settings of [Kang2019], the SDDE collectives under random and stencil
 # patterns with and without emulated nodes, the neighbourhood all-to-alls
-# (blocking, nonblocking, persistent) on a graph; --sweep of alltoall and
+# (blocking, nonblocking, persistent) on a graph, rules on its degree and
+# offnode; --sweep of alltoall and
 # alltoallv under a rules file (the table's shape and its algorithm column);
 # and the exit codes of usage errors.
 #   CT_BENCH_NP   the P of the runs (default 4)
@@ -148,6 +149,31 @@ check_run "bench P=$P ineighbor_alltoallv --check" bench_run inbv ineighbor_allt
     --pattern stencil2d
 check_run "bench P=$P ineighbor_alltoall --persistent --check" persistent_run inb-p \
     ineighbor_alltoall 16,1k --pattern random:3
+
+# Rules on the graph (degree, offnode), agreed when coltune reads it, on
+# random:k:f graphs of P=4 ranks on emulated nodes of 2: k destinations per
+# rank, f% of them on the other node (a rank has one other on its own).
+graph_rules_run() { # PATTERN DEGREE OFFNODE CHOICE
+    printf '%s\n' 'neighbor_alltoallv degree=3- direct' \
+        'neighbor_alltoallv offnode=40-60 degree=2 locality' > "$tmp/graph.rules"
+    COLTUNE_RULES="$tmp/graph.rules" COLTUNE_VERBOSE=1 run_mpi 4 "$bench" \
+        --coll neighbor_alltoallv --ppn 2 --pattern "$1" --algs rules --sizes 1k --iters 2 \
+        --warmup 1 --check --no-progress > "$tmp/graph.out" 2>&1 ||
+        { cat "$tmp/graph.out"; return 1; }
+    cat "$tmp/graph.out"
+    grep -q "^coltune\[0\]: neighbourhood of comm#[0-9]*: degree=$2 offnode=$3 " \
+        "$tmp/graph.out" || { echo "no degree=$2 offnode=$3" >&2; return 1; }
+    grep -q "^coltune\[0\]: neighbor_alltoallv on comm#[0-9]* (P=4 nodes=2 ppn=2): $4\$" \
+        "$tmp/graph.out" || { echo "not chosen: $4" >&2; return 1; }
+}
+if [ "$P" = 4 ]; then
+    check_run "bench neighbor_alltoallv rules on degree=2 offnode=50" graph_rules_run \
+        random:2:50 2 50 "locality \\[rule line 2\\]"
+    check_run "bench neighbor_alltoallv rules on degree=3" graph_rules_run random:3 3 67 \
+        "direct \\[rule line 1\\]"
+    check_run "bench neighbor_alltoallv rules on degree=1 offnode=100" graph_rules_run \
+        random:1:100 1 100 "pmpi \\[default\\]"
+fi
 
 # --overlap: after the table, one line per spec with its overlap; each spec
 # runs its timed iterations twice (alone, then around the computation): 1

@@ -260,6 +260,27 @@ check_persistent() {
 }
 check_run "--check --np: the persistent form where a rule names it" check_persistent
 
+# Rules on a neighbourhood's graph (degree, offnode): applied to the graph
+# --degree and --offnode describe, listed as not applied without them.
+check_graph() {
+    printf '%s\n' 'neighbor_alltoallv nodes=2- degree=3- offnode=20- locality' \
+        'neighbor_alltoallv direct' > "$tmp/g.rules"
+    "$info" --check "$tmp/g.rules" --np 16 --nodes 4 --coll neighbor_alltoallv \
+        --degree 8 --offnode 30 --parsable > "$tmp/a" || return 1
+    has "decision:neighbor_alltoallv:any msg_size:rule line 1:locality" "$tmp/a" || return 1
+    "$info" --check "$tmp/g.rules" --np 16 --nodes 4 --coll neighbor_alltoallv \
+        --degree 8 --offnode 10 --parsable > "$tmp/a" || return 1
+    has "decision:neighbor_alltoallv:any msg_size:rule line 2:direct" "$tmp/a" || return 1
+    "$info" --check "$tmp/g.rules" --np 16 --nodes 4 --coll neighbor_alltoallv > "$tmp/a" ||
+        return 1
+    grep -q "direct \[rule line 2\]" "$tmp/a" &&
+        grep -qF "(not applied: the rule on line 1, which names the graph; --degree D" \
+            "$tmp/a" || fail "graph rules not listed: $(cat "$tmp/a")" || return 1
+    "$info" --check "$tmp/g.rules" --np 16 --degree 8 > "$tmp/a" 2>&1
+    [ $? = 2 ] && grep -q "go together" "$tmp/a" || fail "--degree alone: $(cat "$tmp/a")"
+}
+check_run "--check --np: rules on the graph (--degree, --offnode)" check_graph
+
 # Restriction progress: the nonblocking pairwise only where the library's
 # progress engine calls coltune's (Open MPI), found without registering.
 check_progress() {

@@ -27,7 +27,9 @@ static const char rules_text[] =
     "alltoallv msg_size=0-1k tuna_hier_coalesced:block_count=N\n" /* line 3 */
     "alltoallv comm_size=8- tuna:radix=Q+9\n"                    /* line 4 */
     "alltoallv pairwise\n"                                       /* line 5 */
-    "alltoall comm_size=4 linear\n";                             /* line 6 */
+    "alltoall comm_size=4 linear\n"                             /* line 6 */
+    "neighbor_alltoallv nodes=2- degree=6- offnode=20-90 locality\n" /* line 7 */
+    "neighbor_alltoallv degree=0-3 direct\n";                   /* line 8 */
 
 typedef struct trace_log {
     int count;
@@ -50,6 +52,7 @@ typedef struct fixture {
     trace_log log;
     ct_choice choice;
     int used_msg_size;
+    const long *graph; /* the neighbourhood's degree and offnode, NULL: unknown */
 } fixture;
 
 /* A message of the parser: the rules above have none. */
@@ -92,8 +95,8 @@ static int decide(fixture *f, ct_coll coll, long msg_size, unsigned violations)
     const ct_call_facts facts = {msg_size, violations, 0};
     const ct_decide_trace trace = {record, &f->log};
     memset(&f->log, 0, sizeof f->log);
-    return ct_decide_offline(&f->cfg, coll, &f->env, &f->topo, &facts, 0, &trace, &f->choice,
-                             &f->used_msg_size);
+    return ct_decide_offline(&f->cfg, coll, &f->env, &f->topo, &facts, 0, f->graph, &trace,
+                             &f->choice, &f->used_msg_size);
 }
 
 static void assert_choice(const fixture *f, const char *name, int line)
@@ -175,6 +178,43 @@ static void test_other_collective_and_default(void **state)
     assert_choice(f, "personalized", 0);
 }
 
+/* degree and offnode: facts of the graph, given or not known (then a rule
+ * that names them matches nothing, as coltune-info --check without
+ * --degree). */
+static void test_graph_conditions(void **state)
+{
+    fixture *f = *state;
+    const long dense_off[2] = {8, 30}, dense_on[2] = {8, 10}, sparse[2] = {2, 50},
+               middle[2] = {5, 50}, edges[2] = {6, 20};
+    place(f, 16, 4, 0);
+    f->graph = dense_off;
+    assert_int_equal(decide(f, CT_COLL_NEIGHBOR_ALLTOALLV, 64, 0), MPI_SUCCESS);
+    assert_choice(f, "locality", 7);
+    f->graph = edges; /* both bounds inclusive */
+    assert_int_equal(decide(f, CT_COLL_NEIGHBOR_ALLTOALLV, 64, 0), MPI_SUCCESS);
+    assert_choice(f, "locality", 7);
+    f->graph = dense_on;
+    assert_int_equal(decide(f, CT_COLL_NEIGHBOR_ALLTOALLV, 64, 0), MPI_SUCCESS);
+    assert_choice(f, "pmpi", 0);
+    f->graph = sparse;
+    assert_int_equal(decide(f, CT_COLL_NEIGHBOR_ALLTOALLV, 64, 0), MPI_SUCCESS);
+    assert_choice(f, "direct", 8);
+    f->graph = middle;
+    assert_int_equal(decide(f, CT_COLL_NEIGHBOR_ALLTOALLV, 64, 0), MPI_SUCCESS);
+    assert_choice(f, "pmpi", 0);
+    f->graph = NULL; /* not known: neither rule */
+    assert_int_equal(decide(f, CT_COLL_NEIGHBOR_ALLTOALLV, 64, 0), MPI_SUCCESS);
+    assert_choice(f, "pmpi", 0);
+    place(f, 16, 16, 0); /* one node: line 7's nodes=2- */
+    f->graph = dense_off;
+    assert_int_equal(decide(f, CT_COLL_NEIGHBOR_ALLTOALLV, 64, 0), MPI_SUCCESS);
+    assert_choice(f, "pmpi", 0);
+    f->graph = sparse; /* and the other collectives are not concerned */
+    assert_int_equal(decide(f, CT_COLL_NEIGHBOR_ALLTOALL, 64, 0), MPI_SUCCESS);
+    assert_choice(f, "pmpi", 0);
+    f->graph = NULL;
+}
+
 static void test_forced(void **state)
 {
     fixture *f = *state;
@@ -254,6 +294,7 @@ int main(void)
         cmocka_unit_test(test_first_match_one_node),
         cmocka_unit_test(test_nodes_and_restrictions),
         cmocka_unit_test(test_other_collective_and_default),
+        cmocka_unit_test(test_graph_conditions),
         cmocka_unit_test(test_forced),
         cmocka_unit_test(test_deferred_facts),
     };

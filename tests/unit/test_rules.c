@@ -358,11 +358,11 @@ static const malformed bad_conditions[] = {
         {"\xef\xbb\xbf" "alltoallv pmpi",
          "t.rules:1:1: unknown collective (known: " KNOWN_COLLS "): '\\xef\\xbb\\xbfalltoallv'"},
         {"alltoallv foo=1-2 pmpi",
-         "t.rules:1:11: unknown key (known: comm_size, msg_size, nodes, ppn, persistent): 'foo'"},
+         "t.rules:1:11: unknown key (known: comm_size, msg_size, nodes, ppn, persistent, degree, offnode): 'foo'"},
         {"alltoallv Comm_size=1 pmpi",
-         "t.rules:1:11: unknown key (known: comm_size, msg_size, nodes, ppn, persistent): 'Comm_size'"},
+         "t.rules:1:11: unknown key (known: comm_size, msg_size, nodes, ppn, persistent, degree, offnode): 'Comm_size'"},
         {"alltoallv =5 pmpi",
-         "t.rules:1:11: unknown key (known: comm_size, msg_size, nodes, ppn, persistent): ''"},
+         "t.rules:1:11: unknown key (known: comm_size, msg_size, nodes, ppn, persistent, degree, offnode): ''"},
         {"alltoallv comm_size=2 comm_size=3 pmpi", "t.rules:1:23: key given twice: 'comm_size'"},
         {"alltoallv ppn=* nodes=1 ppn=* pmpi", "t.rules:1:25: key given twice: 'ppn'"},
         {"alltoallv comm_size 2-4 pmpi",
@@ -408,7 +408,7 @@ static const malformed bad_conditions[] = {
         {"alltoallv comm_size=- pmpi",
          "t.rules:1:21: bad range (expected *, a, a-b, a- or -b): '-'"},
         {"alltoallv\tcomm_size=2\t\tfoo=1 pmpi",
-         "t.rules:1:24: unknown key (known: comm_size, msg_size, nodes, ppn, persistent): 'foo'"},
+         "t.rules:1:24: unknown key (known: comm_size, msg_size, nodes, ppn, persistent, degree, offnode): 'foo'"},
 };
 
 /* persistent: a condition of the nonblocking collectives only, 0 or 1. */
@@ -427,10 +427,42 @@ static void test_parse_persistent(void **state)
     ct_rules_free(&rs);
     expect_error("alltoallv persistent=1 pmpi",
                  "t.rules:1:11: persistent is a condition of the nonblocking collectives "
-                 "(ialltoallv, ialltoall, iallgather_inter, iallgatherv_inter), whose "
-                 "persistent forms they serve: 'persistent=1'");
+                 "(ialltoallv, ialltoall, iallgather_inter, iallgatherv_inter, "
+                 "ineighbor_alltoallv, ineighbor_alltoall), whose persistent forms they "
+                 "serve: 'persistent=1'");
     expect_error("ialltoallv persistent=2 pmpi", "t.rules:1:12: persistent is 0 or 1: "
                                                  "'persistent=2'");
+}
+
+/* degree and offnode: conditions of the neighbourhood collectives only,
+ * offnode a percentage. */
+static void test_parse_graph_keys(void **state)
+{
+    (void)state;
+    ct_ruleset rs;
+    parse_ok("neighbor_alltoallv degree=8- offnode=20-100 locality\n"
+             "ineighbor_alltoall persistent=1 offnode=0-10 direct\n"
+             "neighbor_alltoall degree=* offnode=0- pmpi\n",
+             &rs);
+    assert_int_equal(rs.count, 3);
+    assert_range(&rs.rules[0], CT_KEY_DEGREE, 8, LONG_MAX);
+    assert_range(&rs.rules[0], CT_KEY_OFFNODE, 20, 100);
+    assert_unset(&rs.rules[1], CT_KEY_DEGREE);
+    assert_range(&rs.rules[1], CT_KEY_OFFNODE, 0, 10);
+    assert_range(&rs.rules[1], CT_KEY_PERSISTENT, 1, 1);
+    assert_unset(&rs.rules[2], CT_KEY_DEGREE);
+    assert_unset(&rs.rules[2], CT_KEY_OFFNODE);
+    ct_rules_free(&rs);
+    expect_error("alltoallv degree=8 pmpi",
+                 "t.rules:1:11: degree is a condition of the neighbourhood collectives "
+                 "(neighbor_alltoallv, neighbor_alltoall, ineighbor_alltoallv, "
+                 "ineighbor_alltoall): 'degree=8'");
+    expect_error("ialltoall offnode=5 pmpi",
+                 "t.rules:1:11: offnode is a condition of the neighbourhood collectives "
+                 "(neighbor_alltoallv, neighbor_alltoall, ineighbor_alltoallv, "
+                 "ineighbor_alltoall): 'offnode=5'");
+    expect_error("neighbor_alltoallv offnode=101- pmpi",
+                 "t.rules:1:20: offnode is a percentage, 0-100: 'offnode=101-'");
 }
 
 static void test_malformed_conditions(void **state)
@@ -553,7 +585,7 @@ static void test_every_error_reported(void **state)
     assert_int_equal(c.count, 3);
     assert_string_equal(c.msgs[0], "t.rules:1:21: empty range (4 > 2): '4-2'");
     assert_string_equal(c.msgs[1], "t.rules:4:11: unknown key (known: comm_size, msg_size, "
-                                   "nodes, ppn, persistent): 'bogus'");
+                                   "nodes, ppn, persistent, degree, offnode): 'bogus'");
     assert_string_equal(c.msgs[2], "t.rules:6:1: missing algorithm spec: 'alltoallv'");
     assert_int_equal(rs.count, 0);
     assert_null(rs.rules);
@@ -929,6 +961,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_parse_multiple_rules),
         cmocka_unit_test(test_parse_range_forms),
         cmocka_unit_test(test_parse_persistent),
+        cmocka_unit_test(test_parse_graph_keys),
         cmocka_unit_test(test_parse_suffixes),
         cmocka_unit_test(test_parse_expressions_in_specs),
         cmocka_unit_test(test_parse_crlf_and_edges),
