@@ -45,6 +45,26 @@ static void print_counts(const info_out *o, const check_query *q, const ct_rules
         fprintf(o->f, "\n");
 }
 
+/* Rule lines for a note, "3, 5, 9" (then ", ..." past its room). */
+typedef struct line_list {
+    char text[200];
+    size_t used;
+    int n;
+} line_list;
+
+static void line_list_add(line_list *l, int line)
+{
+    l->n++;
+    if (l->used < sizeof l->text - 16)
+        l->used += (size_t)snprintf(l->text + l->used, sizeof l->text - l->used, "%s%d",
+                                    l->n > 1 ? ", " : "", line);
+}
+
+static const char *line_list_more(const line_list *l)
+{
+    return l->used >= sizeof l->text - 16 ? ", ..." : "";
+}
+
 /*
  * The rules whose msg_size condition costs communication: for a collective
  * whose message size differs from rank to rank (ct_coll_msg_size_known), a
@@ -56,28 +76,23 @@ static int print_allreduce_rules(const info_out *o, const check_query *q, const 
 {
     int n = 0;
     for (int c = 0; c < CT_COLL_COUNT; c++) {
-        char lines[200] = "";
-        size_t used = 0;
-        int nc = 0;
+        line_list l = {.n = 0};
         for (int i = 0; i < rs->count; i++) {
             const ct_rule *r = &rs->rules[i];
             if (r->coll != (ct_coll)c || !(r->key_mask & (1u << CT_KEY_MSG_SIZE)) ||
                 ct_coll_msg_size_known(r->coll))
                 continue;
-            nc++;
             if (o->parsable)
                 info_kv(o, "check:allreduce", "%s:%d:%s", ct_coll_name(r->coll), r->line,
                         q->file);
-            else if (used < sizeof lines - 16)
-                used += (size_t)snprintf(lines + used, sizeof lines - used, "%s%d",
-                                         nc > 1 ? ", " : "", r->line);
+            line_list_add(&l, r->line);
         }
-        if (nc > 0 && !o->parsable)
+        if (l.n > 0 && !o->parsable)
             fprintf(o->f, "%s: note: %s rule%s on line%s %s%s: a call that reaches one costs "
                           "an allreduce to agree on msg_size (it differs from rank to rank)\n",
-                    q->file, ct_coll_name((ct_coll)c), nc > 1 ? "s" : "", nc > 1 ? "s" : "",
-                    lines, used >= sizeof lines - 16 ? ", ..." : "");
-        n += nc;
+                    q->file, ct_coll_name((ct_coll)c), l.n > 1 ? "s" : "", l.n > 1 ? "s" : "",
+                    l.text, line_list_more(&l));
+        n += l.n;
     }
     return n;
 }
@@ -360,27 +375,22 @@ static void print_graph_rules(const info_out *o, const check_query *q, const ct_
                               ct_coll coll)
 {
     const unsigned keys = (1u << CT_KEY_DEGREE) | (1u << CT_KEY_OFFNODE);
-    char lines[200] = "";
-    size_t used = 0;
-    int nc = 0;
+    line_list l = {.n = 0};
     if (q->degree >= 0)
         return;
     for (int i = 0; i < cfg->rules.count; i++) {
         const ct_rule *r = &cfg->rules.rules[i];
         if (r->coll != coll || !(r->key_mask & keys))
             continue;
-        nc++;
         if (o->parsable)
             info_kv(o, "decision:graph", "%s:%d", ct_coll_name(coll), r->line);
-        else if (used < sizeof lines - 16)
-            used += (size_t)snprintf(lines + used, sizeof lines - used, "%s%d",
-                                     nc > 1 ? ", " : "", r->line);
+        line_list_add(&l, r->line);
     }
-    if (nc > 0 && !o->parsable)
+    if (l.n > 0 && !o->parsable)
         fprintf(o->f, "  (not applied: the rule%s on line%s %s%s, which name%s the graph; "
                       "--degree D --offnode F apply them)\n",
-                nc > 1 ? "s" : "", nc > 1 ? "s" : "", lines,
-                used >= sizeof lines - 16 ? ", ..." : "", nc > 1 ? "" : "s");
+                l.n > 1 ? "s" : "", l.n > 1 ? "s" : "", l.text, line_list_more(&l),
+                l.n > 1 ? "" : "s");
 }
 
 /* Decides coll at every size range and prints the merged ranges. Returns 1

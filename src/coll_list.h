@@ -298,7 +298,11 @@ CT_NEIGHBOR_SPLIT_ALG(direct, 0,
     "(what MPI libraries do; the reference of [Collom2023])")
 CT_NEIGHBOR_STEP_ALG(locality, CT_A_BYTES | CT_R_PROGRESS,
     "messages to other nodes aggregated per node pair through one rank of "
-    "each node, then redistributed on the node ([Collom2023])")
+    "each node, then redistributed on the node ([Collom2023]); large blocks "
+    "directly",
+    {"large", K(0), K(1L << 30), K(4096),
+     "blocks of at least this many bytes to another node go directly, not "
+     "through the aggregates (0: none)", CT_RANGE})
 
 #undef CT_COLLECTIVE
 #undef CT_ALLTOALLV_ALG

@@ -178,3 +178,14 @@ int ct_learn_schedule(ct_request *r, ct_ctx *ctx, struct ct_learner *learner,
     memcpy(chosen.params, ch->params, sizeof chosen.params);
     return ops->build(args, ctx, &chosen, &r->sched);
 }
+
+int ct_learn_start(ct_request *r, ct_ctx *ctx, struct ct_learner *learner,
+                   const ct_choice *ch, const void *args, const void *fwd_args,
+                   const ct_learn_ops *ops, MPI_Request *user)
+{
+    int rc = ct_learn_schedule(r, ctx, learner, ch, args, fwd_args, ops);
+    if (rc == MPI_SUCCESS)
+        rc = ct_request_launch(ctx, &r, user);
+    ct_request_discard(r); /* NULL once the application's */
+    return rc;
+}

@@ -45,4 +45,12 @@ int ct_learn_schedule(ct_request *r, ct_ctx *ctx, struct ct_learner *learner,
                       const ct_choice *ch, const void *args, const void *fwd_args,
                       const ct_learn_ops *ops);
 
+/* What a driver's start does once r is open (ct_request_open) and args
+ * describe the call on r's datatypes: r's schedule (ct_learn_schedule),
+ * then r to the application as *user (ct_request_launch). r and learner are
+ * consumed either way. */
+int ct_learn_start(ct_request *r, ct_ctx *ctx, struct ct_learner *learner,
+                   const ct_choice *ch, const void *args, const void *fwd_args,
+                   const ct_learn_ops *ops, MPI_Request *user);
+
 #endif

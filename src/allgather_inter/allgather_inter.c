@@ -481,11 +481,7 @@ static int start_allgather(ct_ctx *ctx, const ct_choice *ch, const ct_decide_inp
     CT_CALL(ct_request_open(ctx, a->comm, a->persistent, &b.sendtype, &b.recvtype, &r));
     fwd.sendtype = b.sendtype; /* a learner's pmpi turns: the request's datatypes */
     fwd.recvtype = b.recvtype;
-    rc = ct_learn_schedule(r, ctx, learner, ch, &b, &fwd, &ag_learn_ops);
-    learner = NULL; /* the request's, or freed */
-    if (rc != MPI_SUCCESS)
-        goto out;
-    CT_CALL(ct_request_launch(ctx, &r, a->request));
+    return ct_learn_start(r, ctx, learner, ch, &b, &fwd, &ag_learn_ops, a->request);
 out:
     ct_adapt_release(learner);
     ct_request_discard(r);
@@ -504,11 +500,7 @@ static int start_allgatherv(ct_ctx *ctx, const ct_choice *ch, const ct_decide_in
     CT_CALL(ct_request_open(ctx, a->comm, a->persistent, &b.sendtype, &b.recvtype, &r));
     fwd.sendtype = b.sendtype; /* a learner's pmpi turns: the request's datatypes */
     fwd.recvtype = b.recvtype;
-    rc = ct_learn_schedule(r, ctx, learner, ch, &b, &fwd, &agv_learn_ops);
-    learner = NULL; /* the request's, or freed */
-    if (rc != MPI_SUCCESS)
-        goto out;
-    CT_CALL(ct_request_launch(ctx, &r, a->request));
+    return ct_learn_start(r, ctx, learner, ch, &b, &fwd, &agv_learn_ops, a->request);
 out:
     ct_adapt_release(learner);
     ct_request_discard(r);

@@ -351,14 +351,7 @@ static int start_choice(ct_ctx *ctx, const ct_choice *ch, const ct_decide_input 
     fwd.recvtype = b.recvtype;
     if (a->sendbuf != MPI_IN_PLACE)
         fwd.sendtype = b.sendtype;
-    rc = ct_learn_schedule(r, ctx, learner, ch, &b, &fwd, &learn_ops);
-    learner = NULL; /* the request's, or freed */
-    if (rc != MPI_SUCCESS)
-        goto out;
-    ctx->call_extra += ct_sched_own_bytes(&r->sched) + r->keep_bytes;
-    ct_request *ready = r;
-    r = NULL; /* the application's now, or freed */
-    CT_CALL(ct_request_go(ready, a->request));
+    return ct_learn_start(r, ctx, learner, ch, &b, &fwd, &learn_ops, a->request);
 out:
     ct_adapt_release(learner);
     ct_request_discard(r);

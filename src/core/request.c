@@ -351,7 +351,7 @@ out:
 int ct_request_launch(ct_ctx *ctx, ct_request **r, MPI_Request *user)
 {
     ct_request *ready = *r;
-    ctx->call_extra += ct_sched_own_bytes(&ready->sched);
+    ctx->call_extra += ct_sched_own_bytes(&ready->sched) + ready->keep_bytes;
     *r = NULL;
     return ct_request_go(ready, user);
 }

@@ -65,7 +65,7 @@ int ct_request_type(ct_request *r, MPI_Datatype type, MPI_Datatype *use);
 int ct_request_open(ct_ctx *ctx, MPI_Comm user_comm, int persistent, MPI_Datatype *sendtype,
                     MPI_Datatype *recvtype, ct_request **out);
 /* The built request *r to the application (ct_request_go), its schedule's
- * memory counted in ctx->call_extra; *r is NULL after: the application's, or
+ * memory and what it keeps counted in ctx->call_extra; *r is NULL after: the application's, or
  * freed. */
 int ct_request_launch(ct_ctx *ctx, ct_request **r, MPI_Request *user);
 

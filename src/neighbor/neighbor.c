@@ -258,11 +258,7 @@ static int start_choice(ct_ctx *ctx, const ct_choice *ch, const ct_decide_input 
     b.msg_size = in->have_facts ? in->facts.msg_size : -1;
     fwd.sendtype = b.sendtype; /* a learner's pmpi turns: the request's datatypes */
     fwd.recvtype = b.recvtype;
-    rc = ct_learn_schedule(r, ctx, learner, ch, &b, &fwd, &learn_ops);
-    learner = NULL; /* the request's, or freed */
-    if (rc != MPI_SUCCESS)
-        goto out;
-    CT_CALL(ct_request_launch(ctx, &r, a->request));
+    return ct_learn_start(r, ctx, learner, ch, &b, &fwd, &learn_ops, a->request);
 out:
     ct_adapt_release(learner);
     ct_request_discard(r);

@@ -39,6 +39,14 @@
  * of one per edge; the price is the two extra hops inside the nodes and
  * their copies.
  *
+ * Large blocks (parameter large): a block of at least `large` bytes to
+ * another node travels directly, posted in stage 1 with the messages
+ * inside the node, and counts 0 bytes in the sizes and chunks: aggregation
+ * saves a message's latency, which a large block does not notice, and its
+ * two extra copies and hops cost in proportion to its bytes. Both ends of
+ * an edge know its size (MPI makes the two agree), so both take the same
+ * way without telling each other.
+ *
  * The blocking call runs the four stages with a wait after each; the
  * nonblocking and persistent forms run the same stages as one step of a
  * request (core/sched.h): the start posts stage 1, each test or wait that
@@ -68,7 +76,7 @@ enum {
     TAG_CHUNK = CT_TAG_NEIGHBOR + 2,
     TAG_AGGREGATE = CT_TAG_NEIGHBOR + 3,
     TAG_PART = CT_TAG_NEIGHBOR + 4,
-    TAG_LOCAL = CT_TAG_NEIGHBOR + 5,
+    TAG_DIRECT = CT_TAG_NEIGHBOR + 5, /* inside the node, and large blocks */
     TAG_PLAN = CT_TAG_NEIGHBOR + 6
 };
 
@@ -482,6 +490,7 @@ typedef struct call {
     const plan *p;
     ct_ctx *ctx;
     int tag;   /* a request's one tag, or -1: a tag per kind (the blocking call) */
+    long large; /* blocks of at least this many bytes go directly (0: none) */
     int stage; /* the stage whose messages are in flight (requests) */
     int from;  /* the requests that stage waits for: reqs[from .. nreqs) */
     int64_t *csizes;   /* [chunk.n] this rank's chunks */
@@ -507,6 +516,22 @@ static const ct_ctx_buf_key buf_sizes = {"neighbour locality sizes"},
 
 static MPI_Count send_len(const call *c, int k) { return ct_vec_at(&c->a->sendcounts, k); }
 static MPI_Count recv_len(const call *c, int j) { return ct_vec_at(&c->a->recvcounts, j); }
+
+/* Does a block of n bytes to or from another node travel directly? */
+static int goes_direct(const call *c, MPI_Count n) { return c->large > 0 && n >= c->large; }
+
+/* The bytes of a block that go through the aggregates: 0 for one that goes
+ * directly. */
+static int64_t send_agg(const call *c, int k)
+{
+    const MPI_Count n = send_len(c, k);
+    return goes_direct(c, n) ? 0 : n;
+}
+static int64_t recv_agg(const call *c, int j)
+{
+    const MPI_Count n = recv_len(c, j);
+    return goes_direct(c, n) ? 0 : n;
+}
 static const char *send_at(const call *c, int k)
 {
     return (const char *)c->a->sendbuf + (MPI_Aint)ct_vec_at(&c->a->sdispls, k);
@@ -547,7 +572,7 @@ static void pack_chunk(const call *c, int ch, char *dst)
 {
     const plan *p = c->p;
     for (int i = p->chunk.first[ch]; i < p->chunk.first[ch + 1]; i++) {
-        const size_t n = (size_t)send_len(c, p->out[i]);
+        const size_t n = (size_t)send_agg(c, p->out[i]);
         if (n > 0)
             ct_memcpy(dst, send_at(c, p->out[i]), n);
         dst += n;
@@ -601,11 +626,11 @@ static int call_sizes(call *c)
     for (int ch = 0; ch < p->chunk.n; ch++) {
         int64_t b = 0;
         for (int i = p->chunk.first[ch]; i < p->chunk.first[ch + 1]; i++)
-            b += send_len(c, p->out[i]);
+            b += send_agg(c, p->out[i]);
         c->csizes[ch] = b;
     }
     for (int i = 0; i < nm; i++)
-        c->msizes[i] = recv_len(c, p->in[i]);
+        c->msizes[i] = recv_agg(c, p->in[i]);
     return MPI_SUCCESS;
 }
 
@@ -635,8 +660,9 @@ out:
     return rc;
 }
 
-/* Stage 1: the call's sizes; the messages inside the node, posted; the
- * sizes to the aggregators and receivers of the node, posted. */
+/* Stage 1: the call's sizes; the messages inside the node and the large
+ * blocks, posted; the sizes to the aggregators and receivers of the node,
+ * posted. */
 static int stage_sizes(call *c)
 {
     int rc;
@@ -647,13 +673,15 @@ static int stage_sizes(call *c)
     CT_CALL(call_sizes(c));
     for (int j = 0; j < g->indegree; j++) {
         const int s = g->sources[j];
-        if (s != MPI_PROC_NULL && node_of[s] == node && recv_len(c, j) > 0)
-            CT_CALL(post(c, 0, recv_at(c, j), recv_len(c, j), MPI_BYTE, s, TAG_LOCAL));
+        const MPI_Count n = recv_len(c, j);
+        if (s != MPI_PROC_NULL && n > 0 && (node_of[s] == node || goes_direct(c, n)))
+            CT_CALL(post(c, 0, recv_at(c, j), n, MPI_BYTE, s, TAG_DIRECT));
     }
     for (int k = 0; k < g->outdegree; k++) {
         const int d = g->destinations[k];
-        if (d != MPI_PROC_NULL && node_of[d] == node && send_len(c, k) > 0)
-            CT_CALL(post(c, 1, send_at(c, k), send_len(c, k), MPI_BYTE, d, TAG_LOCAL));
+        const MPI_Count n = send_len(c, k);
+        if (d != MPI_PROC_NULL && n > 0 && (node_of[d] == node || goes_direct(c, n)))
+            CT_CALL(post(c, 1, send_at(c, k), n, MPI_BYTE, d, TAG_DIRECT));
     }
     c->nlocal = c->nreqs;
     CT_CALL(hear_sizes(c, &p->asz, c->asizes, TAG_CHUNK_SIZES));
@@ -856,7 +884,7 @@ static const stage_fn stages[] = {stage_sizes, stage_chunks, stage_aggregates, s
 #define NSTAGES ((int)(sizeof stages / sizeof stages[0]))
 
 /* The call's plan (per communicator, made at its first call). */
-static int call_plan(call *c, const ct_neighbor_args *a, ct_ctx *ctx)
+static int call_plan(call *c, const ct_neighbor_args *a, ct_ctx *ctx, const long *params)
 {
     int rc;
     void *obj;
@@ -864,6 +892,7 @@ static int call_plan(call *c, const ct_neighbor_args *a, ct_ctx *ctx)
     c->g = a->graph;
     c->ctx = ctx;
     c->tag = -1;
+    c->large = params[0];
     CT_CALL(ct_ctx_ext(ctx, &plan_key, (void *)a->graph, &obj));
     if (obj == NULL)
         rc = MPI_ERR_NO_MEM;
@@ -874,10 +903,9 @@ out:
 
 int ct_neighbor_locality(const ct_neighbor_args *a, ct_ctx *ctx, const long *params)
 {
-    (void)params;
     int rc;
     call c = {0};
-    CT_CALL(call_plan(&c, a, ctx));
+    CT_CALL(call_plan(&c, a, ctx, params));
     for (int st = 0; st < NSTAGES; st++) {
         CT_CALL(stages[st](&c));
         CT_CALL(wait_from(&c, c.from));
@@ -955,13 +983,12 @@ static const ct_step locality_step = {step_start, step_test, step_wait, step_rel
 int ct_neighbor_locality_build(const ct_neighbor_args *a, ct_ctx *ctx, const long *params,
                                ct_sched *s)
 {
-    (void)params;
     int rc;
     call *c = calloc(1, sizeof *c);
     if (c == NULL)
         return MPI_ERR_NO_MEM;
     c->args = *a; /* the request's description, kept with it */
-    CT_CALL(call_plan(c, &c->args, ctx));
+    CT_CALL(call_plan(c, &c->args, ctx, params));
     c->tag = s->tag;
     c->stage = NSTAGES; /* nothing in flight before the first start */
     CT_CALL(ct_sched_reserve(s, 1, 1));

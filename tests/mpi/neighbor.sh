@@ -81,6 +81,8 @@ if [ "$quick" = 1 ]; then
         forced locality locality COLTUNE_PPN=2 -- run_mpi "$P" "$prog"
     forms "$P"
     locality_forms "$P" 2
+    check_run "neighbor P=$P COLTUNE_PPN=2 strict, locality:large=64" \
+        forced locality:large=64 locality:large=64 COLTUNE_PPN=2 -- run_mpi "$P" "$prog"
 else
     forms $nps
 fi
@@ -99,6 +101,21 @@ for P in ${CT_TEST_NP_NODES:-7 13}; do
 done
 check_run "neighbor P=5 COLTUNE_PPN=1 strict, locality" \
     forced locality locality COLTUNE_PPN=1 -- run_mpi 5 "$prog"
+# locality's parameter large: no block to another node directly (0), every
+# one (1), those of 64 bytes or more (random counts of every datatype fall
+# on both sides), in every form.
+for large in 0 1 64; do
+    check_run "neighbor P=7 COLTUNE_PPN=2 strict, locality:large=$large" \
+        forced "locality:large=$large" "locality:large=$large" COLTUNE_PPN=2 -- \
+        run_mpi 7 "$prog"
+done
+if [ "$MPI_IMPL" = openmpi ]; then
+    for form in nonblocking persistent; do
+        check_run "neighbor P=7 COLTUNE_PPN=3:cyclic strict, $form, locality:large=64" \
+            forced locality:large=64 locality:large=64 COLTUNE_PPN=3:cyclic \
+            TEST_FORM=$form -- run_mpi 7 "$prog"
+    done
+fi
 
 # Both collectives' plans on the same communicators, by different algorithms.
 check_run "neighbor P=8 COLTUNE_PPN=3 strict, alltoallv locality, alltoall direct" \
