@@ -64,7 +64,9 @@ int coltune_comm_topology(MPI_Comm comm, int *P, int *Q, int *N);
  * resolved parameters, as COLTUNE_VERBOSE logs them
  * ("scattered:block_count=4"), written to spec (len bytes). An MPI_Alltoall
  * or intercommunicator MPI_Allgather with empty blocks is "pmpi" (nothing to
- * do). Collective on first use of comm, local afterwards; under
+ * do). A neighbourhood collective's rules on its graph (degree, offnode)
+ * apply once a neighbourhood call on comm has read it, and are passed over
+ * before. Collective on first use of comm, local afterwards; under
  * MPI_THREAD_MULTIPLE several threads may call it at once on one comm, its
  * first use included (one makes the context, the others wait). Returns
  * MPI_SUCCESS, MPI_ERR_COMM, or MPI_ERR_ARG (unknown collective, NULL,

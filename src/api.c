@@ -11,6 +11,7 @@
 #include "allgather_inter/allgather_inter.h"
 #include "alltoallv/alltoallv.h"
 #include "core/log.h"
+#include "neighbor/nbr_graph.h"
 #include "neighbor/neighbor.h"
 #include "core/state.h"
 #include "select/decide.h"
@@ -510,8 +511,12 @@ CT_EXPORT int coltune_decision(MPI_Comm comm, const char *collective, MPI_Count 
     int rc = ct_api_begin(comm, CT_API_ANY);
     if (rc == MPI_SUCCESS)
         rc = ct_ctx_get(comm, &ctx);
-    if (rc == MPI_SUCCESS)
-        rc = ct_decide_query(ctx, coll, (long)msg_size, &choice);
+    if (rc == MPI_SUCCESS) {
+        /* a neighbourhood's graph once a call has read it (local) */
+        const ct_nbr_graph *g = ct_coll_neighbor(coll) ? ct_nbr_graph_find(ctx) : NULL;
+        const long graph[2] = {g != NULL ? g->degree : 0, g != NULL ? g->offnode : 0};
+        rc = ct_decide_query(ctx, coll, (long)msg_size, g != NULL ? graph : NULL, &choice);
+    }
     if (rc != MPI_SUCCESS)
         return ct_shim_return(comm, rc);
     ct_spec_format_resolved(choice.alg, choice.params, buf, sizeof buf);

@@ -321,8 +321,7 @@ static int rule_matches(decision *d, const ct_rule *r, int *match)
     *match = 0;
     if (r->key_mask & (1u << CT_KEY_MSG_SIZE)) {
         long msg_size;
-        int rc = call_msg_size(d, &msg_size);
-        if (rc != MPI_SUCCESS)
+        if ((rc = call_msg_size(d, &msg_size)) != MPI_SUCCESS)
             return rc;
         if (!ct_range_contains(r->range[CT_KEY_MSG_SIZE], msg_size))
             return MPI_SUCCESS;
@@ -745,10 +744,13 @@ int ct_decide_is_empty(ct_coll coll, long msg_size)
     return msg_size == 0 && ct_coll_msg_size_known(coll) && !ct_coll_nonblocking(coll);
 }
 
-int ct_decide_query(ct_ctx *ctx, ct_coll coll, long msg_size, ct_choice *out)
+int ct_decide_query(ct_ctx *ctx, ct_coll coll, long msg_size, const long *graph,
+                    ct_choice *out)
 {
     ct_decide_input call = {.coll = coll, .have_facts = 1, .facts = {msg_size, 0, 0},
-                            .query = 1};
+                            .query = 1, .have_graph = graph != NULL,
+                            .degree = graph != NULL ? graph[0] : 0,
+                            .offnode = graph != NULL ? graph[1] : 0};
     if (ct_decide_is_empty(coll, msg_size)) {
         set_choice(out, ct_algorithm_fallback(coll), NULL, 0, 0);
         return MPI_SUCCESS;

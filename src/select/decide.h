@@ -144,11 +144,13 @@ int ct_decide_offline(const ct_config *cfg, ct_coll coll, const ct_shape *env,
  * What a call of coll on ctx whose largest block is msg_size bytes would
  * run, decided as ct_decide() decides a call without a forced spec (the
  * collective's variable, then the rules, then pmpi) on these facts: host
- * buffers, arguments every algorithm accepts. An empty MPI_Alltoall or
+ * buffers, arguments every algorithm accepts; graph (may be NULL: not known,
+ * its rules pass over) a neighbourhood collective's degree and offnode. An empty MPI_Alltoall or
  * intercommunicator MPI_Allgather runs pmpi (nothing to do, see below). No
  * communication (coltune_decision()). Returns MPI_SUCCESS or an MPI code.
  */
-int ct_decide_query(ct_ctx *ctx, ct_coll coll, long msg_size, ct_choice *out);
+int ct_decide_query(ct_ctx *ctx, ct_coll coll, long msg_size, const long *graph,
+                    ct_choice *out);
 
 /*
  * What every collective driver does first: finds (or creates) the context of

@@ -147,6 +147,17 @@ for form in nonblocking persistent; do
     check_run "neighbor P=8 COLTUNE_PPN=4: direct serves $form calls" \
         served $form ineighbor_alltoallv direct ineighbor_alltoall direct
 done
+# coltune_decision on a graph communicator: its rules on the graph apply
+# once a neighbourhood call has read it (test_decision).
+decision_run() {
+    rules=$(mktemp)
+    echo 'neighbor_alltoall degree=1 offnode=0-100 direct' > "$rules"
+    with_env COLTUNE_RULES="$rules" TEST_DECISION=direct -- run_mpi 4 "$prog"
+    rc=$?
+    rm -f "$rules"
+    return $rc
+}
+check_run "neighbor P=4: coltune_decision applies the graph's rules once read" decision_run
 # Forwarded (pmpi), and coltune's own choice (nothing forced, the fallback on).
 check_run "neighbor P=8 strict, pmpi" forced pmpi pmpi -- run_mpi 8 "$prog"
 check_run "neighbor P=8 COLTUNE_PPN=4, coltune's choice" \

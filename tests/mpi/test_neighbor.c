@@ -71,6 +71,8 @@
 
 #include "harness.h"
 
+#include <coltune.h>
+
 static int quick(void)
 {
     const char *q = getenv("TEST_QUICK");
@@ -1226,9 +1228,46 @@ static void test_comm_churn(void **state)
     report(__func__, failures, ncases);
 }
 
+/*
+ * TEST_DECISION=spec (neighbor.sh, with a rules file whose rule names the
+ * graph's degree): coltune_decision on a ring (degree 1) passes the graph's
+ * rules over before the communicator's first neighbourhood call, which
+ * reads the graph, and answers spec after it.
+ */
+static void test_decision(void **state)
+{
+    (void)state;
+    const int P = th_size(), me = th_rank();
+    const int src = (me + P - 1) % P, dst = (me + 1) % P;
+    int failures = 0, sbuf = me, rbuf = -1, weight = 1;
+    char before[160], after[160];
+    MPI_Comm ring;
+    assert_int_equal(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &src, &weight, 1, &dst,
+                                                    &weight, MPI_INFO_NULL, 0, &ring),
+                     MPI_SUCCESS);
+    failures += coltune_decision(ring, "neighbor_alltoall", 4, before, sizeof before) !=
+                    MPI_SUCCESS || strcmp(before, "pmpi") != 0;
+    failures += MPI_Neighbor_alltoall(&sbuf, 1, MPI_INT, &rbuf, 1, MPI_INT, ring) !=
+                    MPI_SUCCESS || rbuf != src;
+    failures += coltune_decision(ring, "neighbor_alltoall", 4, after, sizeof after) !=
+                    MPI_SUCCESS || strcmp(after, getenv("TEST_DECISION")) != 0;
+    if (failures)
+        fprintf(stderr, "rank %d: coltune_decision before the first call '%s' (want pmpi), "
+                        "after '%s' (want %s), received %d (want %d)\n",
+                me, before, after, getenv("TEST_DECISION"), rbuf, src);
+    MPI_Comm_free(&ring);
+    assert_true(th_all(failures == 0, MPI_COMM_WORLD));
+}
+
 int main(int argc, char **argv)
 {
     th_init(&argc, &argv);
+    if (getenv("TEST_DECISION") != NULL) {
+        struct CMUnitTest only[] = {cmocka_unit_test(test_decision)};
+        const int failed = th_run("neighbor", only, 1);
+        MPI_Finalize();
+        return failed ? 1 : 0;
+    }
 #ifndef NEIGHBOR_ALLTOALLV_INIT
     if (form() == FORM_PERSISTENT) {
         th_skip_note("test_neighbor", "the MPI library has no persistent neighbourhood "
