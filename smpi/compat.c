@@ -14,6 +14,7 @@
 /* Internal traffic of the emulated collectives runs on a private duplicate
  * (inter.coll), so this tag meets nobody else's messages. */
 #define TAG_ROOTS 7901
+#define TAG_NBR 7902
 
 #define CALL(expr)                                                              \
     do {                                                                        \
@@ -242,15 +243,234 @@ int ctsim_Comm_rank(MPI_Comm comm, int *rank)
     return rc;
 }
 
+/* ------------------------------------------------------------------ */
+/* Distributed graph topologies                                        */
+/* ------------------------------------------------------------------ */
+
+/* A communicator made by MPI_Dist_graph_create_adjacent: its neighbours as
+ * given (MPI_Dist_graph_neighbors returns them in that order), and a
+ * private duplicate for the native neighbourhood collectives. */
+typedef struct graph {
+    MPI_Comm comm, coll;
+    int indegree, outdegree, weighted;
+    int *lists; /* sources, destinations, then their weights if weighted */
+    struct graph *next;
+} graph;
+
+static graph *graphs;
+
+static graph *find_graph(MPI_Comm c)
+{
+    for (graph *g = graphs; g != NULL && c != MPI_COMM_NULL; g = g->next)
+        if (g->comm == c)
+            return g;
+    return NULL;
+}
+
+static void copy_ints(int *to, const int *from, int n)
+{
+    if (n > 0)
+        memcpy(to, from, (size_t)n * sizeof *to);
+}
+
+/* Records comm as a graph communicator (collective over comm: the private
+ * duplicate). */
+static int add_graph(MPI_Comm comm, int indegree, const int *sources, const int *sw,
+                     int outdegree, const int *dests, const int *dw, int weighted)
+{
+    int rc = MPI_SUCCESS;
+    const size_t n = (size_t)(indegree + outdegree) * (weighted ? 2 : 1);
+    graph *g = calloc(1, sizeof *g);
+    if (g == NULL || (g->lists = malloc((n ? n : 1) * sizeof(int))) == NULL) {
+        free(g);
+        return MPI_ERR_NO_MEM;
+    }
+    g->comm = comm;
+    g->indegree = indegree;
+    g->outdegree = outdegree;
+    g->weighted = weighted;
+    copy_ints(g->lists, sources, indegree);
+    copy_ints(g->lists + indegree, dests, outdegree);
+    if (weighted) {
+        copy_ints(g->lists + indegree + outdegree, sw, indegree);
+        copy_ints(g->lists + 2 * indegree + outdegree, dw, outdegree);
+    }
+    CALL(PMPI_Comm_dup(comm, &g->coll));
+    g->next = graphs;
+    graphs = g;
+    return MPI_SUCCESS;
+out:
+    free(g->lists);
+    free(g);
+    return rc;
+}
+
+/* Unlinks and frees comm's graph, if it has one. */
+static void drop_graph(MPI_Comm comm)
+{
+    graph **link = &graphs;
+    while (*link != NULL && (*link)->comm != comm)
+        link = &(*link)->next;
+    if (*link == NULL)
+        return;
+    graph *g = *link;
+    *link = g->next;
+    PMPI_Comm_free(&g->coll);
+    free(g->lists);
+    free(g);
+}
+
+int ctsim_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
+                                     const int sourceweights[], int outdegree,
+                                     const int destinations[], const int destweights[],
+                                     MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
+{
+    (void)info;
+    (void)reorder; /* ranks are kept, as reorder allows */
+    const int weighted = sourceweights != MPI_UNWEIGHTED && destweights != MPI_UNWEIGHTED;
+    int rc;
+    if (find(comm_old) != NULL)
+        return refuse("MPI_Dist_graph_create_adjacent");
+    CALL(PMPI_Comm_dup(comm_old, comm_dist_graph));
+    rc = add_graph(*comm_dist_graph, indegree, sources, sourceweights, outdegree, destinations,
+                   destweights, weighted);
+    if (rc != MPI_SUCCESS)
+        PMPI_Comm_free(comm_dist_graph);
+out:
+    return rc;
+}
+
+int ctsim_Topo_test(MPI_Comm comm, int *status)
+{
+    *status = find_graph(comm) != NULL ? MPI_DIST_GRAPH : MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
+int ctsim_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree,
+                                     int *weighted)
+{
+    const graph *g = find_graph(comm);
+    if (g == NULL)
+        return MPI_ERR_TOPOLOGY;
+    *indegree = g->indegree;
+    *outdegree = g->outdegree;
+    *weighted = g->weighted;
+    return MPI_SUCCESS;
+}
+
+int ctsim_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[],
+                               int sourceweights[], int maxoutdegree, int destinations[],
+                               int destweights[])
+{
+    const graph *g = find_graph(comm);
+    if (g == NULL)
+        return MPI_ERR_TOPOLOGY;
+    const int in = maxindegree < g->indegree ? maxindegree : g->indegree;
+    const int out = maxoutdegree < g->outdegree ? maxoutdegree : g->outdegree;
+    copy_ints(sources, g->lists, in);
+    copy_ints(destinations, g->lists + g->indegree, out);
+    if (g->weighted && sourceweights != MPI_UNWEIGHTED)
+        copy_ints(sourceweights, g->lists + g->indegree + g->outdegree, in);
+    if (g->weighted && destweights != MPI_UNWEIGHTED)
+        copy_ints(destweights, g->lists + 2 * g->indegree + g->outdegree, out);
+    return MPI_SUCCESS;
+}
+
+/* The native neighbourhood all-to-all: a receive from each source and a
+ * send to each destination, then one wait, as the MPI libraries' basic
+ * implementations do, on the graph's private duplicate; each block's
+ * count and its offset in bytes from the buffer. */
+static int neighbor_exchange(const graph *g, const void *sendbuf, const int *scounts,
+                             const MPI_Aint *soffs, MPI_Datatype sendtype, void *recvbuf,
+                             const int *rcounts, const MPI_Aint *roffs, MPI_Datatype recvtype)
+{
+    int rc = MPI_SUCCESS, n = 0;
+    MPI_Request *reqs = malloc(((size_t)(g->indegree + g->outdegree) + 1) * sizeof *reqs);
+    if (reqs == NULL)
+        return MPI_ERR_NO_MEM;
+    for (int j = 0; j < g->indegree; j++)
+        CALL(PMPI_Irecv((char *)recvbuf + roffs[j], rcounts[j], recvtype, g->lists[j], TAG_NBR,
+                        g->coll, &reqs[n++]));
+    for (int k = 0; k < g->outdegree; k++)
+        CALL(PMPI_Isend((const char *)sendbuf + soffs[k], scounts[k], sendtype,
+                        g->lists[g->indegree + k], TAG_NBR, g->coll, &reqs[n++]));
+out:
+    if (rc == MPI_SUCCESS)
+        rc = ctsim_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+    free(reqs);
+    return rc;
+}
+
+/* Counts and byte offsets of a call's blocks: v's (counts and displs in
+ * extents), or count each, one after the other. */
+static int blocks(int n, const int *counts, const int *displs, int count, MPI_Datatype type,
+                  int **c, MPI_Aint **off)
+{
+    MPI_Aint lb, extent;
+    int rc = PMPI_Type_get_extent(type, &lb, &extent);
+    *c = malloc(((size_t)n + 1) * sizeof **c);
+    *off = malloc(((size_t)n + 1) * sizeof **off);
+    if (*c == NULL || *off == NULL)
+        return MPI_ERR_NO_MEM;
+    for (int j = 0; j < n && rc == MPI_SUCCESS; j++) {
+        (*c)[j] = counts != NULL ? counts[j] : count;
+        (*off)[j] = (displs != NULL ? (MPI_Aint)displs[j] : (MPI_Aint)j * count) * extent;
+    }
+    return rc;
+}
+
+static int neighbor_any(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                        int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        const int *recvcounts, const int *rdispls, int recvcount,
+                        MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const graph *g = find_graph(comm);
+    int rc, *sc = NULL, *rcn = NULL;
+    MPI_Aint *so = NULL, *ro = NULL;
+    if (g == NULL)
+        return MPI_ERR_TOPOLOGY;
+    CALL(blocks(g->outdegree, sendcounts, sdispls, sendcount, sendtype, &sc, &so));
+    CALL(blocks(g->indegree, recvcounts, rdispls, recvcount, recvtype, &rcn, &ro));
+    rc = neighbor_exchange(g, sendbuf, sc, so, sendtype, recvbuf, rcn, ro, recvtype);
+out:
+    free(sc);
+    free(so);
+    free(rcn);
+    free(ro);
+    return rc;
+}
+
+int ctsim_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return neighbor_any(sendbuf, sendcounts, sdispls, 0, sendtype, recvbuf, recvcounts,
+                        rdispls, 0, recvtype, comm);
+}
+
+int ctsim_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return neighbor_any(sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, NULL, NULL,
+                        recvcount, recvtype, comm);
+}
+
+/* A duplicate keeps the topology (MPI-4.0 section 7.4.2). */
 int ctsim_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     inter *i = find(comm);
+    const graph *g = find_graph(comm);
     int rc = PMPI_Comm_dup(comm, newcomm);
-    if (i != NULL && rc == MPI_SUCCESS) {
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (i != NULL)
         rc = add_inter(*newcomm, i->local_size, i->remote_size, i->low);
-        if (rc != MPI_SUCCESS)
-            PMPI_Comm_free(newcomm);
-    }
+    else if (g != NULL)
+        rc = add_graph(*newcomm, g->indegree, g->lists, g->lists + g->indegree + g->outdegree,
+                       g->outdegree, g->lists + g->indegree,
+                       g->lists + 2 * g->indegree + g->outdegree, g->weighted);
+    if (rc != MPI_SUCCESS)
+        PMPI_Comm_free(newcomm);
     return rc;
 }
 
@@ -268,6 +488,7 @@ int ctsim_Comm_free(MPI_Comm *comm)
         PMPI_Comm_free(&i->coll);
         free(i);
     }
+    drop_graph(*comm);
     return PMPI_Comm_free(comm);
 }
 

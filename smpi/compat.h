@@ -44,6 +44,18 @@
  *       Limitation: statuses that the MPI_Wait and MPI_Test families return for receives
  *       on an intercommunicator carry the combined rank (coltune ignores
  *       them).
+ *   Distributed graph topologies
+ *       SMPI aborts in MPI_Topo_test and has no distributed graphs. A
+ *       communicator made by MPI_Dist_graph_create_adjacent is a duplicate
+ *       of the old one that this file knows with its neighbours (ranks
+ *       kept, as reorder allows; MPI_Comm_dup keeps them, MPI_Comm_free
+ *       forgets them): MPI_Topo_test says MPI_DIST_GRAPH for it and
+ *       MPI_UNDEFINED for every other communicator (SMPI's Cartesian ones
+ *       included), MPI_Dist_graph_neighbors(_count) return the lists as
+ *       given, and MPI_Neighbor_alltoall(v), the native reference, post a
+ *       receive from each source and a send to each destination and wait
+ *       for them all (the MPI libraries' basic algorithm) on a private
+ *       duplicate. The nonblocking and persistent forms are not emulated.
  */
 #ifndef CT_SMPI_COMPAT_H
 #define CT_SMPI_COMPAT_H
@@ -110,6 +122,21 @@ int ctsim_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 int ctsim_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                     MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                     const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+int ctsim_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
+                                     const int sourceweights[], int outdegree,
+                                     const int destinations[], const int destweights[],
+                                     MPI_Info info, int reorder, MPI_Comm *comm_dist_graph);
+int ctsim_Topo_test(MPI_Comm comm, int *status);
+int ctsim_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree,
+                                     int *weighted);
+int ctsim_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[],
+                               int sourceweights[], int maxoutdegree, int destinations[],
+                               int destweights[]);
+int ctsim_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+int ctsim_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 
 #ifdef __cplusplus
 }
@@ -186,6 +213,18 @@ int ctsim_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
 #define PMPI_Alltoall CT_SMPI_WRAP(Alltoall)
 #define MPI_Alltoallv CT_SMPI_WRAP(Alltoallv)
 #define PMPI_Alltoallv CT_SMPI_WRAP(Alltoallv)
+#define MPI_Dist_graph_create_adjacent CT_SMPI_WRAP(Dist_graph_create_adjacent)
+#define PMPI_Dist_graph_create_adjacent CT_SMPI_WRAP(Dist_graph_create_adjacent)
+#define MPI_Topo_test CT_SMPI_WRAP(Topo_test)
+#define PMPI_Topo_test CT_SMPI_WRAP(Topo_test)
+#define MPI_Dist_graph_neighbors_count CT_SMPI_WRAP(Dist_graph_neighbors_count)
+#define PMPI_Dist_graph_neighbors_count CT_SMPI_WRAP(Dist_graph_neighbors_count)
+#define MPI_Dist_graph_neighbors CT_SMPI_WRAP(Dist_graph_neighbors)
+#define PMPI_Dist_graph_neighbors CT_SMPI_WRAP(Dist_graph_neighbors)
+#define MPI_Neighbor_alltoallv CT_SMPI_WRAP(Neighbor_alltoallv)
+#define PMPI_Neighbor_alltoallv CT_SMPI_WRAP(Neighbor_alltoallv)
+#define MPI_Neighbor_alltoall CT_SMPI_WRAP(Neighbor_alltoall)
+#define PMPI_Neighbor_alltoall CT_SMPI_WRAP(Neighbor_alltoall)
 #endif
 
 #endif

@@ -5,7 +5,8 @@
 # every algorithm: coltune-bench --check compares each result byte for byte
 # with the native routine's (SMPI's own MPI_Alltoallv under each of its
 # selectors; the root gathering of smpi/compat.c for the intercommunicator
-# Allgather(v); the personalized exchange for the SDDE). Then one small
+# Allgather(v); the personalized exchange for the SDDE; the basic exchange
+# of smpi/compat.c for the neighbourhood all-to-alls). Then one small
 # coltune-sim run must write its CSV, rules (accepted by coltune's parser)
 # and heatmap. Simulated times are never checked.
 # Skipped (exit 77) when SimGrid SMPI is not installed.
@@ -86,6 +87,12 @@ for coll in alltoall_crs alltoallv_crs; do
     sim "$coll random:3" "" --coll $coll --algs all --sizes 16,4k --pattern random:3
     sim "$coll stencil2d" "" --coll $coll --algs all --sizes 256 --pattern stencil2d
 done
+# The neighbourhood all-to-alls on the distributed graphs smpi/compat.c
+# emulates (the native: its basic exchange), 4 ranks per host.
+sim "neighbor_alltoallv stencil2d" "" --coll neighbor_alltoallv --algs all --sizes 64,4k \
+    --pattern stencil2d
+sim "neighbor_alltoall random:5:40" "" --coll neighbor_alltoall --algs all --sizes 64,4k \
+    --pattern random:5:40
 
 # coltune-sim end to end; its rules must parse and cover the grid.
 echo "=== coltune-sim --platform flat16 -P 8,16"
