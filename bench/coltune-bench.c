@@ -147,9 +147,9 @@ static int env_init(bench_env *e)
     BENCH_CALL(MPI_Comm_rank(e->comm, &e->rank));
     BENCH_CALL(MPI_Comm_size(e->comm, &e->P));
     e->node_of = malloc((size_t)e->P * sizeof *e->node_of);
-    if (e->node_of == NULL) {
-        rc = MPI_ERR_NO_MEM;
-        goto out;
+    if (e->node_of == NULL) { /* alone: the other ranks go on to collectives */
+        fprintf(stderr, "coltune-bench: rank %d: out of memory\n", e->rank);
+        MPI_Abort(MPI_COMM_WORLD, BENCH_EXIT_RUNTIME);
     }
     if (!emulated_nodes(getenv("COLTUNE_PPN"), e))
         BENCH_CALL(shared_nodes(e));

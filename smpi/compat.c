@@ -315,7 +315,8 @@ static void drop_graph(MPI_Comm comm)
         return;
     graph *g = *link;
     *link = g->next;
-    PMPI_Comm_free(&g->coll);
+    if (PMPI_Comm_free(&g->coll) != MPI_SUCCESS)
+        fprintf(stderr, "coltune (SMPI build): MPI_Comm_free of a graph's duplicate failed\n");
     free(g->lists);
     free(g);
 }
@@ -388,15 +389,17 @@ static int neighbor_exchange(const graph *g, const void *sendbuf, const int *sco
     MPI_Request *reqs = malloc(((size_t)(g->indegree + g->outdegree) + 1) * sizeof *reqs);
     if (reqs == NULL)
         return MPI_ERR_NO_MEM;
-    for (int j = 0; j < g->indegree; j++)
+    for (int j = 0; j < g->indegree; j++, n++)
         CALL(PMPI_Irecv((char *)recvbuf + roffs[j], rcounts[j], recvtype, g->lists[j], TAG_NBR,
-                        g->coll, &reqs[n++]));
-    for (int k = 0; k < g->outdegree; k++)
+                        g->coll, &reqs[n]));
+    for (int k = 0; k < g->outdegree; k++, n++)
         CALL(PMPI_Isend((const char *)sendbuf + soffs[k], scounts[k], sendtype,
-                        g->lists[g->indegree + k], TAG_NBR, g->coll, &reqs[n++]));
+                        g->lists[g->indegree + k], TAG_NBR, g->coll, &reqs[n]));
 out:
-    if (rc == MPI_SUCCESS)
-        rc = ctsim_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+    { /* a failed post: what was posted still completes before reqs goes */
+        const int wrc = ctsim_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+        rc = rc == MPI_SUCCESS ? wrc : rc;
+    }
     free(reqs);
     return rc;
 }

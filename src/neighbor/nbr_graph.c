@@ -4,7 +4,7 @@
  */
 #include "neighbor/nbr_graph.h"
 #include "core/log.h"
-#include "select/config.h"
+#include "core/state.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -165,9 +165,11 @@ static int graph_create(ct_ctx *ctx, void *arg, void **obj)
         return rc;
     }
     g->library_order = all[0] || all[1];
-    g->degree = (all[2] + ctx->size / 2) / ctx->size;
-    g->offnode = all[2] ? (100 * all[3] + all[2] / 2) / all[2] : 0;
-    if (ct_cfg()->set.verbose && ctx->decide_rank == 0)
+    if (!all[0]) { /* else every rank keeps unreadable's 0 and 0, as the failed one */
+        g->degree = (all[2] + ctx->size / 2) / ctx->size;
+        g->offnode = all[2] ? (100 * all[3] + all[2] / 2) / all[2] : 0;
+    }
+    if (ct_settings_get()->verbose && ctx->decide_rank == 0)
         ct_log("neighbourhood of %s#%d: degree=%ld offnode=%ld (%ld edges, %ld between "
                "nodes)%s", ctx->name, ctx->serial, g->degree, g->offnode, all[2], all[3],
                g->library_order ? "; repeated edges: its calls go to the MPI library" : "");

@@ -185,14 +185,17 @@ static int forward(const void *args)
 }
 
 /* The graph's facts for the rules (nbr_graph.h: read at the first use,
- * collectively); 0 and 0 without a topology, whose calls are forwarded. */
+ * collectively); 0 and 0 without a topology, or where it could not be read:
+ * the call goes on, and args_usable forwards it to the MPI library, as it
+ * did before rules named the graph. */
 static int graph_facts(ct_ctx *ctx, long *degree, long *offnode)
 {
     const ct_nbr_graph *g = NULL;
-    const int rc = ct_nbr_graph_get(ctx, &g);
+    if (ct_nbr_graph_get(ctx, &g) != MPI_SUCCESS)
+        g = NULL;
     *degree = g != NULL ? g->degree : 0;
     *offnode = g != NULL ? g->offnode : 0;
-    return rc;
+    return MPI_SUCCESS;
 }
 
 static const ct_driver driver = {forward, args_usable, run_choice, bytes_sent};

@@ -943,12 +943,15 @@ static int step_advance(call *c, int block, int *done)
         if (!flag)
             break;
         c->nreqs = c->from;
-        if (++c->stage < NSTAGES)
+        if (++c->stage < NSTAGES) {
             CT_CALL(stages[c->stage](c));
-        else
+        } else {
             unpack_parts(c);
-        /* a persistent request's sizes and layout, once told, hold */
-        c->sized |= c->args.persistent;
+            /* a persistent request's sizes and layout, once a start told them
+             * and completed (on every rank, as a start that failed nowhere
+             * does), hold for its later starts */
+            c->sized = c->args.persistent;
+        }
     }
 out:
     *done = c->stage >= NSTAGES;

@@ -213,7 +213,7 @@ static int parse_condition(reporter *rp, const line *ln, const token *t, ct_rule
                       "%s is a condition of the neighbourhood collectives (neighbor_alltoallv, "
                       "neighbor_alltoall, ineighbor_alltoallv, ineighbor_alltoall)",
                       key_names[k]);
-    if (k == CT_KEY_OFFNODE && r->lo > 100)
+    if (k == CT_KEY_OFFNODE && (r->lo > 100 || (r->hi != LONG_MAX && r->hi > 100)))
         return report(rp, ln, t->col, t->text, t->len, "offnode is a percentage, 0-100");
     if (r->lo != 0 || r->hi != LONG_MAX)
         rule->key_mask |= 1u << k;

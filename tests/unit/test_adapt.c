@@ -650,19 +650,22 @@ static void test_adapt_rules(void **state)
     const ct_topo topo = {.N = 1, .Q = 8, .shared = 1};
     ct_choice c;
     ct_call_facts f = {512, 0, 0};
-    assert_int_equal(ct_decide_offline(cfg, CT_COLL_ALLTOALL, &env, &topo, &f, 0, NULL, NULL, &c, NULL),
-                     MPI_SUCCESS);
+    assert_int_equal(
+        ct_decide_offline(cfg, CT_COLL_ALLTOALL, &env, &topo, &f, 0, NULL, NULL, &c, NULL),
+        MPI_SUCCESS);
     assert_true(c.adapt);
     assert_ptr_equal(c.adapt_rule, &cfg->rules.rules[0]);
     assert_int_equal(c.rule_line, 1);
     f.msg_size = 4096;
-    assert_int_equal(ct_decide_offline(cfg, CT_COLL_ALLTOALL, &env, &topo, &f, 0, NULL, NULL, &c, NULL),
-                     MPI_SUCCESS);
+    assert_int_equal(
+        ct_decide_offline(cfg, CT_COLL_ALLTOALL, &env, &topo, &f, 0, NULL, NULL, &c, NULL),
+        MPI_SUCCESS);
     assert_false(c.adapt);
     assert_string_equal(c.alg->name, "pairwise");
     cfg->set.adapt = 1; /* COLTUNE_ADAPT=1: before the rules */
-    assert_int_equal(ct_decide_offline(cfg, CT_COLL_ALLTOALL, &env, &topo, &f, 0, NULL, NULL, &c, NULL),
-                     MPI_SUCCESS);
+    assert_int_equal(
+        ct_decide_offline(cfg, CT_COLL_ALLTOALL, &env, &topo, &f, 0, NULL, NULL, &c, NULL),
+        MPI_SUCCESS);
     assert_true(c.adapt);
     assert_null(c.adapt_rule);
     /* the sparse exchanges have no pmpi: never adaptive */

@@ -27,6 +27,8 @@
     "alltoallv, alltoall, ialltoallv, ialltoall, allgather_inter, allgatherv_inter, "      \
     "iallgather_inter, iallgatherv_inter, alltoall_crs, alltoallv_crs, neighbor_alltoallv, " \
     "neighbor_alltoall, ineighbor_alltoallv, ineighbor_alltoall"
+/* The condition keys, as the parser lists them. */
+#define KNOWN_KEYS "comm_size, msg_size, nodes, ppn, persistent, degree, offnode"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define KB 1024L
@@ -358,11 +360,11 @@ static const malformed bad_conditions[] = {
         {"\xef\xbb\xbf" "alltoallv pmpi",
          "t.rules:1:1: unknown collective (known: " KNOWN_COLLS "): '\\xef\\xbb\\xbfalltoallv'"},
         {"alltoallv foo=1-2 pmpi",
-         "t.rules:1:11: unknown key (known: comm_size, msg_size, nodes, ppn, persistent, degree, offnode): 'foo'"},
+         "t.rules:1:11: unknown key (known: " KNOWN_KEYS "): 'foo'"},
         {"alltoallv Comm_size=1 pmpi",
-         "t.rules:1:11: unknown key (known: comm_size, msg_size, nodes, ppn, persistent, degree, offnode): 'Comm_size'"},
+         "t.rules:1:11: unknown key (known: " KNOWN_KEYS "): 'Comm_size'"},
         {"alltoallv =5 pmpi",
-         "t.rules:1:11: unknown key (known: comm_size, msg_size, nodes, ppn, persistent, degree, offnode): ''"},
+         "t.rules:1:11: unknown key (known: " KNOWN_KEYS "): ''"},
         {"alltoallv comm_size=2 comm_size=3 pmpi", "t.rules:1:23: key given twice: 'comm_size'"},
         {"alltoallv ppn=* nodes=1 ppn=* pmpi", "t.rules:1:25: key given twice: 'ppn'"},
         {"alltoallv comm_size 2-4 pmpi",
@@ -408,7 +410,7 @@ static const malformed bad_conditions[] = {
         {"alltoallv comm_size=- pmpi",
          "t.rules:1:21: bad range (expected *, a, a-b, a- or -b): '-'"},
         {"alltoallv\tcomm_size=2\t\tfoo=1 pmpi",
-         "t.rules:1:24: unknown key (known: comm_size, msg_size, nodes, ppn, persistent, degree, offnode): 'foo'"},
+         "t.rules:1:24: unknown key (known: " KNOWN_KEYS "): 'foo'"},
 };
 
 /* persistent: a condition of the nonblocking collectives only, 0 or 1. */
@@ -463,6 +465,8 @@ static void test_parse_graph_keys(void **state)
                  "ineighbor_alltoall): 'offnode=5'");
     expect_error("neighbor_alltoallv offnode=101- pmpi",
                  "t.rules:1:20: offnode is a percentage, 0-100: 'offnode=101-'");
+    expect_error("neighbor_alltoallv offnode=50-200 pmpi",
+                 "t.rules:1:20: offnode is a percentage, 0-100: 'offnode=50-200'");
 }
 
 static void test_malformed_conditions(void **state)
@@ -584,8 +588,7 @@ static void test_every_error_reported(void **state)
     assert_int_equal(ct_rules_parse_report(text, "t.rules", &rs, collect, &c), 3);
     assert_int_equal(c.count, 3);
     assert_string_equal(c.msgs[0], "t.rules:1:21: empty range (4 > 2): '4-2'");
-    assert_string_equal(c.msgs[1], "t.rules:4:11: unknown key (known: comm_size, msg_size, "
-                                   "nodes, ppn, persistent, degree, offnode): 'bogus'");
+    assert_string_equal(c.msgs[1], "t.rules:4:11: unknown key (known: " KNOWN_KEYS "): 'bogus'");
     assert_string_equal(c.msgs[2], "t.rules:6:1: missing algorithm spec: 'alltoallv'");
     assert_int_equal(rs.count, 0);
     assert_null(rs.rules);
