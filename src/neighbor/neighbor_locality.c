@@ -494,7 +494,7 @@ typedef struct call {
     int tag;   /* a request's one tag, or -1: a tag per kind (the blocking call) */
     long large; /* blocks of at least this many bytes go directly (0: none) */
     int stage; /* the stage whose messages are in flight (requests) */
-    int sized; /* a persistent request whose first start told the sizes: its
+    int sized; /* a persistent request one of whose starts completed: its
                   sizes and layout hold for every later start */
     int from;  /* the requests that stage waits for: reqs[from .. nreqs) */
     int64_t *csizes;   /* [chunk.n] this rank's chunks */
