@@ -340,7 +340,7 @@ static int start_choice(ct_ctx *ctx, const ct_choice *ch, const ct_decide_input 
     struct ct_learner *learner = a->persistent ? ch->turn.learner : NULL; /* ours to free */
     if (learner == NULL && ch->alg->build.alltoallv == NULL) /* pmpi, under the statistics */
         return ch->alg->run.alltoallv(a, ctx, ch->params);
-    const int tag = ct_ctx_nbc_tag(ctx); /* first: every rank counts the call */
+    const int tag = ct_ctx_nbc_tag(ctx, a->persistent); /* first: every rank counts it */
     CT_CALL(ct_request_new(ctx, a->comm, a->persistent, &r));
     CT_CALL(request_args(r, a, ctx->size, &b));
     b.msg_size = in->have_facts ? in->facts.msg_size : -1;

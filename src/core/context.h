@@ -130,9 +130,10 @@ typedef struct ct_ctx {
      * communicator freed while one is pending keeps its private
      * communicator until the last is freed (orphaned: freed meanwhile). */
     int holds, orphaned;
-    /* Nonblocking and persistent calls started on it, every rank alike (in
-     * the order of the calls, which MPI makes the same on every rank). */
-    unsigned nbc_calls;
+    /* Nonblocking calls started on it, and persistent calls made (their
+     * inits), every rank alike (in the order of the calls, which MPI makes
+     * the same on every rank). */
+    unsigned nbc_calls, persistent_calls;
 } ct_ctx;
 
 /* Returns the context of comm, creating it (collectively) on first use. */
@@ -161,9 +162,15 @@ void ct_ctx_unhold(ct_ctx *ctx);
 /* Has the application freed its communicator (a request still holds it)? */
 int ct_ctx_orphaned(ct_ctx *ctx);
 
-/* The tag of the next nonblocking or persistent call's messages on ctx. */
-static inline int ct_ctx_nbc_tag(ct_ctx *ctx)
+/* The tag of the next nonblocking or persistent call's messages on ctx. A
+ * persistent request keeps its tag for life, so the persistent calls count
+ * in a range of their own: a request that outlives any number of
+ * nonblocking calls never meets one of them on its tag (16384 calls after
+ * it, it would if they shared one count). */
+static inline int ct_ctx_nbc_tag(ct_ctx *ctx, int persistent)
 {
+    if (persistent)
+        return CT_TAG_PERSISTENT + (int)(ctx->persistent_calls++ % CT_TAG_PERSISTENT_SPAN);
     return CT_TAG_NBC + (int)(ctx->nbc_calls++ % CT_TAG_NBC_SPAN);
 }
 

@@ -42,7 +42,11 @@ enum {
      * CT_TAG_NBC up, the calls of a communicator counted modulo
      * CT_TAG_NBC_SPAN (ct_ctx_nbc_tag; below MPI's least MPI_TAG_UB, 32767) */
     CT_TAG_NBC = 8192,
-    CT_TAG_NBC_SPAN = 16384
+    CT_TAG_NBC_SPAN = 16384,
+    /* The persistent calls: one tag per request, for its life, counted
+     * apart (8192 requests of a communicator before one repeats) */
+    CT_TAG_PERSISTENT = CT_TAG_NBC + CT_TAG_NBC_SPAN,
+    CT_TAG_PERSISTENT_SPAN = 32768 - CT_TAG_PERSISTENT
 };
 
 /*

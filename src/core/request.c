@@ -339,7 +339,7 @@ int ct_request_open(ct_ctx *ctx, MPI_Comm user_comm, int persistent, MPI_Datatyp
                     MPI_Datatype *recvtype, ct_request **out)
 {
     int rc;
-    const int tag = ct_ctx_nbc_tag(ctx); /* first: every rank counts the call */
+    const int tag = ct_ctx_nbc_tag(ctx, persistent); /* first: every rank counts the call */
     CT_CALL(ct_request_new(ctx, user_comm, persistent, out));
     CT_CALL(ct_request_type(*out, *sendtype, sendtype));
     CT_CALL(ct_request_type(*out, *recvtype, recvtype));

@@ -111,6 +111,14 @@ persistent_apart() {
         { cat "$tmp/out"; echo "the persistent call was not decided by rule 1"; return 1; }
 }
 check_run "nbc P=3 persistent=1 after nonblocking calls forwarded" persistent_apart
+# A persistent request that outlives 16383 nonblocking calls on its
+# communicator, started beside the next one (test_req_persistent_tags): by a
+# schedule of rounds where the library has the progress hook, so messages
+# of the two calls would cross if they shared a tag.
+if [ "$MPI_IMPL" = openmpi ]; then wrap_alg=pairwise; else wrap_alg=linear; fi
+check_run "nbc P=4 a persistent request beside the 16384th nonblocking call ($wrap_alg)" \
+    with_env COLTUNE_IALLTOALLV=$wrap_alg COLTUNE_FALLBACK=error TEST_TAG_WRAP=1 -- \
+    run_mpi 4 "$prog"
 # A persistent request learns under COLTUNE_ADAPT=1 (unpaced, 300 calls in
 # rounds): every start's result checked; the learner decides, and
 # COLTUNE_ADAPT_OUT has its rule, with persistent=1.

@@ -906,9 +906,72 @@ static void test_persistent_learns(void **state)
 #endif
 }
 
+/*
+ * TEST_TAG_WRAP=1 (nbc.sh): a persistent request that outlives 16383
+ * nonblocking calls on its communicator, then starts beside the next one:
+ * coltune counts its nonblocking calls' tags modulo 16384, so that call's
+ * tag would be the request's if the persistent calls shared the count.
+ * Both results must equal PMPI_'s.
+ */
+static void test_req_persistent_tags(void **state)
+{
+    (void)state;
+#ifndef ALLTOALLV_INIT
+    th_skip("the MPI library has no persistent collectives (MPI 4 or Open MPI's MPIX_)");
+#else
+    const int P = th_size(), me = th_rank();
+    int *cnt = malloc((size_t)P * sizeof(int)), *dsp = malloc((size_t)P * sizeof(int));
+    int *sp = malloc((size_t)P * sizeof(int)), *rp = malloc((size_t)P * sizeof(int));
+    int *sn = malloc((size_t)P * sizeof(int)), *rn = malloc((size_t)P * sizeof(int));
+    int *ref = malloc((size_t)P * sizeof(int)), ok = 1;
+    MPI_Request reqs[2];
+    MPI_Comm c;
+    assert_true(cnt && dsp && sp && rp && sn && rn && ref);
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    for (int j = 0; j < P; j++) {
+        cnt[j] = 1;
+        dsp[j] = j;
+        sp[j] = 1000000 + me * 1000 + j; /* the persistent call's data */
+        sn[j] = 2000000 + me * 1000 + j; /* the nonblocking call's */
+    }
+    assert_int_equal(ALLTOALLV_INIT(sp, cnt, dsp, MPI_INT, rp, cnt, dsp, MPI_INT, c,
+                                    MPI_INFO_NULL, &reqs[0]),
+                     MPI_SUCCESS);
+    for (int k = 0; k < 16383; k++) {
+        assert_int_equal(MPI_Ialltoallv(sn, cnt, dsp, MPI_INT, rn, cnt, dsp, MPI_INT, c, &reqs[1]),
+                         MPI_SUCCESS);
+        assert_int_equal(MPI_Wait(&reqs[1], MPI_STATUS_IGNORE), MPI_SUCCESS);
+    }
+    assert_int_equal(MPI_Start(&reqs[0]), MPI_SUCCESS);
+    assert_int_equal(MPI_Ialltoallv(sn, cnt, dsp, MPI_INT, rn, cnt, dsp, MPI_INT, c, &reqs[1]),
+                     MPI_SUCCESS);
+    assert_int_equal(MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    PMPI_Alltoallv(sp, cnt, dsp, MPI_INT, ref, cnt, dsp, MPI_INT, MPI_COMM_WORLD);
+    ok &= th_same_bytes(rp, ref, (size_t)P * sizeof(int), "the persistent call");
+    PMPI_Alltoallv(sn, cnt, dsp, MPI_INT, ref, cnt, dsp, MPI_INT, MPI_COMM_WORLD);
+    ok &= th_same_bytes(rn, ref, (size_t)P * sizeof(int), "the nonblocking call beside it");
+    MPI_Request_free(&reqs[0]);
+    MPI_Comm_free(&c);
+    free(cnt);
+    free(dsp);
+    free(sp);
+    free(rp);
+    free(sn);
+    free(rn);
+    free(ref);
+    assert_true(th_all(ok, MPI_COMM_WORLD));
+#endif
+}
+
 int main(int argc, char **argv)
 {
     th_init(&argc, &argv);
+    if (getenv("TEST_TAG_WRAP") != NULL) {
+        struct CMUnitTest only[] = {cmocka_unit_test(test_req_persistent_tags)};
+        const int failed = th_run("nbc", only, 1);
+        MPI_Finalize();
+        return failed ? 1 : 0;
+    }
     struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_algorithm), cmocka_unit_test(test_large_blocks),
         cmocka_unit_test(test_req_completion_calls),
