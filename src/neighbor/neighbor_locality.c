@@ -27,11 +27,14 @@
  * A call, on bytes (CT_A_BYTES: the driver packs non-contiguous types):
  *   1. sizes, inside the node: each rank tells each aggregator the bytes of
  *      its chunks (its messages to one node) and each receiver the bytes of
- *      each message it expects from the nodes that receiver serves: the
- *      receiver then knows how its aggregates split without any size
- *      crossing a node. Messages within the node are posted too;
- *   2. the chunks to the aggregators (which receive them in place in the
- *      aggregates), and the receivers post the aggregates' receives;
+ *      each message it expects from the nodes that receiver serves, in one
+ *      message per pair of ranks: the receiver then knows how its
+ *      aggregates split without any size crossing a node. Messages within
+ *      the node are posted too, and so are the chunks: they travel with
+ *      their sizes, not after them, and wait at their aggregator for its
+ *      receives (so the sizes cost no round of their own);
+ *   2. the aggregators receive the chunks in place in the aggregates, and
+ *      the receivers post the aggregates' receives;
  *   3. the aggregates, one message per node pair;
  *   4. the receivers' parts to the ranks of their node, unpacked into the
  *      receive blocks.
@@ -51,17 +54,17 @@
  * nonblocking and persistent forms run the same stages as one step of a
  * request (core/sched.h): the start posts stage 1, each test or wait that
  * finds a stage's messages complete posts the next, the last unpacks. What
- * moves when: at the start, the sizes and the messages inside the node;
- * during progress, the chunks, the aggregates and the parts; at completion,
+ * moves when: at the start, the sizes, the chunks and the messages inside
+ * the node; during progress, the aggregates and the parts; at completion,
  * the parts unpacked into the receive blocks. A request's messages all carry
  * its own tag (several may be in flight on a communicator): between two
- * ranks both sides post the kinds in the same order (local, chunk sizes,
- * message sizes, chunks, aggregates, parts), so they match as the tags of
+ * ranks both sides post the kinds in the same order (local, sizes, chunks,
+ * aggregates, parts), so they match as the tags of
  * the blocking call make them. Its memory is its own; a persistent
  * request's is made at its first start and reused, and so are its sizes:
  * the counts are the same at every start (bound at init), so the sizes are
- * told once, at the first start, and a later start posts its chunks at once
- * (two rounds inside the node then, not three, before the aggregates).
+ * told once, at the first start, and a later start posts the aggregators'
+ * receives at once.
  */
 #include "neighbor/nbr_graph.h"
 #include "core/copy.h"
@@ -73,13 +76,12 @@
 /* One tag per kind of message: between two ranks, the messages of one
  * kind match in the order both post them. */
 enum {
-    TAG_CHUNK_SIZES = CT_TAG_NEIGHBOR,
-    TAG_MSG_SIZES = CT_TAG_NEIGHBOR + 1,
-    TAG_CHUNK = CT_TAG_NEIGHBOR + 2,
-    TAG_AGGREGATE = CT_TAG_NEIGHBOR + 3,
-    TAG_PART = CT_TAG_NEIGHBOR + 4,
-    TAG_DIRECT = CT_TAG_NEIGHBOR + 5, /* inside the node, and large blocks */
-    TAG_PLAN = CT_TAG_NEIGHBOR + 6
+    TAG_SIZES = CT_TAG_NEIGHBOR,
+    TAG_CHUNK = CT_TAG_NEIGHBOR + 1,
+    TAG_AGGREGATE = CT_TAG_NEIGHBOR + 2,
+    TAG_PART = CT_TAG_NEIGHBOR + 3,
+    TAG_DIRECT = CT_TAG_NEIGHBOR + 4, /* inside the node, and large blocks */
+    TAG_PLAN = CT_TAG_NEIGHBOR + 5
 };
 
 /* A list of groups: group g is items[first[g] .. first[g + 1]). */
@@ -108,16 +110,17 @@ typedef struct plan {
      * index of this rank's own chunk among its chunks (-1 for the others). */
     groups agg;
     int *contrib, *chunk_at, *own;
-    /* The sizes messages it receives: from each rank of its node (by rank;
-     * itself included), asz.first into asizes. */
+    /* The chunk sizes it hears: from each rank of its node (by rank; itself
+     * included), asz.first into asizes. */
     groups asz;
     /* As a receiver: one group per source node (ascending), peer the
      * aggregator there; msg_at[] each message's place in rsizes, by origin,
      * destination, edge; msg_dest[] its destination's index in rsz. */
     groups src;
     int *msg_at, *msg_dest;
-    /* The sizes messages it receives: from each rank of its node that
-     * expects messages of the nodes it serves (by rank; itself included). */
+    /* The message sizes it hears: from each rank of its node (by rank;
+     * itself included), the messages that rank expects of the nodes this one
+     * serves, rsz.first into rsizes. */
     groups rsz;
     int n_asizes, n_rsizes, n_msgs;
     int max_reqs;
@@ -501,12 +504,15 @@ typedef struct call {
     int64_t *msizes;   /* [in] the messages it expects through each receiver */
     int64_t *asizes;   /* [n_asizes] the chunks it aggregates */
     int64_t *rsizes;   /* [n_rsizes] the messages it receives as a receiver */
+    int64_t *tell;     /* [chunk.n + in] csizes and msizes, by the rank told */
+    int64_t *heard;    /* [n_asizes + n_rsizes] what each rank of the node told */
     int64_t *part_off; /* [n_rsizes] each one's place in its destination's part */
     int64_t *msg_off;  /* [n_msgs] each one's place among the aggregates received */
     int64_t *chunk_off, *agg_off, *ragg_off, *part_base, *piece_off;
-    char *chunks, *aggs, *raggs, *parts, *pieces;
+    char *chunks; /* with the sizes: known at stage 1 */
+    char *aggs, *raggs, *parts, *pieces;
     MPI_Request *reqs;
-    int nreqs, nlocal;
+    int nreqs;
     /* A request's own memory (the blocking call uses the context's) */
     ct_neighbor_args args;
     int64_t *own_sizes;
@@ -591,22 +597,37 @@ static int64_t *carve(int64_t **at, size_t n)
     return p;
 }
 
-/* The call's sizes and offsets, carved out of one buffer of the context;
- * this rank's own chunks and expected messages. */
+/* The bytes of chunk ch. */
+static int64_t chunk_bytes(const call *c, int ch)
+{
+    int64_t b = 0;
+    for (int i = c->p->chunk.first[ch]; i < c->p->chunk.first[ch + 1]; i++)
+        b += send_agg(c, c->p->out[i]);
+    return b;
+}
+
+/* The call's sizes and offsets, and the chunks this rank sends (the
+ * bytes it knows alone), carved out of one buffer of the context; this
+ * rank's own chunks and expected messages. */
 static int call_sizes(call *c)
 {
     const plan *p = c->p;
     const int nm = p->part.first[p->part.n];
-    const size_t n = (size_t)p->chunk.n + (size_t)nm + (size_t)p->n_asizes +
-                     2 * (size_t)p->n_rsizes + (size_t)p->n_msgs + (size_t)p->chunk.n +
+    int64_t chunks = 0;
+    for (int ch = 0; ch < p->chunk.n; ch++)
+        if (p->chunk.peer[ch] != c->ctx->rank)
+            chunks += chunk_bytes(c, ch);
+    const size_t chunk_slots = ((size_t)chunks + sizeof(int64_t) - 1) / sizeof(int64_t);
+    const size_t n = 2 * ((size_t)p->chunk.n + (size_t)nm + (size_t)p->n_asizes) +
+                     3 * (size_t)p->n_rsizes + (size_t)p->n_msgs + (size_t)p->chunk.n +
                      (size_t)p->n_asizes + (size_t)p->src.n + (size_t)p->rsz.n +
-                     (size_t)p->part.n + 5;
+                     (size_t)p->part.n + 5 + chunk_slots;
     int64_t *z;
     if (c->tag < 0) {
         z = ct_ctx_buffer(c->ctx, &buf_sizes, n * sizeof(int64_t));
         c->reqs = ct_ctx_requests(c->ctx, p->max_reqs);
         c->ctx->call_extra += n * sizeof(int64_t);
-    } else { /* a request: made at its first start */
+    } else { /* a request: made at its first start (its counts do not change) */
         if (c->own_sizes == NULL)
             c->own_sizes = malloc(n * sizeof(int64_t));
         if (c->own_reqs == NULL)
@@ -620,6 +641,8 @@ static int call_sizes(call *c)
     c->msizes = carve(&z, (size_t)nm);
     c->asizes = carve(&z, (size_t)p->n_asizes);
     c->rsizes = carve(&z, (size_t)p->n_rsizes);
+    c->tell = carve(&z, (size_t)p->chunk.n + (size_t)nm);
+    c->heard = carve(&z, (size_t)p->n_asizes + (size_t)p->n_rsizes);
     c->part_off = carve(&z, (size_t)p->n_rsizes);
     c->msg_off = carve(&z, (size_t)p->n_msgs);
     c->chunk_off = carve(&z, (size_t)p->chunk.n + 1);
@@ -627,38 +650,90 @@ static int call_sizes(call *c)
     c->ragg_off = carve(&z, (size_t)p->src.n + 1);
     c->part_base = carve(&z, (size_t)p->rsz.n + 1);
     c->piece_off = carve(&z, (size_t)p->part.n + 1);
+    c->chunks = (char *)carve(&z, chunk_slots);
+    chunks = 0;
     for (int ch = 0; ch < p->chunk.n; ch++) {
-        int64_t b = 0;
-        for (int i = p->chunk.first[ch]; i < p->chunk.first[ch + 1]; i++)
-            b += send_agg(c, p->out[i]);
-        c->csizes[ch] = b;
+        c->csizes[ch] = chunk_bytes(c, ch);
+        c->chunk_off[ch] = chunks;
+        chunks += p->chunk.peer[ch] != c->ctx->rank ? c->csizes[ch] : 0;
     }
     for (int i = 0; i < nm; i++)
         c->msizes[i] = recv_agg(c, p->in[i]);
     return MPI_SUCCESS;
 }
 
-/* n sizes from vec to peer of this node, or in place when it is this rank. */
-static int tell_sizes(call *c, int peer, const int64_t *vec, int n, int tag, const groups *land,
-                      int64_t *landing)
+/* The sizes, one message each way between two ranks x, y of the node: x
+ * tells y the sizes of its chunks that y aggregates, then those of the
+ * messages it expects through y as a receiver. What node rank i told lands
+ * in heard at asz.first[i] + rsz.first[i] (then spread, spread_sizes). */
+static int exchange_sizes(call *c)
 {
-    if (n == 0)
-        return MPI_SUCCESS;
-    if (peer == c->ctx->rank) {
-        memcpy(landing + land->first[c->p->self], vec, (size_t)n * sizeof *vec);
-        return MPI_SUCCESS;
+    int rc = MPI_SUCCESS, ch = 0, q = 0, told = 0;
+    const plan *p = c->p;
+    for (int i = 0; i < p->asz.n; i++) {
+        const int y = p->asz.peer[i];
+        const int at = p->asz.first[i] + p->rsz.first[i];
+        const int hn = p->asz.first[i + 1] - p->asz.first[i] + p->rsz.first[i + 1] -
+                       p->rsz.first[i];
+        int64_t *tell = c->tell + told;
+        int n = 0;
+        /* chunks by aggregator and parts by receiver, both by rank (plan_own) */
+        for (; ch < p->chunk.n && p->chunk.peer[ch] == y; ch++)
+            tell[n++] = c->csizes[ch];
+        if (q < p->part.n && p->part.peer[q] == y) {
+            for (int m = p->part.first[q]; m < p->part.first[q + 1]; m++)
+                tell[n++] = c->msizes[m];
+            q++;
+        }
+        told += n;
+        if (y == c->ctx->rank) {
+            memcpy(c->heard + at, tell, (size_t)n * sizeof *tell);
+            continue;
+        }
+        if (hn > 0)
+            CT_CALL(post(c, 0, c->heard + at, hn, MPI_INT64_T, y, TAG_SIZES));
+        if (n > 0)
+            CT_CALL(post(c, 1, tell, n, MPI_INT64_T, y, TAG_SIZES));
     }
-    return post(c, 1, vec, n, MPI_INT64_T, peer, tag);
+out:
+    return rc;
 }
 
-/* Receives the sizes the other ranks of the node tell this one. */
-static int hear_sizes(call *c, const groups *land, int64_t *landing, int tag)
+/* What the ranks of the node told, spread into asizes and rsizes. */
+static void spread_sizes(call *c)
+{
+    const plan *p = c->p;
+    for (int i = 0; i < p->asz.n; i++) {
+        const int at = p->asz.first[i] + p->rsz.first[i];
+        const int na = p->asz.first[i + 1] - p->asz.first[i];
+        memcpy(c->asizes + p->asz.first[i], c->heard + at, (size_t)na * sizeof(int64_t));
+        memcpy(c->rsizes + p->rsz.first[i], c->heard + at + na,
+               (size_t)(p->rsz.first[i + 1] - p->rsz.first[i]) * sizeof(int64_t));
+    }
+}
+
+/* Moves the request just posted before the stage's: it completes at the end
+ * of the call, with the messages inside the node. */
+static void complete_at_end(call *c)
+{
+    const MPI_Request r = c->reqs[c->nreqs - 1];
+    c->reqs[c->nreqs - 1] = c->reqs[c->from];
+    c->reqs[c->from++] = r;
+}
+
+/* This rank's chunks to their aggregators (its own chunks, where it is the
+ * aggregator, are packed in place at stage 2). */
+static int post_chunks(call *c)
 {
     int rc = MPI_SUCCESS;
-    for (int i = 0; i < land->n; i++) {
-        const int n = land->first[i + 1] - land->first[i];
-        if (n > 0 && i != c->p->self)
-            CT_CALL(post(c, 0, landing + land->first[i], n, MPI_INT64_T, land->peer[i], tag));
+    const plan *p = c->p;
+    for (int ch = 0; ch < p->chunk.n; ch++) {
+        if (p->chunk.peer[ch] == c->ctx->rank || c->csizes[ch] == 0)
+            continue;
+        pack_chunk(c, ch, c->chunks + c->chunk_off[ch]);
+        CT_CALL(post(c, 1, c->chunks + c->chunk_off[ch], c->csizes[ch], MPI_BYTE,
+                     p->chunk.peer[ch], TAG_CHUNK));
+        complete_at_end(c);
     }
 out:
     return rc;
@@ -666,11 +741,12 @@ out:
 
 /* Stage 1: the call's sizes; the messages inside the node and the large
  * blocks, posted; the sizes to the aggregators and receivers of the node,
- * posted. */
+ * posted; the chunks, packed and posted behind their sizes. The stage
+ * waits for the sizes alone: a chunk's send completes at the end of the
+ * call (its aggregator receives it at stage 2, once it knows its size). */
 static int stage_sizes(call *c)
 {
     int rc;
-    const plan *p = c->p;
     const ct_nbr_graph *g = c->g;
     const int *node_of = c->ctx->topo.node_of, node = c->ctx->topo.node;
     c->nreqs = 0;
@@ -688,25 +764,13 @@ static int stage_sizes(call *c)
         if (d != MPI_PROC_NULL && n > 0 && (node_of[d] == node || goes_direct(c, n)))
             CT_CALL(post(c, 1, send_at(c, k), n, MPI_BYTE, d, TAG_DIRECT));
     }
-    c->nlocal = c->nreqs;
-    c->from = c->nlocal; /* the sizes: the messages inside the node complete at the end */
+    c->from = c->nreqs; /* the sizes: the messages inside the node complete at the end */
     if (c->sized)
-        return MPI_SUCCESS;
-    CT_CALL(hear_sizes(c, &p->asz, c->asizes, TAG_CHUNK_SIZES));
-    CT_CALL(hear_sizes(c, &p->rsz, c->rsizes, TAG_MSG_SIZES));
-    /* the chunks of one aggregator are consecutive (plan_own) */
-    for (int ch = 0; ch < p->chunk.n;) {
-        int end = ch + 1;
-        while (end < p->chunk.n && p->chunk.peer[end] == p->chunk.peer[ch])
-            end++;
-        CT_CALL(tell_sizes(c, p->chunk.peer[ch], c->csizes + ch, end - ch, TAG_CHUNK_SIZES,
-                           &p->asz, c->asizes));
-        ch = end;
-    }
-    for (int q = 0; q < p->part.n; q++)
-        CT_CALL(tell_sizes(c, p->part.peer[q], c->msizes + p->part.first[q],
-                           p->part.first[q + 1] - p->part.first[q], TAG_MSG_SIZES, &p->rsz,
-                           c->rsizes));
+        return post_chunks(c);
+    CT_CALL(exchange_sizes(c));
+    /* a request's one tag: between two ranks the chunks follow the sizes,
+     * as the aggregator posts their receives */
+    CT_CALL(post_chunks(c));
 out:
     return rc;
 }
@@ -717,11 +781,7 @@ static int call_layout(call *c)
 {
     const plan *p = c->p;
     const int me = c->ctx->rank;
-    int64_t chunks = 0, aggs = 0, raggs = 0, parts = 0, pieces = 0;
-    for (int ch = 0; ch < p->chunk.n; ch++) {
-        c->chunk_off[ch] = chunks;
-        chunks += p->chunk.peer[ch] != me ? c->csizes[ch] : 0;
-    }
+    int64_t aggs = 0, raggs = 0, parts = 0, pieces = 0;
     /* an aggregate: its chunks by origin (agg_off per chunk, in agg order) */
     for (int i = 0; i < p->n_asizes; i++) {
         c->agg_off[i] = aggs;
@@ -750,9 +810,8 @@ static int call_layout(call *c)
         if (p->part.peer[q] != me)
             pieces += sum(c->msizes, p->part.first[q], p->part.first[q + 1]);
     }
-    const size_t total = CT_ALIGN_UP((size_t)chunks) + CT_ALIGN_UP((size_t)aggs) +
-                         CT_ALIGN_UP((size_t)raggs) + CT_ALIGN_UP((size_t)parts) +
-                         CT_ALIGN_UP((size_t)pieces);
+    const size_t total = CT_ALIGN_UP((size_t)aggs) + CT_ALIGN_UP((size_t)raggs) +
+                         CT_ALIGN_UP((size_t)parts) + CT_ALIGN_UP((size_t)pieces);
     /* a call without bytes to stage still has a base (one byte) */
     const size_t want = total > 0 ? total : 1;
     char *mem;
@@ -769,24 +828,24 @@ static int call_layout(call *c)
     }
     if (mem == NULL)
         return MPI_ERR_NO_MEM;
-    c->chunks = mem;
-    c->aggs = c->chunks + CT_ALIGN_UP((size_t)chunks);
+    c->aggs = mem;
     c->raggs = c->aggs + CT_ALIGN_UP((size_t)aggs);
     c->parts = c->raggs + CT_ALIGN_UP((size_t)raggs);
     c->pieces = c->parts + CT_ALIGN_UP((size_t)parts);
     return MPI_SUCCESS;
 }
 
-/* Stage 2: where everything goes (call_layout), then the chunks to their
- * aggregators, which receive them in place in their aggregates (this rank's
- * own chunks are packed there). */
+/* Stage 2: where everything goes (call_layout), then the aggregators
+ * receive the chunks in place in their aggregates (this rank's own chunks
+ * are packed there). */
 static int stage_chunks(call *c)
 {
     int rc;
     const plan *p = c->p;
-    const int me = c->ctx->rank;
-    if (!c->sized)
+    if (!c->sized) {
+        spread_sizes(c);
         CT_CALL(call_layout(c));
+    }
     c->from = c->nreqs;
     for (int i = 0; i < p->n_asizes; i++) {
         const int64_t n = c->agg_off[i + 1] - c->agg_off[i];
@@ -794,13 +853,6 @@ static int stage_chunks(call *c)
             pack_chunk(c, p->own[i], c->aggs + c->agg_off[i]);
         else if (n > 0)
             CT_CALL(post(c, 0, c->aggs + c->agg_off[i], n, MPI_BYTE, p->contrib[i], TAG_CHUNK));
-    }
-    for (int ch = 0; ch < p->chunk.n; ch++) {
-        if (p->chunk.peer[ch] == me || c->csizes[ch] == 0)
-            continue;
-        pack_chunk(c, ch, c->chunks + c->chunk_off[ch]);
-        CT_CALL(post(c, 1, c->chunks + c->chunk_off[ch], c->csizes[ch], MPI_BYTE,
-                     p->chunk.peer[ch], TAG_CHUNK));
     }
 out:
     return rc;
@@ -970,7 +1022,7 @@ static int step_start(void *state)
     const int rc = stages[0](c);
     if (rc != MPI_SUCCESS || !c->sized)
         return rc;
-    int done; /* sizes known: the chunks go at once (nothing to wait for) */
+    int done; /* sizes known: the chunks' receives go at once (nothing to wait for) */
     return step_advance(c, 0, &done);
 }
 
