@@ -216,26 +216,25 @@ static long int_offsets_limit(ct_coll coll, const ct_shape *e)
 }
 
 /* The graph a query names (--degree, --offnode), NULL when not given. */
-static const long *query_graph(const check_query *q, long graph[2])
+static const ct_graph_facts *query_graph(const check_query *q, ct_graph_facts *graph)
 {
     if (q->degree < 0)
         return NULL;
-    graph[0] = q->degree;
-    graph[1] = q->offnode;
+    *graph = (ct_graph_facts){q->degree, q->offnode};
     return graph;
 }
 
 static void decide_at(const ct_config *cfg, const check_query *q, ct_coll coll, int persistent,
                       const ct_shape *e, const ct_topo *topo, long msg_size, outcome *out)
 {
-    long graph[2];
+    ct_graph_facts graph;
     memset(out, 0, sizeof *out);
     /* Contiguous datatypes; offsets as int_offsets_limit() describes. */
     const ct_call_facts facts = {msg_size,
                                  msg_size >= int_offsets_limit(coll, e) ? CT_R_INT_OFFSETS : 0,
                                  0 /* host memory */};
     const ct_decide_trace trace = {record_skip, out};
-    out->rc = ct_decide_offline(cfg, coll, e, topo, &facts, persistent, query_graph(q, graph),
+    out->rc = ct_decide_offline(cfg, coll, e, topo, &facts, persistent, query_graph(q, &graph),
                                 &trace, &out->choice, &out->used_msg_size);
     out->empty = ct_decide_is_empty(coll, msg_size);
 }

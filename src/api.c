@@ -514,8 +514,7 @@ CT_EXPORT int coltune_decision(MPI_Comm comm, const char *collective, MPI_Count 
     if (rc == MPI_SUCCESS) {
         /* a neighbourhood's graph once a call has read it (local) */
         const ct_nbr_graph *g = ct_coll_neighbor(coll) ? ct_nbr_graph_find(ctx) : NULL;
-        const long graph[2] = {g != NULL ? g->degree : 0, g != NULL ? g->offnode : 0};
-        rc = ct_decide_query(ctx, coll, (long)msg_size, g != NULL ? graph : NULL, &choice);
+        rc = ct_decide_query(ctx, coll, (long)msg_size, g != NULL ? &g->facts : NULL, &choice);
     }
     if (rc != MPI_SUCCESS)
         return ct_shim_return(comm, rc);

@@ -166,13 +166,13 @@ static int graph_create(ct_ctx *ctx, void *arg, void **obj)
     }
     g->library_order = all[0] || all[1];
     if (!all[0]) { /* else every rank keeps unreadable's 0 and 0, as the failed one */
-        g->degree = (all[2] + ctx->size / 2) / ctx->size;
-        g->offnode = all[2] ? (100 * all[3] + all[2] / 2) / all[2] : 0;
+        g->facts.degree = (all[2] + ctx->size / 2) / ctx->size;
+        g->facts.offnode = all[2] ? (100 * all[3] + all[2] / 2) / all[2] : 0;
     }
     if (ct_settings_get()->verbose && ctx->decide_rank == 0)
         ct_log("neighbourhood of %s#%d: degree=%ld offnode=%ld (%ld edges, %ld between "
-               "nodes)%s", ctx->name, ctx->serial, g->degree, g->offnode, all[2], all[3],
-               g->library_order ? "; repeated edges: its calls go to the MPI library" : "");
+               "nodes)%s", ctx->name, ctx->serial, g->facts.degree, g->facts.offnode, all[2],
+               all[3], g->library_order ? "; repeated edges: its calls go to the MPI library" : "");
     *obj = g;
 out:
     return rc;

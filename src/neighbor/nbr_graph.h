@@ -16,6 +16,7 @@
 #define CT_NBR_GRAPH_H
 
 #include "algorithms.h"
+#include "select/rules.h"
 
 typedef struct ct_nbr_graph {
     int kind;                 /* MPI_DIST_GRAPH, MPI_GRAPH or MPI_CART */
@@ -36,7 +37,7 @@ typedef struct ct_nbr_graph {
      * read: the destinations per rank, MPI_PROC_NULL aside (the mean over
      * the ranks, rounded), and the percentage of those edges that join two
      * nodes (rounded; 0 without edges). */
-    long degree, offnode;
+    ct_graph_facts facts;
 } ct_nbr_graph;
 
 /* The neighbourhood of ctx's communicator, read at the first use (then

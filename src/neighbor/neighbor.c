@@ -188,14 +188,12 @@ static int forward(const void *args)
  * collectively); 0 and 0 without a topology, or where it could not be read:
  * the call goes on, and args_usable forwards it to the MPI library, as it
  * did before rules named the graph. */
-static int graph_facts(ct_ctx *ctx, long *degree, long *offnode)
+static void graph_facts(ct_ctx *ctx, ct_graph_facts *out)
 {
     const ct_nbr_graph *g = NULL;
     if (ct_nbr_graph_get(ctx, &g) != MPI_SUCCESS)
         g = NULL;
-    *degree = g != NULL ? g->degree : 0;
-    *offnode = g != NULL ? g->offnode : 0;
-    return MPI_SUCCESS;
+    *out = g != NULL ? g->facts : (ct_graph_facts){0, 0};
 }
 
 static const ct_driver driver = {forward, args_usable, run_choice, bytes_sent};

@@ -268,6 +268,20 @@ static int call_msg_size(decision *d, long *msg_size)
     return rc;
 }
 
+#define KEY(k) (1u << (k))
+#define SHAPE_KEYS (KEY(CT_KEY_COMM_SIZE) | KEY(CT_KEY_NODES) | KEY(CT_KEY_PPN) | \
+                    KEY(CT_KEY_PERSISTENT))
+#define GRAPH_KEYS (KEY(CT_KEY_DEGREE) | KEY(CT_KEY_OFFNODE))
+
+/* Do r's conditions on the keys of mask hold for values? */
+static int keys_match(const ct_rule *r, unsigned mask, const long values[CT_KEY_COUNT])
+{
+    for (int k = 0; k < CT_KEY_COUNT; k++)
+        if ((r->key_mask & mask & KEY(k)) && !ct_range_contains(r->range[k], values[k]))
+            return 0;
+    return 1;
+}
+
 /* Do r's conditions on P, nodes, ppn and persistence hold (msg_size and the
  * graph aside)? */
 static int shape_matches(const ct_rule *r, const ct_shape *env, const ct_topo *topo,
@@ -279,34 +293,25 @@ static int shape_matches(const ct_rule *r, const ct_shape *env, const ct_topo *t
         [CT_KEY_PPN] = topo->Q,
         [CT_KEY_PERSISTENT] = call->persistent,
     };
-    for (int k = 0; k < CT_KEY_COUNT; k++)
-        if (k != CT_KEY_MSG_SIZE && k != CT_KEY_DEGREE && k != CT_KEY_OFFNODE &&
-            (r->key_mask & (1u << k)) && !ct_range_contains(r->range[k], values[k]))
-            return 0;
-    return 1;
+    return keys_match(r, SHAPE_KEYS, values);
 }
 
 /* Do r's conditions on the neighbourhood's graph hold? Reads the graph's
  * facts when r names them and they are not known yet. */
-static int graph_matches(decision *d, const ct_rule *r, int *match)
+static int graph_matches(decision *d, const ct_rule *r)
 {
-    const unsigned keys = (1u << CT_KEY_DEGREE) | (1u << CT_KEY_OFFNODE);
     ct_decide_input *call = d->call;
-    *match = 1;
-    if (!(r->key_mask & keys))
-        return MPI_SUCCESS;
+    if (!(r->key_mask & GRAPH_KEYS))
+        return 1;
     if (!call->have_graph && call->graph_facts != NULL && d->ctx != NULL) {
-        int rc = call->graph_facts(d->ctx, &call->degree, &call->offnode);
-        if (rc != MPI_SUCCESS)
-            return rc;
+        call->graph_facts(d->ctx, &call->graph);
         call->have_graph = 1;
     }
-    *match = call->have_graph &&
-             (!(r->key_mask & (1u << CT_KEY_DEGREE)) ||
-              ct_range_contains(r->range[CT_KEY_DEGREE], call->degree)) &&
-             (!(r->key_mask & (1u << CT_KEY_OFFNODE)) ||
-              ct_range_contains(r->range[CT_KEY_OFFNODE], call->offnode));
-    return MPI_SUCCESS;
+    const long values[CT_KEY_COUNT] = {
+        [CT_KEY_DEGREE] = call->graph.degree,
+        [CT_KEY_OFFNODE] = call->graph.offnode,
+    };
+    return call->have_graph && keys_match(r, GRAPH_KEYS, values);
 }
 
 /* Does rule r's condition hold? Fetches msg_size only when r needs it. */
@@ -316,9 +321,8 @@ static int rule_matches(decision *d, const ct_rule *r, int *match)
     *match = 0;
     if (r->coll != d->call->coll || !shape_matches(r, d->env, d->topo, d->call))
         return MPI_SUCCESS;
-    if ((rc = graph_matches(d, r, match)) != MPI_SUCCESS || !*match)
-        return rc;
-    *match = 0;
+    if (!graph_matches(d, r))
+        return MPI_SUCCESS;
     if (r->key_mask & (1u << CT_KEY_MSG_SIZE)) {
         long msg_size;
         if ((rc = call_msg_size(d, &msg_size)) != MPI_SUCCESS)
@@ -719,13 +723,12 @@ int ct_decide(ct_ctx *ctx, ct_decide_input *call, const ct_spec *forced, ct_choi
 
 int ct_decide_offline(const ct_config *cfg, ct_coll coll, const ct_shape *env,
                       const ct_topo *topo, const ct_call_facts *given, int persistent,
-                      const long *graph, const ct_decide_trace *trace, ct_choice *out,
-                      int *used_msg_size)
+                      const ct_graph_facts *graph, const ct_decide_trace *trace,
+                      ct_choice *out, int *used_msg_size)
 {
     ct_decide_input call = {.coll = coll, .have_facts = 1, .facts = *given,
                             .persistent = persistent, .have_graph = graph != NULL,
-                            .degree = graph != NULL ? graph[0] : 0,
-                            .offnode = graph != NULL ? graph[1] : 0};
+                            .graph = graph != NULL ? *graph : (ct_graph_facts){0, 0}};
     decision d = {cfg, NULL, env, topo, &call, trace, 0};
     if (ct_decide_is_empty(coll, given->msg_size)) {
         set_choice(out, ct_algorithm_fallback(coll), NULL, 0, 0);
@@ -744,13 +747,12 @@ int ct_decide_is_empty(ct_coll coll, long msg_size)
     return msg_size == 0 && ct_coll_msg_size_known(coll) && !ct_coll_nonblocking(coll);
 }
 
-int ct_decide_query(ct_ctx *ctx, ct_coll coll, long msg_size, const long *graph,
+int ct_decide_query(ct_ctx *ctx, ct_coll coll, long msg_size, const ct_graph_facts *graph,
                     ct_choice *out)
 {
     ct_decide_input call = {.coll = coll, .have_facts = 1, .facts = {msg_size, 0, 0},
                             .query = 1, .have_graph = graph != NULL,
-                            .degree = graph != NULL ? graph[0] : 0,
-                            .offnode = graph != NULL ? graph[1] : 0};
+                            .graph = graph != NULL ? *graph : (ct_graph_facts){0, 0}};
     if (ct_decide_is_empty(coll, msg_size)) {
         set_choice(out, ct_algorithm_fallback(coll), NULL, 0, 0);
         return MPI_SUCCESS;

@@ -89,14 +89,14 @@ typedef struct ct_decide_input {
      * algorithm. Elsewhere nothing is asked. */
     ct_device_memory_fn device_memory;
     /* The neighbourhood collectives: the facts of the communicator's graph
-     * that rules may name (degree, offnode; rules.h). graph_facts reads
-     * them, collectively at its first call on a communicator (every rank
-     * reaches it at the same rule, as the rules are the same everywhere);
-     * offline they are given instead (have_graph). A rule that names them
-     * matches no call whose graph is unknown (neither). */
-    int (*graph_facts)(ct_ctx *ctx, long *degree, long *offnode);
+     * that rules may name (rules.h). graph_facts reads them, collectively
+     * at its first call on a communicator (every rank reaches it at the same
+     * rule, as the rules are the same everywhere); offline they are given
+     * instead (have_graph). A rule that names them matches no call whose
+     * graph is unknown (neither). */
+    void (*graph_facts)(ct_ctx *ctx, ct_graph_facts *out);
     int have_graph;
-    long degree, offnode;
+    ct_graph_facts graph;
 } ct_decide_input;
 
 /* ct_decide's answer to a call with defer_facts that needs its facts (never
@@ -130,26 +130,26 @@ typedef struct ct_decide_trace {
  * variable of coll, then cfg's rules, then the fallback, through the same
  * functions ct_decide() uses; persistent: the persistent form of a
  * nonblocking coll (rule condition persistent=1); graph (may be NULL: not
- * known) a neighbourhood collective's degree and offnode. *used_msg_size (may be
+ * known) a neighbourhood collective's graph facts. *used_msg_size (may be
  * NULL) tells whether the decision looked at msg_size. Returns MPI_SUCCESS,
  * or MPI_ERR_ARG where a job's call would return an error
  * (COLTUNE_FALLBACK=error).
  */
 int ct_decide_offline(const ct_config *cfg, ct_coll coll, const ct_shape *env,
                       const ct_topo *topo, const ct_call_facts *given, int persistent,
-                      const long *graph, const ct_decide_trace *trace, ct_choice *out,
-                      int *used_msg_size);
+                      const ct_graph_facts *graph, const ct_decide_trace *trace,
+                      ct_choice *out, int *used_msg_size);
 
 /*
  * What a call of coll on ctx whose largest block is msg_size bytes would
  * run, decided as ct_decide() decides a call without a forced spec (the
  * collective's variable, then the rules, then pmpi) on these facts: host
  * buffers, arguments every algorithm accepts; graph (may be NULL: not known,
- * its rules pass over) a neighbourhood collective's degree and offnode. An empty MPI_Alltoall or
- * intercommunicator MPI_Allgather runs pmpi (nothing to do, see below). No
+ * its rules pass over) a neighbourhood collective's graph facts. An empty
+ * MPI_Alltoall or intercommunicator MPI_Allgather runs pmpi (nothing to do, see below). No
  * communication (coltune_decision()). Returns MPI_SUCCESS or an MPI code.
  */
-int ct_decide_query(ct_ctx *ctx, ct_coll coll, long msg_size, const long *graph,
+int ct_decide_query(ct_ctx *ctx, ct_coll coll, long msg_size, const ct_graph_facts *graph,
                     ct_choice *out);
 
 /*

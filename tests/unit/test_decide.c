@@ -52,7 +52,7 @@ typedef struct fixture {
     trace_log log;
     ct_choice choice;
     int used_msg_size;
-    const long *graph; /* the neighbourhood's degree and offnode, NULL: unknown */
+    const ct_graph_facts *graph; /* the neighbourhood's, NULL: unknown */
 } fixture;
 
 /* A message of the parser: the rules above have none. */
@@ -184,32 +184,32 @@ static void test_other_collective_and_default(void **state)
 static void test_graph_conditions(void **state)
 {
     fixture *f = *state;
-    const long dense_off[2] = {8, 30}, dense_on[2] = {8, 10}, sparse[2] = {2, 50},
-               middle[2] = {5, 50}, edges[2] = {6, 20};
+    const ct_graph_facts dense_off = {8, 30}, dense_on = {8, 10}, sparse = {2, 50},
+                         middle = {5, 50}, edges = {6, 20};
     place(f, 16, 4, 0);
-    f->graph = dense_off;
+    f->graph = &dense_off;
     assert_int_equal(decide(f, CT_COLL_NEIGHBOR_ALLTOALLV, 64, 0), MPI_SUCCESS);
     assert_choice(f, "locality", 7);
-    f->graph = edges; /* both bounds inclusive */
+    f->graph = &edges; /* both bounds inclusive */
     assert_int_equal(decide(f, CT_COLL_NEIGHBOR_ALLTOALLV, 64, 0), MPI_SUCCESS);
     assert_choice(f, "locality", 7);
-    f->graph = dense_on;
+    f->graph = &dense_on;
     assert_int_equal(decide(f, CT_COLL_NEIGHBOR_ALLTOALLV, 64, 0), MPI_SUCCESS);
     assert_choice(f, "pmpi", 0);
-    f->graph = sparse;
+    f->graph = &sparse;
     assert_int_equal(decide(f, CT_COLL_NEIGHBOR_ALLTOALLV, 64, 0), MPI_SUCCESS);
     assert_choice(f, "direct", 8);
-    f->graph = middle;
+    f->graph = &middle;
     assert_int_equal(decide(f, CT_COLL_NEIGHBOR_ALLTOALLV, 64, 0), MPI_SUCCESS);
     assert_choice(f, "pmpi", 0);
     f->graph = NULL; /* not known: neither rule */
     assert_int_equal(decide(f, CT_COLL_NEIGHBOR_ALLTOALLV, 64, 0), MPI_SUCCESS);
     assert_choice(f, "pmpi", 0);
     place(f, 16, 16, 0); /* one node: line 7's nodes=2- */
-    f->graph = dense_off;
+    f->graph = &dense_off;
     assert_int_equal(decide(f, CT_COLL_NEIGHBOR_ALLTOALLV, 64, 0), MPI_SUCCESS);
     assert_choice(f, "pmpi", 0);
-    f->graph = sparse; /* and the other collectives are not concerned */
+    f->graph = &sparse; /* and the other collectives are not concerned */
     assert_int_equal(decide(f, CT_COLL_NEIGHBOR_ALLTOALL, 64, 0), MPI_SUCCESS);
     assert_choice(f, "pmpi", 0);
     f->graph = NULL;
