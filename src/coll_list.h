@@ -302,7 +302,12 @@ CT_NEIGHBOR_STEP_ALG(locality, CT_A_BYTES | CT_R_PROGRESS,
     "directly",
     {"large", K(0), K(1L << 30), K(4096),
      "blocks of at least this many bytes to another node go directly, not "
-     "through the aggregates (0: none)", CT_RANGE})
+     "through the aggregates (0: none)", CT_RANGE},
+    {"steps", K(2), K(3), K(3),
+     "3: one aggregate per pair of nodes, gathered on the sending node "
+     "(three steps); 2: one per rank and destination node, sent by its "
+     "origin to the rank of the same local index there ([Bienz2020])",
+     CT_RANGE})
 
 #undef CT_COLLECTIVE
 #undef CT_ALLTOALLV_ALG

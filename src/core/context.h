@@ -65,7 +65,7 @@ typedef struct ct_ctx_key {
     void *(*retire)(void *obj);
 } ct_ctx_key;
 
-#define CT_CTX_NEXT 10 /* objects one context can hold (the library has 9 keys) */
+#define CT_CTX_NEXT 12 /* objects one context can hold (the library has 10 keys) */
 
 /*
  * A growable buffer of a context (ct_ctx_buffer): each user defines one

@@ -14,6 +14,16 @@
  * (sdde_locality.c), and any placement works. Messages between two ranks
  * of one node travel directly, as in the direct algorithm.
  *
+ * Steps (parameter steps). The above is 3 steps: gather on the sending
+ * node, one message between the nodes, hand out on the receiving node.
+ * With 2 ([Bienz2020]'s two-step exchange) each rank is the aggregator of
+ * its own messages: it sends those to node B in one message to B's rank of
+ * its own local index modulo |B|, which hands them out. One inter-node
+ * message per rank and destination node instead of per node pair, a hop
+ * and its copy fewer. Both are the same plan and stages with another
+ * choice of aggregator and receiver (aggregator_of, receiver_of); a
+ * receiver's aggregates are grouped by the aggregator they come from.
+ *
  * Order. An aggregate holds the messages of its node pair ordered by
  * origin, then destination, then edge (two ranks are joined by one edge at
  * most here, nbr_graph.h); what a receiver hands a rank is
@@ -32,10 +42,12 @@
  *      aggregates split without any size crossing a node. Messages within
  *      the node are posted too, and so are the chunks: they travel with
  *      their sizes, not after them, and wait at their aggregator for its
- *      receives (so the sizes cost no round of their own);
+ *      receives (so the sizes cost no round of their own). An aggregate that is one rank's chunk alone (every aggregate with 2
+ *      steps) leaves that rank at once too, to its receiver;
  *   2. the aggregators receive the chunks in place in the aggregates, and
  *      the receivers post the aggregates' receives;
- *   3. the aggregates, one message per node pair;
+ *   3. the aggregates, one message per node pair (3 steps) or per rank and
+ *      destination node (2 steps);
  *   4. the receivers' parts to the ranks of their node, unpacked into the
  *      receive blocks.
  * Inter-node messages: one per pair of nodes that exchange anything, instead
@@ -110,6 +122,10 @@ typedef struct plan {
      * index of this rank's own chunk among its chunks (-1 for the others). */
     groups agg;
     int *contrib, *chunk_at, *own;
+    /* As an origin, for each of its chunks that is its own aggregate's only
+     * chunk (all of them with 2 steps): the receiver it goes to at once,
+     * at stage 1; -1 for the others. */
+    int *solo;
     /* The chunk sizes it hears: from each rank of its node (by rank; itself
      * included), asz.first into asizes. */
     groups asz;
@@ -130,33 +146,65 @@ typedef struct plan {
 /* Who serves which pair of nodes                                      */
 /* ------------------------------------------------------------------ */
 
-/* The rank of node `node` whose local index is `index` modulo its size. */
-static int node_rank(const ct_ctx *ctx, const int *node_ranks, const int *node_first, int node,
-                     int index)
+/* The ranks of each node, and who carries the messages between two. */
+typedef struct node_map {
+    const ct_ctx *ctx;
+    int *ranks; /* [P] the ranks of each node, by rank: ranks[first[n] ...] */
+    int *first; /* [N + 1] */
+    int *local; /* [P] each rank's index among its node's ranks */
+    int steps;  /* 3 or 2 (parameter steps: the top of the file) */
+} node_map;
+
+static void node_map_free(node_map *m)
 {
-    return node_ranks[node_first[node] + index % ctx->topo.node_size[node]];
+    free(m->ranks);
+    free(m->first);
+    free(m->local);
 }
 
-/* The ranks of each node, by rank: node_ranks[node_first[n] ...]. */
-static int node_lists(const ct_ctx *ctx, int **node_ranks, int **node_first)
+static int node_map_make(const ct_ctx *ctx, int steps, node_map *m)
 {
     int rc = MPI_SUCCESS;
     const int P = ctx->size, N = ctx->topo.N;
-    int *fill = NULL;
-    *node_ranks = NULL;
-    *node_first = NULL;
-    CT_ALLOC(*node_ranks, (size_t)P * sizeof(int));
-    CT_ALLOC(*node_first, (size_t)(N + 1) * sizeof(int));
-    CT_ALLOC(fill, (size_t)N * sizeof(int));
-    (*node_first)[0] = 0;
+    *m = (node_map){ctx, NULL, NULL, NULL, steps};
+    CT_ALLOC(m->ranks, (size_t)P * sizeof(int));
+    CT_ALLOC(m->first, (size_t)(N + 1) * sizeof(int));
+    CT_ALLOC(m->local, (size_t)P * sizeof(int));
+    m->first[0] = 0;
     for (int n = 0; n < N; n++)
-        (*node_first)[n + 1] = (*node_first)[n] + ctx->topo.node_size[n];
-    memcpy(fill, *node_first, (size_t)N * sizeof(int));
-    for (int r = 0; r < P; r++)
-        (*node_ranks)[fill[ctx->topo.node_of[r]]++] = r;
+        m->first[n + 1] = m->first[n] + ctx->topo.node_size[n];
+    for (int n = 0; n < N; n++)
+        m->local[n] = 0; /* the ranks placed on node n so far (reused below) */
+    for (int r = 0; r < P; r++) {
+        const int n = ctx->topo.node_of[r];
+        m->ranks[m->first[n] + m->local[n]++] = r;
+    }
+    for (int n = 0; n < N; n++)
+        for (int i = m->first[n]; i < m->first[n + 1]; i++)
+            m->local[m->ranks[i]] = i - m->first[n];
 out:
-    free(fill);
     return rc;
+}
+
+/* The rank of node `node` whose local index is `index` modulo its size. */
+static int node_rank(const node_map *m, int node, int index)
+{
+    return m->ranks[m->first[node] + index % m->ctx->topo.node_size[node]];
+}
+
+/* The rank that aggregates origin's messages to node B: with 3 steps, the
+ * rank of origin's node of local index B; with 2, origin itself. */
+static int aggregator_of(const node_map *m, int origin, int B)
+{
+    return m->steps == 2 ? origin : node_rank(m, m->ctx->topo.node_of[origin], B);
+}
+
+/* The rank of node B that receives the aggregate of aggregator y (from
+ * node A): with 3 steps, B's rank of local index A; with 2, B's rank of
+ * y's local index ([Bienz2020]'s pairing). */
+static int receiver_of(const node_map *m, int y, int B)
+{
+    return node_rank(m, B, m->steps == 2 ? m->local[y] : m->ctx->topo.node_of[y]);
 }
 
 /* ------------------------------------------------------------------ */
@@ -194,6 +242,7 @@ static void plan_free(plan *p)
     free(p->contrib);
     free(p->chunk_at);
     free(p->own);
+    free(p->solo);
     free(p->msg_at);
     free(p->msg_dest);
     free(p);
@@ -244,21 +293,13 @@ static int group_edges(const edge *e, int n, groups *g, int *items, int pair)
     return MPI_SUCCESS;
 }
 
-/* The rank on this node that carries the messages to node B (the
- * aggregator), or from node A (the receiver): local index B (or A) modulo
- * the node's size. */
-static int carrier_of(const ct_ctx *ctx, const int *nr, const int *nf, int node)
-{
-    return node_rank(ctx, nr, nf, ctx->topo.node, node);
-}
-
 /* This rank's chunks (edges k to other nodes, by aggregator, node,
  * destination, k) and parts (edges j from other nodes, by receiver, source
  * node, origin, j). */
-static int plan_own(plan *p, const ct_nbr_graph *g, const ct_ctx *ctx, const int *nr,
-                    const int *nf)
+static int plan_own(plan *p, const ct_nbr_graph *g, const node_map *m)
 {
     int rc = MPI_SUCCESS, n = 0;
+    const ct_ctx *ctx = m->ctx;
     const int *node_of = ctx->topo.node_of, me = ctx->topo.node;
     const int deg = g->outdegree > g->indegree ? g->outdegree : g->indegree;
     edge *e = NULL;
@@ -266,7 +307,7 @@ static int plan_own(plan *p, const ct_nbr_graph *g, const ct_ctx *ctx, const int
     for (int k = 0; k < g->outdegree; k++) {
         const int d = g->destinations[k];
         if (d != MPI_PROC_NULL && node_of[d] != me)
-            e[n++] = (edge){carrier_of(ctx, nr, nf, node_of[d]), node_of[d], d, k};
+            e[n++] = (edge){aggregator_of(m, ctx->rank, node_of[d]), node_of[d], d, k};
     }
     qsort(e, (size_t)n, sizeof *e, edge_cmp);
     CT_ALLOC(p->out, (size_t)n * sizeof(int));
@@ -275,7 +316,7 @@ static int plan_own(plan *p, const ct_nbr_graph *g, const ct_ctx *ctx, const int
     for (int j = 0; j < g->indegree; j++) {
         const int s = g->sources[j];
         if (s != MPI_PROC_NULL && node_of[s] != me)
-            e[n++] = (edge){carrier_of(ctx, nr, nf, node_of[s]), node_of[s], s, j};
+            e[n++] = (edge){receiver_of(m, aggregator_of(m, s, me), me), node_of[s], s, j};
     }
     qsort(e, (size_t)n, sizeof *e, edge_cmp);
     CT_ALLOC(p->in, (size_t)n * sizeof(int));
@@ -318,12 +359,12 @@ static int plan_tell(const plan *p, const ct_nbr_graph *g, const ct_ctx *ctx, in
  * Like every step of a collective, it leaves the node's other ranks waiting
  * if this rank fails halfway (out of memory); what it posted completes
  * before its buffers go. */
-static int plan_exchange(const plan *p, const ct_nbr_graph *g, ct_ctx *ctx, const int *nr,
-                         const int *nf, int **heard)
+static int plan_exchange(const plan *p, const ct_nbr_graph *g, ct_ctx *ctx, const node_map *m,
+                         int **heard)
 {
     int rc = MPI_SUCCESS, posted = 0;
     const int me = ctx->topo.node, Q = ctx->topo.node_size[me];
-    const int *mine = nr + nf[me];
+    const int *mine = m->ranks + m->first[me];
     const int most = 2 + p->chunk.n + 2 * g->indegree;
     int *tells = NULL, *tlen = NULL, *hlen = NULL;
     MPI_Request *reqs = NULL;
@@ -362,15 +403,21 @@ out:
     return rc;
 }
 
+/* Is aggregate c this rank's own chunk alone? */
+static int agg_solo(const plan *p, int c)
+{
+    return p->agg.first[c + 1] - p->agg.first[c] == 1 && p->own[p->agg.first[c]] >= 0;
+}
+
 /* As an aggregator: the chunks heard of, by destination node then origin
  * (an aggregate's order); each chunk's size lands at the origin's sizes
  * message, in the order the origin told them (ascending node). */
-static int plan_aggregate(plan *p, int *const *heard, const ct_ctx *ctx, const int *nr,
-                          const int *nf)
+static int plan_aggregate(plan *p, int *const *heard, const node_map *m)
 {
     int rc = MPI_SUCCESS, n = 0;
+    const ct_ctx *ctx = m->ctx;
     const int me = ctx->topo.node, Q = ctx->topo.node_size[me];
-    const int *mine = nr + nf[me];
+    const int *mine = m->ranks + m->first[me];
     edge *e = NULL;
     CT_CALL(groups_alloc(&p->asz, Q));
     for (int i = 0; i < Q; i++) {
@@ -380,9 +427,9 @@ static int plan_aggregate(plan *p, int *const *heard, const ct_ctx *ctx, const i
     }
     p->asz.first[Q] = p->n_asizes = n;
     CT_ALLOC(e, (size_t)n * sizeof(edge));
-    for (int i = 0, m = 0; i < Q; i++)
-        for (int b = 0; b < heard[i][0]; b++, m++)
-            e[m] = (edge){heard[i][2 + b], mine[i], 0, m};
+    for (int i = 0, x = 0; i < Q; i++)
+        for (int b = 0; b < heard[i][0]; b++, x++)
+            e[x] = (edge){heard[i][2 + b], mine[i], 0, x};
     qsort(e, (size_t)n, sizeof *e, edge_cmp);
     CT_ALLOC(p->chunk_at, (size_t)n * sizeof(int));
     CT_ALLOC(p->contrib, (size_t)n * sizeof(int));
@@ -395,24 +442,32 @@ static int plan_aggregate(plan *p, int *const *heard, const ct_ctx *ctx, const i
             if (p->chunk.key[ch] == e[i].a)
                 p->own[i] = ch;
     }
-    /* the receiver on each destination node B of this node's aggregate */
+    /* the receiver on each destination node B of this rank's aggregate */
     for (int c = 0; c < p->agg.n; c++)
-        p->agg.peer[c] = node_rank(ctx, nr, nf, p->agg.key[c], me);
+        p->agg.peer[c] = receiver_of(m, ctx->rank, p->agg.key[c]);
+    /* this rank's chunks that are their aggregate alone */
+    CT_ALLOC(p->solo, (size_t)(p->chunk.n > 0 ? p->chunk.n : 1) * sizeof(int));
+    for (int ch = 0; ch < p->chunk.n; ch++)
+        p->solo[ch] = -1;
+    for (int c = 0; c < p->agg.n; c++)
+        if (agg_solo(p, c))
+            p->solo[p->own[p->agg.first[c]]] = p->agg.peer[c];
 out:
     free(e);
     return rc;
 }
 
 /* As a receiver: the messages its node's ranks expect through it, by
- * source node, origin, destination, then their order at the destination
- * (an aggregate's order); each message's size lands at the destination's
- * sizes message, in its order. */
-static int plan_receive(plan *p, int *const *heard, const ct_ctx *ctx, const int *nr,
-                        const int *nf)
+ * aggregator (one group per aggregate, peer the aggregator), origin,
+ * destination, then their order at the destination (an aggregate's order);
+ * each message's size lands at the destination's sizes message, in its
+ * order. */
+static int plan_receive(plan *p, int *const *heard, const node_map *m)
 {
     int rc = MPI_SUCCESS, n = 0;
+    const ct_ctx *ctx = m->ctx;
     const int me = ctx->topo.node, Q = ctx->topo.node_size[me];
-    const int *mine = nr + nf[me];
+    const int *mine = m->ranks + m->first[me];
     edge *e = NULL;
     CT_CALL(groups_alloc(&p->rsz, Q));
     for (int i = 0; i < Q; i++) {
@@ -422,10 +477,12 @@ static int plan_receive(plan *p, int *const *heard, const ct_ctx *ctx, const int
     }
     p->rsz.first[Q] = p->n_rsizes = p->n_msgs = n;
     CT_ALLOC(e, (size_t)n * sizeof(edge));
-    for (int i = 0, m = 0; i < Q; i++) {
-        const int *msgs = heard[i] + 2 + heard[i][0];
-        for (int x = 0; x < heard[i][1]; x++, m++)
-            e[m] = (edge){msgs[2 * x], msgs[2 * x + 1], i, m};
+    for (int i = 0, y = 0; i < Q; i++) {
+        const int *msgs = heard[i] + 2 + heard[i][0]; /* pairs: source node, origin */
+        for (int x = 0; x < heard[i][1]; x++, y++) {
+            const int origin = msgs[2 * x + 1];
+            e[y] = (edge){aggregator_of(m, origin, me), origin, i, y};
+        }
     }
     qsort(e, (size_t)n, sizeof *e, edge_cmp);
     CT_ALLOC(p->msg_at, (size_t)n * sizeof(int));
@@ -433,37 +490,32 @@ static int plan_receive(plan *p, int *const *heard, const ct_ctx *ctx, const int
     CT_CALL(group_edges(e, n, &p->src, p->msg_at, 0));
     for (int i = 0; i < n; i++)
         p->msg_dest[i] = e[i].c;
-    /* the aggregator on each source node A of this node's messages */
-    for (int s = 0; s < p->src.n; s++)
-        p->src.peer[s] = node_rank(ctx, nr, nf, p->src.key[s], me);
 out:
     free(e);
     return rc;
 }
 
-static int plan_create(ct_ctx *ctx, void *arg, void **obj)
+static int plan_create(ct_ctx *ctx, const ct_nbr_graph *g, int steps, void **obj)
 {
     int rc = MPI_SUCCESS;
-    const ct_nbr_graph *g = arg;
     const int Q = ctx->topo.node_size[ctx->topo.node];
-    int *nr = NULL, *nf = NULL, **heard = NULL;
+    int **heard = NULL;
+    node_map m = {0};
     plan *p = calloc(1, sizeof *p);
     *obj = NULL;
     if (p == NULL)
         return MPI_ERR_NO_MEM;
-    CT_CALL(node_lists(ctx, &nr, &nf));
-    for (int i = 0; i < Q; i++)
-        if (nr[nf[ctx->topo.node] + i] == ctx->rank)
-            p->self = i;
-    CT_CALL(plan_own(p, g, ctx, nr, nf));
+    CT_CALL(node_map_make(ctx, steps, &m));
+    p->self = m.local[ctx->rank];
+    CT_CALL(plan_own(p, g, &m));
     heard = calloc((size_t)Q, sizeof *heard);
     if (heard == NULL) {
         rc = MPI_ERR_NO_MEM;
         goto out;
     }
-    CT_CALL(plan_exchange(p, g, ctx, nr, nf, heard));
-    CT_CALL(plan_aggregate(p, heard, ctx, nr, nf));
-    CT_CALL(plan_receive(p, heard, ctx, nr, nf));
+    CT_CALL(plan_exchange(p, g, ctx, &m, heard));
+    CT_CALL(plan_aggregate(p, heard, &m));
+    CT_CALL(plan_receive(p, heard, &m));
     p->max_reqs = g->indegree + g->outdegree + 2 * p->chunk.n + 2 * p->part.n + 2 * Q +
                   p->n_asizes + 2 * p->src.n + p->agg.n;
     *obj = p;
@@ -472,16 +524,20 @@ out:
     for (int i = 0; heard != NULL && i < Q; i++)
         free(heard[i]);
     free(heard);
-    free(nr);
-    free(nf);
+    node_map_free(&m);
     plan_free(p);
     return rc;
 }
 
+static int plan_create3(ct_ctx *ctx, void *arg, void **obj) { return plan_create(ctx, arg, 3, obj); }
+static int plan_create2(ct_ctx *ctx, void *arg, void **obj) { return plan_create(ctx, arg, 2, obj); }
 static void plan_release(void *obj) { plan_free(obj); }
 
-static const ct_ctx_key plan_key = {"neighbourhood locality plan", plan_create, plan_release,
-                                    NULL};
+/* One plan per communicator and number of steps. */
+static const ct_ctx_key plan_key3 = {"neighbourhood locality plan", plan_create3, plan_release,
+                                     NULL},
+                        plan_key2 = {"neighbourhood locality plan (2 steps)", plan_create2,
+                                     plan_release, NULL};
 
 /* ------------------------------------------------------------------ */
 /* A call                                                              */
@@ -551,6 +607,13 @@ static char *recv_at(const call *c, int j)
     return (char *)c->a->recvbuf + (MPI_Aint)ct_vec_at(&c->a->rdispls, j);
 }
 
+/* Does chunk ch leave this rank at stage 1 (to its aggregator, or as a solo
+ * aggregate to its receiver)? */
+static int chunk_sent(const call *c, int ch)
+{
+    return c->p->chunk.peer[ch] != c->ctx->rank || c->p->solo[ch] >= 0;
+}
+
 static int post(call *c, int send, const void *buf, int64_t n, MPI_Datatype type, int peer,
                 int kind)
 {
@@ -615,7 +678,7 @@ static int call_sizes(call *c)
     const int nm = p->part.first[p->part.n];
     int64_t chunks = 0;
     for (int ch = 0; ch < p->chunk.n; ch++)
-        if (p->chunk.peer[ch] != c->ctx->rank)
+        if (chunk_sent(c, ch))
             chunks += chunk_bytes(c, ch);
     const size_t chunk_slots = ((size_t)chunks + sizeof(int64_t) - 1) / sizeof(int64_t);
     const size_t n = 2 * ((size_t)p->chunk.n + (size_t)nm + (size_t)p->n_asizes) +
@@ -655,7 +718,7 @@ static int call_sizes(call *c)
     for (int ch = 0; ch < p->chunk.n; ch++) {
         c->csizes[ch] = chunk_bytes(c, ch);
         c->chunk_off[ch] = chunks;
-        chunks += p->chunk.peer[ch] != c->ctx->rank ? c->csizes[ch] : 0;
+        chunks += chunk_sent(c, ch) ? c->csizes[ch] : 0;
     }
     for (int i = 0; i < nm; i++)
         c->msizes[i] = recv_agg(c, p->in[i]);
@@ -721,18 +784,20 @@ static void complete_at_end(call *c)
     c->reqs[c->from++] = r;
 }
 
-/* This rank's chunks to their aggregators (its own chunks, where it is the
- * aggregator, are packed in place at stage 2). */
+/* This rank's chunks to their aggregators; a chunk that is its aggregate
+ * alone goes to its receiver as that aggregate, at once; its other own
+ * chunks, where it is the aggregator, are packed in place at stage 2. */
 static int post_chunks(call *c)
 {
     int rc = MPI_SUCCESS;
     const plan *p = c->p;
     for (int ch = 0; ch < p->chunk.n; ch++) {
-        if (p->chunk.peer[ch] == c->ctx->rank || c->csizes[ch] == 0)
+        const int solo = p->solo[ch] >= 0;
+        if (!chunk_sent(c, ch) || c->csizes[ch] == 0)
             continue;
         pack_chunk(c, ch, c->chunks + c->chunk_off[ch]);
         CT_CALL(post(c, 1, c->chunks + c->chunk_off[ch], c->csizes[ch], MPI_BYTE,
-                     p->chunk.peer[ch], TAG_CHUNK));
+                     solo ? p->solo[ch] : p->chunk.peer[ch], solo ? TAG_AGGREGATE : TAG_CHUNK));
         complete_at_end(c);
     }
 out:
@@ -849,9 +914,10 @@ static int stage_chunks(call *c)
     c->from = c->nreqs;
     for (int i = 0; i < p->n_asizes; i++) {
         const int64_t n = c->agg_off[i + 1] - c->agg_off[i];
-        if (p->own[i] >= 0)
-            pack_chunk(c, p->own[i], c->aggs + c->agg_off[i]);
-        else if (n > 0)
+        if (p->own[i] >= 0) {
+            if (p->solo[p->own[i]] < 0) /* else sent at stage 1 */
+                pack_chunk(c, p->own[i], c->aggs + c->agg_off[i]);
+        } else if (n > 0)
             CT_CALL(post(c, 0, c->aggs + c->agg_off[i], n, MPI_BYTE, p->contrib[i], TAG_CHUNK));
     }
 out:
@@ -872,7 +938,7 @@ static int stage_aggregates(call *c)
     }
     for (int b = 0; b < p->agg.n; b++) {
         const int64_t lo = c->agg_off[p->agg.first[b]], hi = c->agg_off[p->agg.first[b + 1]];
-        if (hi > lo)
+        if (hi > lo && !agg_solo(p, b)) /* a solo aggregate went at stage 1 */
             CT_CALL(post(c, 1, c->aggs + lo, hi - lo, MPI_BYTE, p->agg.peer[b], TAG_AGGREGATE));
     }
 out:
@@ -953,7 +1019,7 @@ static int call_plan(call *c, const ct_neighbor_args *a, ct_ctx *ctx, const long
     c->ctx = ctx;
     c->tag = -1;
     c->large = params[0];
-    CT_CALL(ct_ctx_ext(ctx, &plan_key, (void *)a->graph, &obj));
+    CT_CALL(ct_ctx_ext(ctx, params[1] == 2 ? &plan_key2 : &plan_key3, (void *)a->graph, &obj));
     if (obj == NULL)
         rc = MPI_ERR_NO_MEM;
     c->p = obj;

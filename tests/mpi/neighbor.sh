@@ -54,16 +54,18 @@ forms() { # forms P...
         done
     done
 }
-# locality_forms P PPN...: the same forms by locality, a step whose later
-# stages start as earlier ones complete (restriction progress: Open MPI only).
+# locality_forms P SPEC PPN...: the same forms by locality (SPEC: its
+# parameters), a step whose later stages start as earlier ones complete
+# (restriction progress: Open MPI only).
 locality_forms() {
     P=$1
-    shift
+    spec=$2
+    shift 2
     [ "$MPI_IMPL" = openmpi ] || return 0
     for ppn in "$@"; do
         for form in nonblocking persistent; do
-            check_run "neighbor P=$P COLTUNE_PPN=$ppn strict, $form, locality" \
-                forced locality locality COLTUNE_PPN="$ppn" TEST_FORM=$form -- \
+            check_run "neighbor P=$P COLTUNE_PPN=$ppn strict, $form, $spec" \
+                forced "$spec" "$spec" COLTUNE_PPN="$ppn" TEST_FORM=$form -- \
                 run_mpi "$P" "$prog"
         done
     done
@@ -80,48 +82,53 @@ if [ "$quick" = 1 ]; then
     check_run "neighbor P=$P COLTUNE_PPN=2 strict, locality" \
         forced locality locality COLTUNE_PPN=2 -- run_mpi "$P" "$prog"
     forms "$P"
-    locality_forms "$P" 2
+    locality_forms "$P" locality 2
     check_run "neighbor P=$P COLTUNE_PPN=2 strict, locality:large=64" \
         forced locality:large=64 locality:large=64 COLTUNE_PPN=2 -- run_mpi "$P" "$prog"
+    check_run "neighbor P=$P COLTUNE_PPN=2 strict, locality:steps=2" \
+        forced locality:steps=2 locality:steps=2 COLTUNE_PPN=2 -- run_mpi "$P" "$prog"
 else
     forms $nps
 fi
 quick_finish "emulated nodes, pmpi, mixed algorithms, coltune's choice and valgrind runs"
 
-# Emulated nodes (COLTUNE_PPN), where locality aggregates per node pair and
-# redistributes on the node: nodes of 2 and 4 with a short last node (7, 13),
-# ranks dealt round-robin over nodes of unequal size (3:cyclic), and every
-# rank a node of its own (1).
+# Emulated nodes (COLTUNE_PPN), where locality aggregates per node pair (3
+# steps) or per rank and node (2 steps) and redistributes on the node: nodes
+# of 2 and 4 with a short last node (7, 13), ranks dealt round-robin over
+# nodes of unequal size (3:cyclic), and every rank a node of its own (1).
 for P in ${CT_TEST_NP_NODES:-7 13}; do
-    for ppn in 2 3:cyclic 4; do
-        check_run "neighbor P=$P COLTUNE_PPN=$ppn strict, locality" \
-            forced locality locality COLTUNE_PPN="$ppn" -- run_mpi "$P" "$prog"
+    for spec in locality locality:steps=2; do
+        for ppn in 2 3:cyclic 4; do
+            check_run "neighbor P=$P COLTUNE_PPN=$ppn strict, $spec" \
+                forced "$spec" "$spec" COLTUNE_PPN="$ppn" -- run_mpi "$P" "$prog"
+        done
     done
-    locality_forms "$P" 2 3:cyclic
+    locality_forms "$P" locality 2 3:cyclic
+    locality_forms "$P" locality:steps=2 3:cyclic
 done
-check_run "neighbor P=5 COLTUNE_PPN=1 strict, locality" \
-    forced locality locality COLTUNE_PPN=1 -- run_mpi 5 "$prog"
+for spec in locality locality:steps=2; do
+    check_run "neighbor P=5 COLTUNE_PPN=1 strict, $spec" \
+        forced "$spec" "$spec" COLTUNE_PPN=1 -- run_mpi 5 "$prog"
+done
 # locality's parameter large: no block to another node directly (0), every
 # one (1), those of 64 bytes or more (random counts of every datatype fall
-# on both sides), in every form.
-for large in 0 1 64; do
-    check_run "neighbor P=7 COLTUNE_PPN=2 strict, locality:large=$large" \
-        forced "locality:large=$large" "locality:large=$large" COLTUNE_PPN=2 -- \
-        run_mpi 7 "$prog"
+# on both sides), in every form, with 3 steps and 2.
+for spec in large=0 large=1 large=64 steps=2,large=0 steps=2,large=64; do
+    check_run "neighbor P=7 COLTUNE_PPN=2 strict, locality:$spec" \
+        forced "locality:$spec" "locality:$spec" COLTUNE_PPN=2 -- run_mpi 7 "$prog"
 done
-if [ "$MPI_IMPL" = openmpi ]; then
-    for form in nonblocking persistent; do
-        check_run "neighbor P=7 COLTUNE_PPN=3:cyclic strict, $form, locality:large=64" \
-            forced locality:large=64 locality:large=64 COLTUNE_PPN=3:cyclic \
-            TEST_FORM=$form -- run_mpi 7 "$prog"
-    done
-fi
+for spec in large=64 steps=2,large=64; do
+    locality_forms 7 "locality:$spec" 3:cyclic
+done
 
-# Both collectives' plans on the same communicators, by different algorithms.
+# Both collectives' plans on the same communicators, by different algorithms
+# (and two plans of locality's on one communicator).
 check_run "neighbor P=8 COLTUNE_PPN=3 strict, alltoallv locality, alltoall direct" \
     forced locality direct COLTUNE_PPN=3 -- run_mpi 8 "$prog"
 check_run "neighbor P=13 COLTUNE_PPN=4:cyclic strict, alltoallv direct, alltoall locality" \
     forced direct locality COLTUNE_PPN=4:cyclic -- run_mpi 13 "$prog"
+check_run "neighbor P=7 COLTUNE_PPN=3 strict, alltoallv locality:steps=2, alltoall locality" \
+    forced locality:steps=2 locality COLTUNE_PPN=3 -- run_mpi 7 "$prog"
 # The algorithms did serve calls, not only the library: graphs without a
 # repeated edge are theirs (COLTUNE_STATS counts the calls an algorithm ran).
 # served FORM COLLV ALGV COLL ALG
@@ -194,13 +201,14 @@ done
 # libtool --mode=execute runs valgrind on the real binary, not on the shell.
 supp=$vg_supp
 if valgrind_usable "valgrind"; then
-    for run in locality:3:2:blocking locality:3:2:persistent; do # ALG:P:PPN:FORM
-        alg=${run%%:*}
-        rest=${run#*:}
-        P=${rest%%:*}
-        rest=${rest#*:}
-        ppn=${rest%%:*}
-        form=${rest#*:}
+    for run in locality/3/2/blocking locality/3/2/persistent \
+        locality:steps=2/3/2/nonblocking; do # ALG/P/PPN/FORM
+        alg=${run%%/*}
+        rest=${run#*/}
+        P=${rest%%/*}
+        rest=${rest#*/}
+        ppn=${rest%%/*}
+        form=${rest#*/}
         check_run "neighbor P=$P ${ppn:+COLTUNE_PPN=$ppn }strict, $form, $alg, under valgrind" \
             forced "$alg" "$alg" TEST_QUICK=1 TEST_FORM=$form ${ppn:+COLTUNE_PPN=$ppn} -- \
             run_mpi "$P" "$top_builddir/libtool" --mode=execute "$VALGRIND" --quiet \
