@@ -19,6 +19,7 @@
 #include "shim/shim.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #ifndef CT_NO_INTERCEPT /* see init.c: the whole file */
 
@@ -117,16 +118,44 @@ static int lib_wait(MPI_Request *req, MPI_Status *status)
     return rc;
 }
 
+/* Polls each request with PMPI_Test until all have completed (as
+ * MPI_Waitall may complete them one by one), not all of them with
+ * PMPI_Testall or PMPI_Testsome: MPICH 4.0's MPI_Testall answers
+ * MPI_ERR_IN_STATUS for a persistent collective request that completed
+ * without error, and its MPI_Testsome reports such a request again and again
+ * once it is inactive. A null or inactive entry (coltune's own among them,
+ * whose statuses the caller writes after) completes at its first test. */
 static int lib_waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
 {
-    int rc, flag = 0;
+    int rc = MPI_SUCCESS, left = count, failed = 0;
+    char seen_stack[ON_STACK], *seen = seen_stack;
     if (ct_request_hooked() || !ct_request_any_active())
         return PMPI_Waitall(count, reqs, statuses);
-    do {
+    if (count > ON_STACK && (seen = malloc((size_t)count)) == NULL)
+        return MPI_ERR_NO_MEM;
+    memset(seen, 0, (size_t)count);
+    while (left > 0) {
         ct_request_progress_all();
-        rc = PMPI_Testall(count, reqs, &flag, statuses);
-    } while (rc == MPI_SUCCESS && !flag);
-    return rc;
+        for (int i = 0; i < count; i++) {
+            int flag = 0;
+            if (seen[i])
+                continue;
+            rc = PMPI_Test(&reqs[i], &flag, status_at(statuses, i));
+            if (rc != MPI_SUCCESS) { /* this one failed, and is complete */
+                failed = 1;
+                flag = 1;
+                if (statuses != MPI_STATUSES_IGNORE)
+                    statuses[i].MPI_ERROR = rc;
+            } else if (flag && statuses != MPI_STATUSES_IGNORE) {
+                statuses[i].MPI_ERROR = MPI_SUCCESS;
+            }
+            seen[i] = (char)flag;
+            left -= flag;
+        }
+    }
+    if (seen != seen_stack)
+        free(seen);
+    return failed ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
 }
 
 static int lib_waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
