@@ -478,7 +478,12 @@ static int start_allgather(ct_ctx *ctx, const ct_choice *ch, const ct_decide_inp
     struct ct_learner *learner = a->persistent ? ch->turn.learner : NULL; /* ours to free */
     if (learner == NULL && ch->alg->build.allgather == NULL)
         return ch->alg->run.allgather(a, ctx, ch->params);
-    CT_CALL(ct_request_open(ctx, a->comm, a->persistent, &b.sendtype, &b.recvtype, &r));
+    rc = ct_request_open(ctx, a->comm, a->persistent, &b.sendtype, &b.recvtype, &r);
+    if (rc == CT_NO_TAG) { /* every persistent tag held: the library's request */
+        ct_adapt_release(learner);
+        return a->forward(a);
+    }
+    CT_CALL(rc);
     fwd.sendtype = b.sendtype; /* a learner's pmpi turns: the request's datatypes */
     fwd.recvtype = b.recvtype;
     return ct_learn_start(r, ctx, learner, ch, &b, &fwd, &ag_learn_ops, a->request);
@@ -497,7 +502,12 @@ static int start_allgatherv(ct_ctx *ctx, const ct_choice *ch, const ct_decide_in
     struct ct_learner *learner = a->persistent ? ch->turn.learner : NULL; /* ours to free */
     if (learner == NULL && ch->alg->build.allgatherv == NULL)
         return ch->alg->run.allgatherv(a, ctx, ch->params);
-    CT_CALL(ct_request_open(ctx, a->comm, a->persistent, &b.sendtype, &b.recvtype, &r));
+    rc = ct_request_open(ctx, a->comm, a->persistent, &b.sendtype, &b.recvtype, &r);
+    if (rc == CT_NO_TAG) { /* every persistent tag held: the library's request */
+        ct_adapt_release(learner);
+        return a->forward(a);
+    }
+    CT_CALL(rc);
     fwd.sendtype = b.sendtype; /* a learner's pmpi turns: the request's datatypes */
     fwd.recvtype = b.recvtype;
     return ct_learn_start(r, ctx, learner, ch, &b, &fwd, &agv_learn_ops, a->request);

@@ -340,11 +340,21 @@ static int start_choice(ct_ctx *ctx, const ct_choice *ch, const ct_decide_input 
     struct ct_learner *learner = a->persistent ? ch->turn.learner : NULL; /* ours to free */
     if (learner == NULL && ch->alg->build.alltoallv == NULL) /* pmpi, under the statistics */
         return ch->alg->run.alltoallv(a, ctx, ch->params);
-    const int tag = ct_ctx_nbc_tag(ctx, a->persistent); /* first: every rank counts it */
-    CT_CALL(ct_request_new(ctx, a->comm, a->persistent, &r));
+    int tag;
+    rc = ct_ctx_request_tag(ctx, a->persistent, &tag); /* first: every rank counts it */
+    if (rc == CT_NO_TAG) { /* every persistent tag held: the library's request */
+        ct_adapt_release(learner);
+        return ct_alltoallv_pmpi(a, ctx, NULL);
+    }
+    CT_CALL(rc);
+    rc = ct_request_new(ctx, a->comm, a->persistent, &r);
+    if (rc != MPI_SUCCESS) {
+        ct_ctx_tag_release(ctx, tag);
+        goto out;
+    }
+    ct_sched_prepare(&r->sched, ctx, tag, 1); /* the request holds the tag now */
     CT_CALL(request_args(r, a, ctx->size, &b));
     b.msg_size = in->have_facts ? in->facts.msg_size : -1;
-    ct_sched_prepare(&r->sched, ctx, tag, 1);
     /* a learner's pmpi turns: the call as made, with the request's own
      * datatypes (the application may free its own after the init) */
     ct_alltoallv_args fwd = *a;

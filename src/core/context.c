@@ -310,6 +310,65 @@ static void forget_last(const ct_ctx *ctx)
     }
 }
 
+/* ------------------------------------------------------------------ */
+/* Tags of nonblocking and persistent calls                            */
+/* ------------------------------------------------------------------ */
+
+#define HELD_BITS (8 * sizeof(unsigned long))
+
+static int tag_held(const ct_ctx *ctx, int t)
+{
+    if (ctx->persistent_held == NULL)
+        return 1;
+    return (int)(__atomic_load_n(&ctx->persistent_held[t / HELD_BITS], __ATOMIC_ACQUIRE) >>
+                 (t % HELD_BITS) & 1ul);
+}
+
+int ct_ctx_request_tag(ct_ctx *ctx, int persistent, int *tag)
+{
+    if (!persistent) {
+        *tag = CT_TAG_NBC + (int)(ctx->nbc_calls++ % CT_TAG_NBC_SPAN);
+        return MPI_SUCCESS;
+    }
+    const int test = ct_settings_get()->test_persistent_tags;
+    const unsigned span = test > 0 ? (unsigned)test : CT_TAG_PERSISTENT_SPAN;
+    if (ctx->persistent_calls == 0)
+        ctx->persistent_held = calloc(CT_TAG_PERSISTENT_SPAN / HELD_BITS, sizeof(unsigned long));
+    for (unsigned tries = 0; tries < span; tries++) {
+        const unsigned n = ctx->persistent_calls++;
+        const int t = (int)(n % span);
+        int held = 0;
+        if (n >= span) { /* wrapped: a live request may hold it */
+            held = tag_held(ctx, t);
+            const int rc = PMPI_Allreduce(MPI_IN_PLACE, &held, 1, MPI_INT, MPI_MAX,
+                                          ctx->decide_comm);
+            if (rc != MPI_SUCCESS)
+                return rc;
+        }
+        if (!held) {
+            if (ctx->persistent_held != NULL)
+                __atomic_fetch_or(&ctx->persistent_held[t / HELD_BITS], 1ul << (t % HELD_BITS),
+                                  __ATOMIC_ACQ_REL);
+            *tag = CT_TAG_PERSISTENT + t;
+            return MPI_SUCCESS;
+        }
+    }
+    if (ctx->decide_rank == 0)
+        ct_log_once("%s#%d: every one of coltune's %u tags of persistent calls is held by a "
+                    "live request: new persistent calls on it go to the MPI library",
+                    ctx->name, ctx->serial, span);
+    return CT_NO_TAG;
+}
+
+void ct_ctx_tag_release(ct_ctx *ctx, int tag)
+{
+    const int t = tag - CT_TAG_PERSISTENT;
+    if (t < 0 || t >= CT_TAG_PERSISTENT_SPAN || ctx->persistent_held == NULL)
+        return; /* a nonblocking call's */
+    __atomic_fetch_and(&ctx->persistent_held[t / HELD_BITS], ~(1ul << (t % HELD_BITS)),
+                       __ATOMIC_ACQ_REL);
+}
+
 /* The rest of ctx_free: what pending requests may still use. */
 static void ctx_free_comms(ct_ctx *ctx)
 {
@@ -321,6 +380,7 @@ static void ctx_free_comms(ct_ctx *ctx)
         PMPI_Comm_free(&ctx->union_comm);
     ct_topo_free(&ctx->topo);
     ct_ctx_drop_buffers(ctx);
+    free(ctx->persistent_held);
     free(ctx);
 }
 

@@ -134,6 +134,10 @@ typedef struct ct_ctx {
      * inits), every rank alike (in the order of the calls, which MPI makes
      * the same on every rank). */
     unsigned nbc_calls, persistent_calls;
+    /* The persistent tags this rank's live requests hold (bit t: tag
+     * CT_TAG_PERSISTENT + t; made at the first persistent call, NULL when
+     * that failed: then every tag counts as held once the count wraps). */
+    unsigned long *persistent_held;
 } ct_ctx;
 
 /* Returns the context of comm, creating it (collectively) on first use. */
@@ -162,17 +166,24 @@ void ct_ctx_unhold(ct_ctx *ctx);
 /* Has the application freed its communicator (a request still holds it)? */
 int ct_ctx_orphaned(ct_ctx *ctx);
 
-/* The tag of the next nonblocking or persistent call's messages on ctx. A
- * persistent request keeps its tag for life, so the persistent calls count
- * in a range of their own: a request that outlives any number of
- * nonblocking calls never meets one of them on its tag (16384 calls after
- * it, it would if they shared one count). */
-static inline int ct_ctx_nbc_tag(ct_ctx *ctx, int persistent)
-{
-    if (persistent)
-        return CT_TAG_PERSISTENT + (int)(ctx->persistent_calls++ % CT_TAG_PERSISTENT_SPAN);
-    return CT_TAG_NBC + (int)(ctx->nbc_calls++ % CT_TAG_NBC_SPAN);
-}
+/* ct_ctx_request_tag's answer when every persistent tag is held (never an
+ * MPI error code, which are >= 0): the call goes to the MPI library. */
+#define CT_NO_TAG (-2)
+
+/*
+ * The tag of the next nonblocking or persistent call's messages on ctx,
+ * which every rank asks for at the same call. A persistent request keeps its
+ * tag for life, so the persistent calls count in a range of their own: a
+ * request that outlives any number of nonblocking calls never meets one of
+ * them on its tag (16384 calls after it, it would if they shared one
+ * count). Nor does it meet a later persistent request: once the count has
+ * wrapped, the ranks agree (one allreduce) whether some live request holds
+ * the next tag, and pass it over while one does; with every tag held the
+ * answer is CT_NO_TAG. The request gives its tag back when it is freed
+ * (ct_ctx_tag_release).
+ */
+int ct_ctx_request_tag(ct_ctx *ctx, int persistent, int *tag);
+void ct_ctx_tag_release(ct_ctx *ctx, int tag);
 
 /* A scratch buffer of at least n bytes, owned by ctx (valid until the next call). */
 void *ct_ctx_scratch(ct_ctx *ctx, size_t n);

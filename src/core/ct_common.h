@@ -37,14 +37,15 @@ enum {
     CT_TAG_SDDE_NODE = 7303,  /* aggregated messages to another node */
     CT_TAG_SDDE_LOCAL = 7305, /* redistribution inside a node */
     CT_TAG_NEIGHBOR_DIRECT = 7401,
-    CT_TAG_NEIGHBOR = 7402,   /* to 7408: the kinds of message of neighbor_locality.c */
+    CT_TAG_NEIGHBOR = 7402,   /* to 7407: the kinds of message of neighbor_locality.c */
     /* The nonblocking and persistent collectives: one tag per call, from
      * CT_TAG_NBC up, the calls of a communicator counted modulo
-     * CT_TAG_NBC_SPAN (ct_ctx_nbc_tag; below MPI's least MPI_TAG_UB, 32767) */
+     * CT_TAG_NBC_SPAN (ct_ctx_request_tag; below MPI's least MPI_TAG_UB, 32767) */
     CT_TAG_NBC = 8192,
     CT_TAG_NBC_SPAN = 16384,
     /* The persistent calls: one tag per request, for its life, counted
-     * apart (8192 requests of a communicator before one repeats) */
+     * apart; once the count wraps, a tag a live request holds is passed
+     * over (ct_ctx_request_tag) */
     CT_TAG_PERSISTENT = CT_TAG_NBC + CT_TAG_NBC_SPAN,
     CT_TAG_PERSISTENT_SPAN = 32768 - CT_TAG_PERSISTENT
 };

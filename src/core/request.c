@@ -187,6 +187,8 @@ int ct_request_new(ct_ctx *ctx, MPI_Comm user_comm, int persistent, ct_request *
 
 static void request_release(ct_request *r)
 {
+    if (r->sched.ctx != NULL) /* a persistent call's tag, held since its schedule was prepared */
+        ct_ctx_tag_release(r->ctx, r->sched.tag);
     ct_sched_free(&r->sched);
     for (int i = 0; i < 2; i++)
         if (r->types[i] != MPI_DATATYPE_NULL)
@@ -338,12 +340,17 @@ int ct_request_start(ct_request *r)
 int ct_request_open(ct_ctx *ctx, MPI_Comm user_comm, int persistent, MPI_Datatype *sendtype,
                     MPI_Datatype *recvtype, ct_request **out)
 {
-    int rc;
-    const int tag = ct_ctx_nbc_tag(ctx, persistent); /* first: every rank counts the call */
-    CT_CALL(ct_request_new(ctx, user_comm, persistent, out));
+    int rc, tag;
+    *out = NULL;
+    CT_CALL(ct_ctx_request_tag(ctx, persistent, &tag)); /* first: every rank counts the call */
+    rc = ct_request_new(ctx, user_comm, persistent, out);
+    if (rc != MPI_SUCCESS) {
+        ct_ctx_tag_release(ctx, tag);
+        return rc;
+    }
+    ct_sched_prepare(&(*out)->sched, ctx, tag, 1); /* the request holds the tag now */
     CT_CALL(ct_request_type(*out, *sendtype, sendtype));
     CT_CALL(ct_request_type(*out, *recvtype, recvtype));
-    ct_sched_prepare(&(*out)->sched, ctx, tag, 1);
 out:
     return rc;
 }

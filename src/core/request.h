@@ -58,10 +58,12 @@ void ct_request_handles_free(void);
 int ct_request_type(ct_request *r, MPI_Datatype type, MPI_Datatype *use);
 
 /* A new request for a nonblocking or persistent call on ctx (ct_request_new)
- * with its schedule prepared on the call's own tag (ct_ctx_nbc_tag: the
+ * with its schedule prepared on the call's own tag (ct_ctx_request_tag: the
  * nonblocking collectives of a communicator start in the same order on every
- * rank) and its own duplicates of the call's datatypes (*sendtype and
- * *recvtype replaced: ct_request_type). On failure *out is to be discarded. */
+ * rank; collective once the persistent tags wrap) and its own duplicates of
+ * the call's datatypes (*sendtype and *recvtype replaced: ct_request_type).
+ * On failure *out is to be discarded; CT_NO_TAG: no persistent tag is free,
+ * the call goes to the MPI library. */
 int ct_request_open(ct_ctx *ctx, MPI_Comm user_comm, int persistent, MPI_Datatype *sendtype,
                     MPI_Datatype *recvtype, ct_request **out);
 /* The built request *r to the application (ct_request_go), its schedule's

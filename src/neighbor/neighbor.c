@@ -254,7 +254,12 @@ static int start_choice(ct_ctx *ctx, const ct_choice *ch, const ct_decide_input 
     struct ct_learner *learner = a->persistent ? ch->turn.learner : NULL; /* ours to free */
     if (learner == NULL && ch->alg->build.neighbor == NULL) /* pmpi, under the statistics */
         return ch->alg->run.neighbor(a, ctx, ch->params);
-    CT_CALL(ct_request_open(ctx, a->comm, a->persistent, &b.sendtype, &b.recvtype, &r));
+    rc = ct_request_open(ctx, a->comm, a->persistent, &b.sendtype, &b.recvtype, &r);
+    if (rc == CT_NO_TAG) { /* every persistent tag held: the library's request */
+        ct_adapt_release(learner);
+        return a->forward(a);
+    }
+    CT_CALL(rc);
     CT_CALL(ct_nbr_graph_get(ctx, &b.graph));
     b.msg_size = in->have_facts ? in->facts.msg_size : -1;
     fwd.sendtype = b.sendtype; /* a learner's pmpi turns: the request's datatypes */

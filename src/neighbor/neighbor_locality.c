@@ -42,8 +42,9 @@
  *      aggregates split without any size crossing a node. Messages within
  *      the node are posted too, and so are the chunks: they travel with
  *      their sizes, not after them, and wait at their aggregator for its
- *      receives (so the sizes cost no round of their own). An aggregate that is one rank's chunk alone (every aggregate with 2
- *      steps) leaves that rank at once too, to its receiver;
+ *      receives (so the sizes cost no round of their own). An aggregate
+ *      that is one rank's chunk alone (every aggregate with 2 steps) leaves
+ *      that rank at once too, to its receiver;
  *   2. the aggregators receive the chunks in place in the aggregates, and
  *      the receivers post the aggregates' receives;
  *   3. the aggregates, one message per node pair (3 steps) or per rank and
@@ -529,8 +530,14 @@ out:
     return rc;
 }
 
-static int plan_create3(ct_ctx *ctx, void *arg, void **obj) { return plan_create(ctx, arg, 3, obj); }
-static int plan_create2(ct_ctx *ctx, void *arg, void **obj) { return plan_create(ctx, arg, 2, obj); }
+static int plan_create3(ct_ctx *ctx, void *arg, void **obj)
+{
+    return plan_create(ctx, arg, 3, obj);
+}
+static int plan_create2(ct_ctx *ctx, void *arg, void **obj)
+{
+    return plan_create(ctx, arg, 2, obj);
+}
 static void plan_release(void *obj) { plan_free(obj); }
 
 /* One plan per communicator and number of steps. */

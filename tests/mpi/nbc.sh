@@ -112,13 +112,27 @@ persistent_apart() {
 }
 check_run "nbc P=3 persistent=1 after nonblocking calls forwarded" persistent_apart
 # A persistent request that outlives 16383 nonblocking calls on its
-# communicator, started beside the next one (test_req_persistent_tags): by a
-# schedule of rounds where the library has the progress hook, so messages
-# of the two calls would cross if they shared a tag.
+# communicator, started beside the next one (test_req_persistent_tags), and
+# one that outlives 8191 persistent requests made and freed, started beside
+# the next one made (test_req_persistent_tag_reuse): by a schedule of rounds
+# where the library has the progress hook, so messages of the two calls
+# would cross if they shared a tag.
 if [ "$MPI_IMPL" = openmpi ]; then wrap_alg=pairwise; else wrap_alg=linear; fi
-check_run "nbc P=4 a persistent request beside the 16384th nonblocking call ($wrap_alg)" \
+check_run "nbc P=4 persistent requests beside the 16384th nonblocking call and the 8193rd \
+persistent one ($wrap_alg)" \
     with_env COLTUNE_IALLTOALLV=$wrap_alg COLTUNE_FALLBACK=error TEST_TAG_WRAP=1 -- \
     run_mpi 4 "$prog"
+# Four tags (COLTUNE_TEST_PERSISTENT_TAGS): four live persistent requests
+# hold them all, the fifth goes to the library (said once), the sixth takes
+# the tag the freed second gave back (test_req_persistent_tags_held).
+tags_held() {
+    with_env COLTUNE_IALLTOALLV=$wrap_alg COLTUNE_FALLBACK=error TEST_TAGS_HELD=1 \
+        COLTUNE_TEST_PERSISTENT_TAGS=4 -- run_mpi 4 "$prog" > "$tmp/out" 2>&1 ||
+        { cat "$tmp/out"; return 1; }
+    [ "$(grep -c 'every one of coltune.s 4 tags of persistent calls is held' "$tmp/out")" = 1 ] ||
+        { cat "$tmp/out"; echo "expected one message: every tag held"; return 1; }
+}
+check_run "nbc P=4 every persistent tag held, then one given back ($wrap_alg)" tags_held
 # A persistent request learns under COLTUNE_ADAPT=1 (unpaced, 300 calls in
 # rounds): every start's result checked; the learner decides, and
 # COLTUNE_ADAPT_OUT has its rule, with persistent=1.

@@ -963,12 +963,139 @@ static void test_req_persistent_tags(void **state)
 #endif
 }
 
+/*
+ * TEST_TAG_WRAP=1 (nbc.sh), too: a persistent request that outlives 8191
+ * persistent requests made and freed on its communicator, then starts beside
+ * the next one made: coltune counts the persistent calls' tags modulo 8192,
+ * so that one's tag would be the first's unless a tag still held is passed
+ * over. Both results must equal PMPI_'s, at every start.
+ */
+static void test_req_persistent_tag_reuse(void **state)
+{
+    (void)state;
+#ifndef ALLTOALLV_INIT
+    th_skip("the MPI library has no persistent collectives (MPI 4 or Open MPI's MPIX_)");
+#else
+    const int P = th_size(), me = th_rank();
+    int *cnt = malloc((size_t)P * sizeof(int)), *dsp = malloc((size_t)P * sizeof(int));
+    int *sa = malloc((size_t)P * sizeof(int)), *ra = malloc((size_t)P * sizeof(int));
+    int *sb = malloc((size_t)P * sizeof(int)), *rb = malloc((size_t)P * sizeof(int));
+    int *ref = malloc((size_t)P * sizeof(int)), ok = 1;
+    MPI_Request reqs[2];
+    MPI_Comm c;
+    assert_true(cnt && dsp && sa && ra && sb && rb && ref);
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    for (int j = 0; j < P; j++) {
+        cnt[j] = 1;
+        dsp[j] = j;
+        sa[j] = 1000000 + me * 1000 + j; /* the long-lived request's data */
+        sb[j] = 2000000 + me * 1000 + j; /* the 8193rd request's */
+    }
+    assert_int_equal(ALLTOALLV_INIT(sa, cnt, dsp, MPI_INT, ra, cnt, dsp, MPI_INT, c,
+                                    MPI_INFO_NULL, &reqs[0]),
+                     MPI_SUCCESS);
+    for (int k = 0; k < 8192; k++) {
+        assert_int_equal(ALLTOALLV_INIT(sb, cnt, dsp, MPI_INT, rb, cnt, dsp, MPI_INT, c,
+                                        MPI_INFO_NULL, &reqs[1]),
+                         MPI_SUCCESS);
+        if (k < 8191)
+            assert_int_equal(MPI_Request_free(&reqs[1]), MPI_SUCCESS);
+    }
+    for (int start = 0; start < 3; start++) {
+        assert_int_equal(MPI_Startall(2, reqs), MPI_SUCCESS);
+        assert_int_equal(MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+        PMPI_Alltoallv(sa, cnt, dsp, MPI_INT, ref, cnt, dsp, MPI_INT, MPI_COMM_WORLD);
+        ok &= th_same_bytes(ra, ref, (size_t)P * sizeof(int), "the long-lived request");
+        PMPI_Alltoallv(sb, cnt, dsp, MPI_INT, ref, cnt, dsp, MPI_INT, MPI_COMM_WORLD);
+        ok &= th_same_bytes(rb, ref, (size_t)P * sizeof(int), "the 8193rd request beside it");
+    }
+    MPI_Request_free(&reqs[0]);
+    MPI_Request_free(&reqs[1]);
+    MPI_Comm_free(&c);
+    free(cnt);
+    free(dsp);
+    free(sa);
+    free(ra);
+    free(sb);
+    free(rb);
+    free(ref);
+    assert_true(th_all(ok, MPI_COMM_WORLD));
+#endif
+}
+
+/*
+ * TEST_TAGS_HELD=1 (nbc.sh, with COLTUNE_TEST_PERSISTENT_TAGS=4): four live
+ * persistent requests hold every tag, so the fifth goes to the MPI library;
+ * once the second is freed, the sixth takes its tag, the fourth's count
+ * having wrapped. Every live request started at once, twice, each result
+ * equal to PMPI_'s.
+ */
+static void test_req_persistent_tags_held(void **state)
+{
+    (void)state;
+#ifndef ALLTOALLV_INIT
+    th_skip("the MPI library has no persistent collectives (MPI 4 or Open MPI's MPIX_)");
+#else
+    enum { NREQ = 5 }; /* live at the end: five of the six made */
+    const int P = th_size(), me = th_rank();
+    int *cnt = malloc((size_t)P * sizeof(int)), *dsp = malloc((size_t)P * sizeof(int));
+    int *snd = malloc((size_t)6 * P * sizeof(int)), *rcv = malloc((size_t)6 * P * sizeof(int));
+    const int data[NREQ] = {0, 5, 2, 3, 4}; /* each live request's buffers */
+    int *ref = malloc((size_t)P * sizeof(int)), ok = 1;
+    MPI_Request reqs[NREQ];
+    MPI_Comm c;
+    assert_true(cnt && dsp && snd && rcv && ref);
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    for (int j = 0; j < P; j++) {
+        cnt[j] = 1;
+        dsp[j] = j;
+        for (int q = 0; q < 6; q++)
+            snd[q * P + j] = (q + 1) * 1000000 + me * 1000 + j;
+    }
+    for (int q = 0; q < 6; q++) {
+        const int slot = q < NREQ ? q : 1;
+        if (q == NREQ) /* the second's tag given back, its slot the sixth's */
+            assert_int_equal(MPI_Request_free(&reqs[1]), MPI_SUCCESS);
+        assert_int_equal(ALLTOALLV_INIT(snd + q * P, cnt, dsp, MPI_INT, rcv + q * P, cnt, dsp,
+                                        MPI_INT, c, MPI_INFO_NULL, &reqs[slot]),
+                         MPI_SUCCESS);
+    }
+    for (int start = 0; start < 2; start++) {
+        memset(rcv, 0, (size_t)6 * P * sizeof(int));
+        assert_int_equal(MPI_Startall(NREQ, reqs), MPI_SUCCESS);
+        assert_int_equal(MPI_Waitall(NREQ, reqs, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+        for (int q = 0; q < NREQ; q++) {
+            const int *sq = snd + data[q] * P;
+            PMPI_Alltoallv(sq, cnt, dsp, MPI_INT, ref, cnt, dsp, MPI_INT, MPI_COMM_WORLD);
+            ok &= th_same_bytes(rcv + data[q] * P, ref, (size_t)P * sizeof(int),
+                                "a live request");
+        }
+    }
+    for (int q = 0; q < NREQ; q++)
+        MPI_Request_free(&reqs[q]);
+    MPI_Comm_free(&c);
+    free(cnt);
+    free(dsp);
+    free(snd);
+    free(rcv);
+    free(ref);
+    assert_true(th_all(ok, MPI_COMM_WORLD));
+#endif
+}
+
 int main(int argc, char **argv)
 {
     th_init(&argc, &argv);
-    if (getenv("TEST_TAG_WRAP") != NULL) {
-        struct CMUnitTest only[] = {cmocka_unit_test(test_req_persistent_tags)};
+    if (getenv("TEST_TAGS_HELD") != NULL) {
+        struct CMUnitTest only[] = {cmocka_unit_test(test_req_persistent_tags_held)};
         const int failed = th_run("nbc", only, 1);
+        MPI_Finalize();
+        return failed ? 1 : 0;
+    }
+    if (getenv("TEST_TAG_WRAP") != NULL) {
+        struct CMUnitTest only[] = {cmocka_unit_test(test_req_persistent_tags),
+                                    cmocka_unit_test(test_req_persistent_tag_reuse)};
+        const int failed = th_run("nbc", only, 2);
         MPI_Finalize();
         return failed ? 1 : 0;
     }
