@@ -326,11 +326,12 @@ static int tag_held(const ct_ctx *ctx, int t)
 
 int ct_ctx_request_tag(ct_ctx *ctx, int persistent, int *tag)
 {
+    const int test = ct_settings_get()->test_tags;
     if (!persistent) {
-        *tag = CT_TAG_NBC + (int)(ctx->nbc_calls++ % CT_TAG_NBC_SPAN);
+        const unsigned nbc_span = test > 0 ? (unsigned)test : CT_TAG_NBC_SPAN;
+        *tag = CT_TAG_NBC + (int)(ctx->nbc_calls++ % nbc_span);
         return MPI_SUCCESS;
     }
-    const int test = ct_settings_get()->test_persistent_tags;
     const unsigned span = test > 0 ? (unsigned)test : CT_TAG_PERSISTENT_SPAN;
     if (ctx->persistent_calls == 0)
         ctx->persistent_held = calloc(CT_TAG_PERSISTENT_SPAN / HELD_BITS, sizeof(unsigned long));

@@ -39,9 +39,10 @@ typedef struct ct_settings {
     int test_sdde_piece; /* COLTUNE_TEST_SDDE_PIECE=b: the locality-aware sparse
                             exchanges cut aggregates into pieces of at most b
                             bytes (tests only); 0 none */
-    int test_persistent_tags; /* COLTUNE_TEST_PERSISTENT_TAGS=n: the persistent calls'
-                                 tags are n, not CT_TAG_PERSISTENT_SPAN (tests
-                                 only); 0 none */
+    int test_tags; /* COLTUNE_TEST_TAGS=n: a communicator's nonblocking calls
+                      count their tags modulo n, and so do its persistent
+                      calls, not modulo CT_TAG_NBC_SPAN and
+                      CT_TAG_PERSISTENT_SPAN (tests only); 0 none */
     /* Online tuning (select/adapt.h). */
     int adapt;         /* COLTUNE_ADAPT=1: every collective no variable forces learns */
     int adapt_calls;   /* COLTUNE_ADAPT_CALLS: calls a learner's rounds may take */

@@ -39,7 +39,7 @@ static const char *const plain_vars[] = {
     "COLTUNE_TEST_SDDE_PIECE", "COLTUNE_DEVICE", "COLTUNE_ADAPT", "COLTUNE_ADAPT_OUT",
     "COLTUNE_ADAPT_CALLS", "COLTUNE_ADAPT_SHARE", "COLTUNE_ADAPT_RECHECK",
     "COLTUNE_TEST_ADAPT_DELAY", "COLTUNE_TEST_ADAPT_PHASE", "COLTUNE_CACHE",
-    "COLTUNE_TEST_PERSISTENT_TAGS",
+    "COLTUNE_TEST_TAGS",
 };
 
 int ct_config_known_variable(const char *name)
@@ -278,8 +278,8 @@ void ct_config_read(ct_config *cfg, const char *(*getenv_fn)(const char *name))
              &cfg->set.test_shm_fail);
     read_int(cfg, get, "COLTUNE_TEST_SDDE_PIECE", 1, INT_MAX, "a byte count >= 1",
              &cfg->set.test_sdde_piece);
-    read_int(cfg, get, "COLTUNE_TEST_PERSISTENT_TAGS", 1, CT_TAG_PERSISTENT_SPAN,
-             "a count of tags, 1-8192", &cfg->set.test_persistent_tags);
+    read_int(cfg, get, "COLTUNE_TEST_TAGS", 1, CT_TAG_PERSISTENT_SPAN,
+             "a count of tags, 1-8192", &cfg->set.test_tags);
     read_adapt(cfg, get);
     read_forced(cfg, get);
     read_rules(cfg, get);

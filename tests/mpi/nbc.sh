@@ -111,23 +111,25 @@ persistent_apart() {
         { cat "$tmp/out"; echo "the persistent call was not decided by rule 1"; return 1; }
 }
 check_run "nbc P=3 persistent=1 after nonblocking calls forwarded" persistent_apart
-# A persistent request that outlives 16383 nonblocking calls on its
+# A persistent request that outlives N - 1 nonblocking calls on its
 # communicator, started beside the next one (test_req_persistent_tags), and
-# one that outlives 8191 persistent requests made and freed, started beside
+# one that outlives N - 1 persistent requests made and freed, started beside
 # the next one made (test_req_persistent_tag_reuse): by a schedule of rounds
 # where the library has the progress hook, so messages of the two calls
-# would cross if they shared a tag.
+# would cross if they shared a tag. N: 64 tags (COLTUNE_TEST_TAGS), so that
+# the counts wrap within a second (the arithmetic is the same as at 16384
+# and 8192, and so was the wrong answer before the fixes).
 if [ "$MPI_IMPL" = openmpi ]; then wrap_alg=pairwise; else wrap_alg=linear; fi
-check_run "nbc P=4 persistent requests beside the 16384th nonblocking call and the 8193rd \
+check_run "nbc P=4 persistent requests beside the 64th nonblocking call and the 65th \
 persistent one ($wrap_alg)" \
-    with_env COLTUNE_IALLTOALLV=$wrap_alg COLTUNE_FALLBACK=error TEST_TAG_WRAP=1 -- \
-    run_mpi 4 "$prog"
-# Four tags (COLTUNE_TEST_PERSISTENT_TAGS): four live persistent requests
+    with_env COLTUNE_IALLTOALLV=$wrap_alg COLTUNE_FALLBACK=error TEST_TAG_WRAP=1 \
+    COLTUNE_TEST_TAGS=64 -- run_mpi 4 "$prog"
+# Four tags (COLTUNE_TEST_TAGS): four live persistent requests
 # hold them all, the fifth goes to the library (said once), the sixth takes
 # the tag the freed second gave back (test_req_persistent_tags_held).
 tags_held() {
     with_env COLTUNE_IALLTOALLV=$wrap_alg COLTUNE_FALLBACK=error TEST_TAGS_HELD=1 \
-        COLTUNE_TEST_PERSISTENT_TAGS=4 -- run_mpi 4 "$prog" > "$tmp/out" 2>&1 ||
+        COLTUNE_TEST_TAGS=4 -- run_mpi 4 "$prog" > "$tmp/out" 2>&1 ||
         { cat "$tmp/out"; return 1; }
     [ "$(grep -c 'every one of coltune.s 4 tags of persistent calls is held' "$tmp/out")" = 1 ] ||
         { cat "$tmp/out"; echo "expected one message: every tag held"; return 1; }

@@ -906,12 +906,21 @@ static void test_persistent_learns(void **state)
 #endif
 }
 
+/* The tags coltune counts a communicator's calls modulo: 16384 nonblocking
+ * and 8192 persistent ones, or both COLTUNE_TEST_TAGS (nbc.sh sets it, so
+ * that the counts wrap after a few calls). */
+static int tags_of(int persistent)
+{
+    const char *v = getenv("COLTUNE_TEST_TAGS");
+    return v != NULL ? atoi(v) : persistent ? 8192 : 16384;
+}
+
 /*
- * TEST_TAG_WRAP=1 (nbc.sh): a persistent request that outlives 16383
+ * TEST_TAG_WRAP=1 (nbc.sh): a persistent request that outlives N - 1
  * nonblocking calls on its communicator, then starts beside the next one:
- * coltune counts its nonblocking calls' tags modulo 16384, so that call's
- * tag would be the request's if the persistent calls shared the count.
- * Both results must equal PMPI_'s.
+ * coltune counts its nonblocking calls' tags modulo N (tags_of), so that
+ * call's tag would be the request's if the persistent calls shared the
+ * count. Both results must equal PMPI_'s.
  */
 static void test_req_persistent_tags(void **state)
 {
@@ -937,7 +946,7 @@ static void test_req_persistent_tags(void **state)
     assert_int_equal(ALLTOALLV_INIT(sp, cnt, dsp, MPI_INT, rp, cnt, dsp, MPI_INT, c,
                                     MPI_INFO_NULL, &reqs[0]),
                      MPI_SUCCESS);
-    for (int k = 0; k < 16383; k++) {
+    for (int k = 0; k < tags_of(0) - 1; k++) {
         assert_int_equal(MPI_Ialltoallv(sn, cnt, dsp, MPI_INT, rn, cnt, dsp, MPI_INT, c, &reqs[1]),
                          MPI_SUCCESS);
         assert_int_equal(MPI_Wait(&reqs[1], MPI_STATUS_IGNORE), MPI_SUCCESS);
@@ -964,11 +973,11 @@ static void test_req_persistent_tags(void **state)
 }
 
 /*
- * TEST_TAG_WRAP=1 (nbc.sh), too: a persistent request that outlives 8191
+ * TEST_TAG_WRAP=1 (nbc.sh), too: a persistent request that outlives N - 1
  * persistent requests made and freed on its communicator, then starts beside
- * the next one made: coltune counts the persistent calls' tags modulo 8192,
- * so that one's tag would be the first's unless a tag still held is passed
- * over. Both results must equal PMPI_'s, at every start.
+ * the next one made: coltune counts the persistent calls' tags modulo N
+ * (tags_of), so that one's tag would be the first's unless a tag still held
+ * is passed over. Both results must equal PMPI_'s, at every start.
  */
 static void test_req_persistent_tag_reuse(void **state)
 {
@@ -989,16 +998,17 @@ static void test_req_persistent_tag_reuse(void **state)
         cnt[j] = 1;
         dsp[j] = j;
         sa[j] = 1000000 + me * 1000 + j; /* the long-lived request's data */
-        sb[j] = 2000000 + me * 1000 + j; /* the 8193rd request's */
+        sb[j] = 2000000 + me * 1000 + j; /* the (N + 1)th request's */
     }
     assert_int_equal(ALLTOALLV_INIT(sa, cnt, dsp, MPI_INT, ra, cnt, dsp, MPI_INT, c,
                                     MPI_INFO_NULL, &reqs[0]),
                      MPI_SUCCESS);
-    for (int k = 0; k < 8192; k++) {
+    const int n = tags_of(1);
+    for (int k = 0; k < n; k++) {
         assert_int_equal(ALLTOALLV_INIT(sb, cnt, dsp, MPI_INT, rb, cnt, dsp, MPI_INT, c,
                                         MPI_INFO_NULL, &reqs[1]),
                          MPI_SUCCESS);
-        if (k < 8191)
+        if (k < n - 1)
             assert_int_equal(MPI_Request_free(&reqs[1]), MPI_SUCCESS);
     }
     for (int start = 0; start < 3; start++) {
@@ -1007,7 +1017,7 @@ static void test_req_persistent_tag_reuse(void **state)
         PMPI_Alltoallv(sa, cnt, dsp, MPI_INT, ref, cnt, dsp, MPI_INT, MPI_COMM_WORLD);
         ok &= th_same_bytes(ra, ref, (size_t)P * sizeof(int), "the long-lived request");
         PMPI_Alltoallv(sb, cnt, dsp, MPI_INT, ref, cnt, dsp, MPI_INT, MPI_COMM_WORLD);
-        ok &= th_same_bytes(rb, ref, (size_t)P * sizeof(int), "the 8193rd request beside it");
+        ok &= th_same_bytes(rb, ref, (size_t)P * sizeof(int), "the (N + 1)th request beside it");
     }
     MPI_Request_free(&reqs[0]);
     MPI_Request_free(&reqs[1]);
@@ -1024,7 +1034,7 @@ static void test_req_persistent_tag_reuse(void **state)
 }
 
 /*
- * TEST_TAGS_HELD=1 (nbc.sh, with COLTUNE_TEST_PERSISTENT_TAGS=4): four live
+ * TEST_TAGS_HELD=1 (nbc.sh, with COLTUNE_TEST_TAGS=4): four live
  * persistent requests hold every tag, so the fifth goes to the MPI library;
  * once the second is freed, the sixth takes its tag, the fourth's count
  * having wrapped. Every live request started at once, twice, each result

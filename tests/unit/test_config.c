@@ -250,7 +250,7 @@ static void test_known_variables(void **state)
         "COLTUNE_DEVICE", "COLTUNE_ADAPT", "COLTUNE_ADAPT_OUT", "COLTUNE_ADAPT_CALLS",
         "COLTUNE_ADAPT_SHARE", "COLTUNE_ADAPT_RECHECK", "COLTUNE_TEST_ADAPT_DELAY",
         "COLTUNE_CACHE",
-        "COLTUNE_TEST_ADAPT_PHASE", "COLTUNE_TEST_PERSISTENT_TAGS"};
+        "COLTUNE_TEST_ADAPT_PHASE", "COLTUNE_TEST_TAGS"};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         assert_true(ct_config_known_variable(known[i]));
     assert_false(ct_config_known_variable("COLTUNE_VERBSE"));
