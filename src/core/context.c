@@ -336,7 +336,7 @@ int ct_ctx_request_tag(ct_ctx *ctx, int persistent, int *tag)
     if (ctx->persistent_calls == 0)
         ctx->persistent_held = calloc(CT_TAG_PERSISTENT_SPAN / HELD_BITS, sizeof(unsigned long));
     for (unsigned tries = 0; tries < span; tries++) {
-        const unsigned n = ctx->persistent_calls++;
+        const uint64_t n = ctx->persistent_calls++;
         const int t = (int)(n % span);
         int held = 0;
         if (n >= span) { /* wrapped: a live request may hold it */
@@ -354,10 +354,14 @@ int ct_ctx_request_tag(ct_ctx *ctx, int persistent, int *tag)
             return MPI_SUCCESS;
         }
     }
-    if (ctx->decide_rank == 0)
+    if (ctx->decide_rank == 0) {
         ct_log_once("%s#%d: every one of coltune's %u tags of persistent calls is held by a "
                     "live request: new persistent calls on it go to the MPI library",
                     ctx->name, ctx->serial, span);
+        if (ct_settings_get()->verbose)
+            ct_log("%s#%d: persistent call %llu: every tag held, to the MPI library",
+                   ctx->name, ctx->serial, (unsigned long long)ctx->persistent_calls);
+    }
     return CT_NO_TAG;
 }
 

@@ -133,7 +133,8 @@ typedef struct ct_ctx {
     /* Nonblocking calls started on it, and persistent calls made (their
      * inits), every rank alike (in the order of the calls, which MPI makes
      * the same on every rank). */
-    unsigned nbc_calls, persistent_calls;
+    unsigned nbc_calls;
+    uint64_t persistent_calls; /* never wraps: it says when the tags have */
     /* The persistent tags this rank's live requests hold (bit t: tag
      * CT_TAG_PERSISTENT + t; made at the first persistent call, NULL when
      * that failed: then every tag counts as held once the count wraps). */

@@ -187,9 +187,10 @@ int ct_request_new(ct_ctx *ctx, MPI_Comm user_comm, int persistent, ct_request *
 
 static void request_release(ct_request *r)
 {
-    if (r->sched.ctx != NULL) /* a persistent call's tag, held since its schedule was prepared */
-        ct_ctx_tag_release(r->ctx, r->sched.tag);
-    ct_sched_free(&r->sched);
+    const int tagged = r->sched.ctx != NULL, tag = r->sched.tag;
+    ct_sched_free(&r->sched); /* may still complete messages on the tag */
+    if (tagged) /* a persistent call's tag, held since its schedule was prepared */
+        ct_ctx_tag_release(r->ctx, tag);
     for (int i = 0; i < 2; i++)
         if (r->types[i] != MPI_DATATYPE_NULL)
             PMPI_Type_free(&r->types[i]);

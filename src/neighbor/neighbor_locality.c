@@ -854,10 +854,12 @@ static int call_layout(call *c)
     const plan *p = c->p;
     const int me = c->ctx->rank;
     int64_t aggs = 0, raggs = 0, parts = 0, pieces = 0;
-    /* an aggregate: its chunks by origin (agg_off per chunk, in agg order) */
+    /* an aggregate: its chunks by origin (agg_off per chunk, in agg order);
+     * a solo aggregate takes no room (it left from the chunks at stage 1) */
     for (int i = 0; i < p->n_asizes; i++) {
         c->agg_off[i] = aggs;
-        aggs += c->asizes[p->chunk_at[i]];
+        if (p->own[i] < 0 || p->solo[p->own[i]] < 0)
+            aggs += c->asizes[p->chunk_at[i]];
     }
     c->agg_off[p->n_asizes] = aggs;
     for (int s = 0; s < p->src.n; s++) {

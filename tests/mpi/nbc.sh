@@ -129,10 +129,14 @@ persistent one ($wrap_alg)" \
 # the tag the freed second gave back (test_req_persistent_tags_held).
 tags_held() {
     with_env COLTUNE_IALLTOALLV=$wrap_alg COLTUNE_FALLBACK=error TEST_TAGS_HELD=1 \
-        COLTUNE_TEST_TAGS=4 -- run_mpi 4 "$prog" > "$tmp/out" 2>&1 ||
+        COLTUNE_TEST_TAGS=4 COLTUNE_VERBOSE=1 -- run_mpi 4 "$prog" > "$tmp/out" 2>&1 ||
         { cat "$tmp/out"; return 1; }
     [ "$(grep -c 'every one of coltune.s 4 tags of persistent calls is held' "$tmp/out")" = 1 ] ||
         { cat "$tmp/out"; echo "expected one message: every tag held"; return 1; }
+    # the fifth call (the count then at 8) went to the library, the sixth did not
+    [ "$(grep -c 'persistent call [0-9]*: every tag held' "$tmp/out")" = 1 ] &&
+        grep -q 'persistent call 8: every tag held' "$tmp/out" ||
+        { cat "$tmp/out"; echo "expected the fifth call alone to find every tag held"; return 1; }
 }
 check_run "nbc P=4 every persistent tag held, then one given back ($wrap_alg)" tags_held
 # A persistent request learns under COLTUNE_ADAPT=1 (unpaced, 300 calls in
