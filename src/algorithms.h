@@ -315,6 +315,11 @@ int ct_coll_nonblocking(ct_coll coll);
 /* Is coll a neighbourhood collective (MPI_Neighbor_alltoall(v) and their
  * nonblocking forms), whose rules may name the graph's degree and offnode? */
 int ct_coll_neighbor(ct_coll coll);
+/* The facts of a neighbourhood collective's graph that rules may name
+ * (select/rules.h: CT_KEY_DEGREE, CT_KEY_OFFNODE; neighbor/nbr_graph.h). */
+typedef struct ct_graph_facts {
+    long degree, offnode;
+} ct_graph_facts;
 /* Does the MPI library serve coll (its fallback is pmpi)? Not the MPIX calls. */
 int ct_coll_has_pmpi(ct_coll coll);
 

@@ -16,7 +16,6 @@
 #define CT_NBR_GRAPH_H
 
 #include "algorithms.h"
-#include "select/rules.h"
 
 typedef struct ct_nbr_graph {
     int kind;                 /* MPI_DIST_GRAPH, MPI_GRAPH or MPI_CART */

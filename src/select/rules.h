@@ -34,12 +34,6 @@ typedef enum ct_key {
     CT_KEY_COUNT
 } ct_key;
 
-/* The facts of a neighbourhood collective's graph that rules may name
- * (CT_KEY_DEGREE, CT_KEY_OFFNODE). */
-typedef struct ct_graph_facts {
-    long degree, offnode;
-} ct_graph_facts;
-
 typedef struct ct_range {
     long lo, hi; /* inclusive; hi == LONG_MAX when open */
 } ct_range;

@@ -97,15 +97,17 @@ quick_finish "emulated nodes, pmpi, mixed algorithms, coltune's choice and valgr
 # of 2 and 4 with a short last node (7, 13), ranks dealt round-robin over
 # nodes of unequal size (3:cyclic), and every rank a node of its own (1).
 for P in ${CT_TEST_NP_NODES:-7 13}; do
-    for spec in locality locality:steps=2; do
-        for ppn in 2 3:cyclic 4; do
-            check_run "neighbor P=$P COLTUNE_PPN=$ppn strict, $spec" \
-                forced "$spec" "$spec" COLTUNE_PPN="$ppn" -- run_mpi "$P" "$prog"
-        done
+    for ppn in 2 3:cyclic 4; do
+        check_run "neighbor P=$P COLTUNE_PPN=$ppn strict, locality" \
+            forced locality locality COLTUNE_PPN="$ppn" -- run_mpi "$P" "$prog"
     done
     locality_forms "$P" locality 2 3:cyclic
-    locality_forms "$P" locality:steps=2 3:cyclic
 done
+for ppn in 2 3:cyclic 4; do
+    check_run "neighbor P=13 COLTUNE_PPN=$ppn strict, locality:steps=2" \
+        forced locality:steps=2 locality:steps=2 COLTUNE_PPN="$ppn" -- run_mpi 13 "$prog"
+done
+locality_forms 13 locality:steps=2 3:cyclic
 for spec in locality locality:steps=2; do
     check_run "neighbor P=5 COLTUNE_PPN=1 strict, $spec" \
         forced "$spec" "$spec" COLTUNE_PPN=1 -- run_mpi 5 "$prog"

@@ -915,6 +915,67 @@ static int tags_of(int persistent)
     return v != NULL ? atoi(v) : persistent ? 8192 : 16384;
 }
 
+#ifdef ALLTOALLV_INIT
+/* Two calls' buffers for the tag tests: one int to every rank, call i's
+ * data (i + 1) * 1000000 + rank * 1000 + destination, on a duplicate of
+ * MPI_COMM_WORLD. */
+typedef struct two_calls {
+    int P;
+    int *cnt, *dsp, *snd[2], *rcv[2], *ref;
+    MPI_Comm comm;
+} two_calls;
+
+static void two_calls_make(two_calls *t)
+{
+    const int P = th_size(), me = th_rank();
+    const size_t n = (size_t)P * sizeof(int);
+    t->P = P;
+    t->cnt = malloc(n);
+    t->dsp = malloc(n);
+    t->ref = malloc(n);
+    for (int i = 0; i < 2; i++) {
+        t->snd[i] = malloc(n);
+        t->rcv[i] = malloc(n);
+    }
+    assert_true(t->cnt && t->dsp && t->ref && t->snd[0] && t->snd[1] && t->rcv[0] && t->rcv[1]);
+    for (int j = 0; j < P; j++) {
+        t->cnt[j] = 1;
+        t->dsp[j] = j;
+        for (int i = 0; i < 2; i++)
+            t->snd[i][j] = (i + 1) * 1000000 + me * 1000 + j;
+    }
+    MPI_Comm_dup(MPI_COMM_WORLD, &t->comm);
+}
+
+/* Call i's persistent request. */
+static void two_calls_init(two_calls *t, int i, MPI_Request *req)
+{
+    assert_int_equal(ALLTOALLV_INIT(t->snd[i], t->cnt, t->dsp, MPI_INT, t->rcv[i], t->cnt, t->dsp,
+                                    MPI_INT, t->comm, MPI_INFO_NULL, req),
+                     MPI_SUCCESS);
+}
+
+/* Does call i's result equal PMPI_'s? */
+static int two_calls_check(two_calls *t, int i, const char *what)
+{
+    PMPI_Alltoallv(t->snd[i], t->cnt, t->dsp, MPI_INT, t->ref, t->cnt, t->dsp, MPI_INT,
+                   MPI_COMM_WORLD);
+    return th_same_bytes(t->rcv[i], t->ref, (size_t)t->P * sizeof(int), what);
+}
+
+static void two_calls_free(two_calls *t)
+{
+    MPI_Comm_free(&t->comm);
+    free(t->cnt);
+    free(t->dsp);
+    free(t->ref);
+    for (int i = 0; i < 2; i++) {
+        free(t->snd[i]);
+        free(t->rcv[i]);
+    }
+}
+#endif
+
 /*
  * TEST_TAG_WRAP=1 (nbc.sh): a persistent request that outlives N - 1
  * nonblocking calls on its communicator, then starts beside the next one:
@@ -928,46 +989,24 @@ static void test_req_persistent_tags(void **state)
 #ifndef ALLTOALLV_INIT
     th_skip("the MPI library has no persistent collectives (MPI 4 or Open MPI's MPIX_)");
 #else
-    const int P = th_size(), me = th_rank();
-    int *cnt = malloc((size_t)P * sizeof(int)), *dsp = malloc((size_t)P * sizeof(int));
-    int *sp = malloc((size_t)P * sizeof(int)), *rp = malloc((size_t)P * sizeof(int));
-    int *sn = malloc((size_t)P * sizeof(int)), *rn = malloc((size_t)P * sizeof(int));
-    int *ref = malloc((size_t)P * sizeof(int)), ok = 1;
+    two_calls t; /* 0: the persistent call, 1: the nonblocking ones */
     MPI_Request reqs[2];
-    MPI_Comm c;
-    assert_true(cnt && dsp && sp && rp && sn && rn && ref);
-    MPI_Comm_dup(MPI_COMM_WORLD, &c);
-    for (int j = 0; j < P; j++) {
-        cnt[j] = 1;
-        dsp[j] = j;
-        sp[j] = 1000000 + me * 1000 + j; /* the persistent call's data */
-        sn[j] = 2000000 + me * 1000 + j; /* the nonblocking call's */
-    }
-    assert_int_equal(ALLTOALLV_INIT(sp, cnt, dsp, MPI_INT, rp, cnt, dsp, MPI_INT, c,
-                                    MPI_INFO_NULL, &reqs[0]),
-                     MPI_SUCCESS);
-    for (int k = 0; k < tags_of(0) - 1; k++) {
-        assert_int_equal(MPI_Ialltoallv(sn, cnt, dsp, MPI_INT, rn, cnt, dsp, MPI_INT, c, &reqs[1]),
+    int ok = 1;
+    two_calls_make(&t);
+    two_calls_init(&t, 0, &reqs[0]);
+    for (int k = 0; k < tags_of(0); k++) {
+        assert_int_equal(MPI_Ialltoallv(t.snd[1], t.cnt, t.dsp, MPI_INT, t.rcv[1], t.cnt, t.dsp,
+                                        MPI_INT, t.comm, &reqs[1]),
                          MPI_SUCCESS);
-        assert_int_equal(MPI_Wait(&reqs[1], MPI_STATUS_IGNORE), MPI_SUCCESS);
+        if (k < tags_of(0) - 1)
+            assert_int_equal(MPI_Wait(&reqs[1], MPI_STATUS_IGNORE), MPI_SUCCESS);
     }
     assert_int_equal(MPI_Start(&reqs[0]), MPI_SUCCESS);
-    assert_int_equal(MPI_Ialltoallv(sn, cnt, dsp, MPI_INT, rn, cnt, dsp, MPI_INT, c, &reqs[1]),
-                     MPI_SUCCESS);
     assert_int_equal(MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE), MPI_SUCCESS);
-    PMPI_Alltoallv(sp, cnt, dsp, MPI_INT, ref, cnt, dsp, MPI_INT, MPI_COMM_WORLD);
-    ok &= th_same_bytes(rp, ref, (size_t)P * sizeof(int), "the persistent call");
-    PMPI_Alltoallv(sn, cnt, dsp, MPI_INT, ref, cnt, dsp, MPI_INT, MPI_COMM_WORLD);
-    ok &= th_same_bytes(rn, ref, (size_t)P * sizeof(int), "the nonblocking call beside it");
+    ok &= two_calls_check(&t, 0, "the persistent call");
+    ok &= two_calls_check(&t, 1, "the nonblocking call beside it");
     MPI_Request_free(&reqs[0]);
-    MPI_Comm_free(&c);
-    free(cnt);
-    free(dsp);
-    free(sp);
-    free(rp);
-    free(sn);
-    free(rn);
-    free(ref);
+    two_calls_free(&t);
     assert_true(th_all(ok, MPI_COMM_WORLD));
 #endif
 }
@@ -985,50 +1024,25 @@ static void test_req_persistent_tag_reuse(void **state)
 #ifndef ALLTOALLV_INIT
     th_skip("the MPI library has no persistent collectives (MPI 4 or Open MPI's MPIX_)");
 #else
-    const int P = th_size(), me = th_rank();
-    int *cnt = malloc((size_t)P * sizeof(int)), *dsp = malloc((size_t)P * sizeof(int));
-    int *sa = malloc((size_t)P * sizeof(int)), *ra = malloc((size_t)P * sizeof(int));
-    int *sb = malloc((size_t)P * sizeof(int)), *rb = malloc((size_t)P * sizeof(int));
-    int *ref = malloc((size_t)P * sizeof(int)), ok = 1;
+    two_calls t; /* 0: the long-lived request, 1: the others */
     MPI_Request reqs[2];
-    MPI_Comm c;
-    assert_true(cnt && dsp && sa && ra && sb && rb && ref);
-    MPI_Comm_dup(MPI_COMM_WORLD, &c);
-    for (int j = 0; j < P; j++) {
-        cnt[j] = 1;
-        dsp[j] = j;
-        sa[j] = 1000000 + me * 1000 + j; /* the long-lived request's data */
-        sb[j] = 2000000 + me * 1000 + j; /* the (N + 1)th request's */
-    }
-    assert_int_equal(ALLTOALLV_INIT(sa, cnt, dsp, MPI_INT, ra, cnt, dsp, MPI_INT, c,
-                                    MPI_INFO_NULL, &reqs[0]),
-                     MPI_SUCCESS);
-    const int n = tags_of(1);
-    for (int k = 0; k < n; k++) {
-        assert_int_equal(ALLTOALLV_INIT(sb, cnt, dsp, MPI_INT, rb, cnt, dsp, MPI_INT, c,
-                                        MPI_INFO_NULL, &reqs[1]),
-                         MPI_SUCCESS);
-        if (k < n - 1)
+    int ok = 1;
+    two_calls_make(&t);
+    two_calls_init(&t, 0, &reqs[0]);
+    for (int k = 0; k < tags_of(1); k++) {
+        two_calls_init(&t, 1, &reqs[1]);
+        if (k < tags_of(1) - 1)
             assert_int_equal(MPI_Request_free(&reqs[1]), MPI_SUCCESS);
     }
     for (int start = 0; start < 3; start++) {
         assert_int_equal(MPI_Startall(2, reqs), MPI_SUCCESS);
         assert_int_equal(MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE), MPI_SUCCESS);
-        PMPI_Alltoallv(sa, cnt, dsp, MPI_INT, ref, cnt, dsp, MPI_INT, MPI_COMM_WORLD);
-        ok &= th_same_bytes(ra, ref, (size_t)P * sizeof(int), "the long-lived request");
-        PMPI_Alltoallv(sb, cnt, dsp, MPI_INT, ref, cnt, dsp, MPI_INT, MPI_COMM_WORLD);
-        ok &= th_same_bytes(rb, ref, (size_t)P * sizeof(int), "the (N + 1)th request beside it");
+        ok &= two_calls_check(&t, 0, "the long-lived request");
+        ok &= two_calls_check(&t, 1, "the (N + 1)th request beside it");
     }
     MPI_Request_free(&reqs[0]);
     MPI_Request_free(&reqs[1]);
-    MPI_Comm_free(&c);
-    free(cnt);
-    free(dsp);
-    free(sa);
-    free(ra);
-    free(sb);
-    free(rb);
-    free(ref);
+    two_calls_free(&t);
     assert_true(th_all(ok, MPI_COMM_WORLD));
 #endif
 }
