@@ -565,8 +565,10 @@ static void decide(ct_ctx *ctx, ct_learner *l)
     if (confirmed)
         l->check_gap *= 2;
     l->next_check = l->check_gap > 0 ? l->calls + l->check_gap : -1;
-    const char *what = was_recheck ? (confirmed ? "re-checked" : "kept, the re-check inconclusive:")
-                       : won || choice <= CT_ADAPT_AA         ? "chose"
+    /* A re-check of pmpi that a candidate won adopts it: "chose". */
+    const char *what = was_recheck && choice == before
+                           ? (confirmed ? "re-checked" : "kept, the re-check inconclusive:")
+                       : won || choice <= CT_ADAPT_AA ? "chose"
                        : l->v.kind == CT_VERDICT_STANDS ? "kept, no candidate can beat it:"
                                                         : "kept, no candidate won:";
     log_decision(ctx, l, what);
