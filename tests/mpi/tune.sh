@@ -123,14 +123,14 @@ baseline_not_flagged() {
 }
 
 # decisions LOG: "collective P nodes size rule decision" for each cell of the
-# tuner's table (decision: tuned, baseline, row for an algorithm given a row
-# of rank-local sizes or a row with a flagged cell, baseline too for such a row
-# the baseline gets, no for lack of evidence).
+# tuner's table (decision: tuned, by its median too, baseline, row for an
+# algorithm given a row of rank-local sizes or a row with a flagged cell,
+# baseline too for such a row the baseline gets, no for lack of evidence).
 decisions() {
     awk '$1 ~ /^(alltoall|alltoallv|allgather|allgatherv)(_inter|_crs)?$/ && NF >= 7 &&
          $2 ~ /^[0-9]+$/ {
              d = "baseline"
-             if ($NF == "tuned") d = "tuned"
+             if ($NF == "tuned" || $0 ~ / tuned by its median$/) d = "tuned"
              else if ($0 ~ /no evidence/) d = "no"
              else if ($0 ~ /one choice/ && $0 !~ /: the baseline$/) d = "row"
              print $1, $2, $3, $4, $5, d

@@ -4,8 +4,9 @@
 the interval's coverage over many seeded trials (known ratios, heavy-tailed
 noise, ties), the stopping rule (a clear 1.5x win decided in the fewest
 rounds, an A/A pair never a win, an undecidable cell kept at the baseline
-when the budget runs out), the choice among equals, validation flags and
-exact (simulated) estimates.
+when the budget runs out, a clear win whose interval stayed wide won by its
+median), the choice among equals and over a row, validation flags and exact
+(simulated) estimates.
 
   python3 test_tune_stats.py PATH/TO/coltune-tune
 """
@@ -289,16 +290,65 @@ class Decisions(unittest.TestCase):
         self.assertIn("lack of evidence", tune.cell_note(won))
 
 
+    def test_a_clear_win_with_a_wide_interval_wins_by_its_median_once_stopped(self):
+        """Measuring stopped with a's interval straddling the threshold: a
+        wins by its median when the interval lies above 1 and the median
+        beats the threshold by the margin again (1.05 x 1.05 here); not a
+        near-tie at the threshold, nor a median win whose interval reaches
+        below 1, nor one with fewer than three bench runs."""
+        runs = {"a": [1.2, 1.2, 1.2]}
+        for (point, lo, hi), want in (((1.20, 1.02, 1.40), "tuned"),
+                                      ((1.11, 1.01, 1.20), "tuned"),
+                                      ((1.09, 1.01, 1.20), "open"),
+                                      ((1.05, 1.01, 1.10), "open"),
+                                      ((1.30, 0.99, 1.60), "open")):
+            cands = {"a": self.est(point, lo, hi)}
+            going = tune.decide("pmpi", None, cands, ["a"], 5.0, 3.0, runs)
+            stopped = tune.decide("pmpi", None, cands, ["a"], 5.0, 3.0, runs, stopped=True)
+            self.assertEqual(going.status, "open", point)
+            self.assertEqual(stopped.status, want, (point, lo))
+            if want == "tuned":
+                self.assertEqual((stopped.spec, stopped.note), ("a", tune.MEDIAN_NOTE))
+                self.assertIn("(by its median)", tune.cell_note(stopped))
+        two = tune.decide("pmpi", None, {"a": self.est(1.2, 1.02, 1.4)}, ["a"], 5.0, 3.0,
+                          {"a": [1.2, 1.2]}, stopped=True)
+        self.assertEqual(two.status, "open")
+        # a win by the lower end is a plain win, stopped or not
+        clear = tune.decide("pmpi", None, {"a": self.est(1.3, 1.2, 1.4)}, ["a"], 5.0, 3.0,
+                            runs, stopped=True)
+        self.assertEqual((clear.status, clear.note), ("tuned", ""))
+
+    def test_measuring_that_stops_keeps_a_clear_win(self):
+        """A 1.6x candidate under noise as large as its gain (each time
+        times a lognormal factor of sigma 0.6), measuring stopped at 80
+        iterations: where the median beats the cell's threshold (raised by
+        its A/A noise) by the margin, the cell is the candidate's, by its
+        median where its interval still straddled the threshold (the
+        baseline's, for lack of evidence, in 4 of these 10 seeds before)."""
+        model = lambda rng: math.exp(rng.gauss(0.0, 0.6))
+        tuned = by_median = 0
+        for seed in range(10):
+            bench = FakeBench(seed, {"a": 1.6}, model=model)
+            got, _, _ = tune.measure_config(bench, "pmpi", Args(max_iters=80), 1e9, bench.clock)
+            d = got[("alltoallv", 4, 1, 4, 16)]
+            if d.spec == "a":
+                tuned += 1
+                by_median += d.note == tune.MEDIAN_NOTE
+            else:
+                self.assertEqual(d.status, "no-evidence")
+                self.assertLess(d.best[1].point, d.threshold * 1.05, "seed %d" % seed)
+        self.assertEqual((tuned, by_median), (8, 4))
+
 class Rows(unittest.TestCase):
     """One choice over a row of sizes (collapse_row): for collectives whose
     msg_size is rank-local, up front, and after a flagged validation."""
 
     SIZES = (16, 256, 4096, 65536)
 
-    def row(self, ratios, seed=7):
+    def row(self, ratios, seed=7, sigma=0.02):
         """ratios: {spec: [true speedup at each size]}; two bench runs of 60
-        iterations with mild noise. Returns (data, choice) as measure()
-        leaves them."""
+        iterations with noise (a lognormal factor of sigma, mild by
+        default). Returns (data, choice) as measure() leaves them."""
         rng, samples = random.Random(seed), tune.Samples()
         keys = [("alltoallv", 8, 1, 8, s) for s in self.SIZES]
         for _ in range(2):
@@ -307,7 +357,7 @@ class Rows(unittest.TestCase):
                 labels = {"pmpi": 1.0, "pmpi#2": 1.0}
                 labels.update({spec: r[i] for spec, r in ratios.items()})
                 for label, ratio in labels.items():
-                    run[(key, label)] = [100.0 / ratio * math.exp(rng.gauss(0.0, 0.02))
+                    run[(key, label)] = [100.0 / ratio * math.exp(rng.gauss(0.0, sigma))
                                          for _ in range(60)]
             samples.add_run(run)
         args = Args()
@@ -368,6 +418,22 @@ class Rows(unittest.TestCase):
         data, choice, args = self.row({"a": [1.0] * 4}, 1)
         tune.collapse_row(data, choice, ("alltoallv", 8, 1, 8), args, tune.ROW_WHY)
         self.assertTrue(all(d.status == "baseline" for d in choice.values()))
+
+    def test_a_noisy_row_is_won_by_its_median(self):
+        """a is 1.5x at every size under noise as large as its gain (sigma
+        0.5): its row interval lies above 1 but does not always clear the
+        threshold, and its median beats the threshold by the margin; every
+        seed gives the row to a (5 of these 10 kept the baseline before),
+        and the cells' note says how."""
+        by_median = 0
+        for seed in range(10):
+            data, choice, args = self.row({"a": [1.5] * 4}, seed, sigma=0.5)
+            best = tune.collapse_row(data, choice, ("alltoallv", 8, 1, 8), args, tune.ROW_WHY)
+            self.assertEqual(best, "a", "seed %d" % seed)
+            notes = {d.note for d in choice.values()}
+            self.assertEqual(len(notes), 1)
+            by_median += "won by the row's median" in notes.pop()
+        self.assertEqual(by_median, 5)
 
     def test_which_collectives_decide_by_row(self):
         self.assertEqual({c for c in tune.COLLECTIVES if not tune.per_size(c)},
