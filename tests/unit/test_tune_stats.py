@@ -289,7 +289,6 @@ class Decisions(unittest.TestCase):
         won.status = "no-evidence"
         self.assertIn("lack of evidence", tune.cell_note(won))
 
-
     def test_a_clear_win_with_a_wide_interval_wins_by_its_median_once_stopped(self):
         """Measuring stopped with a's interval straddling the threshold: a
         wins by its median when the interval lies above 1 and the median
@@ -338,6 +337,7 @@ class Decisions(unittest.TestCase):
                 self.assertEqual(d.status, "no-evidence")
                 self.assertLess(d.best[1].point, d.threshold * 1.05, "seed %d" % seed)
         self.assertEqual((tuned, by_median), (8, 4))
+
 
 class Rows(unittest.TestCase):
     """One choice over a row of sizes (collapse_row): for collectives whose
