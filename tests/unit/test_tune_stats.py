@@ -205,6 +205,25 @@ class Stopping(unittest.TestCase):
         for specs, _, _ in bench.calls[1:]:
             self.assertEqual(specs, ["edge"])
 
+    def test_a_row_is_measured_whole_for_the_launches_a_verdict_needs(self):
+        """A collective decided by row (whole=WIN_LAUNCHES): every spec at
+        every size in the first three rounds, though "loser" is out after
+        the first, so every cell's estimate holds three bench runs."""
+        bench = FakeBench(5, {"loser": 0.5, "edge": 1.05}, sizes=(16, 4096), model=lognormal)
+        got, samples, rounds = tune.measure_config(bench, "pmpi", Args(max_iters=80), 1e9,
+                                                   bench.clock, whole=tune.WIN_LAUNCHES)
+        self.assertGreaterEqual(len(rounds), tune.WIN_LAUNCHES)
+        for specs, sizes, _ in bench.calls[:tune.WIN_LAUNCHES]:
+            self.assertEqual((specs, sizes), (["loser", "edge"], [16, 4096]))
+        for key in got:
+            self.assertEqual(len(samples.launch_medians(key, "pmpi", "loser")),
+                             tune.WIN_LAUNCHES)
+        # a plan shorter than the whole rounds still decides every cell
+        bench = FakeBench(6, {"loser": 0.5}, sizes=(16, 4096), model=lognormal)
+        got, _, rounds = tune.measure_config(bench, "pmpi", Args(max_iters=20), 1e9,
+                                             bench.clock, whole=tune.WIN_LAUNCHES)
+        self.assertEqual((len(rounds), len(got)), (1, 2))
+
     def test_round_plan(self):
         self.assertEqual(tune.round_plan(20, 160), [20, 20, 40, 80])
         self.assertEqual(tune.round_plan(5, 40), [5, 5, 10, 20])
@@ -450,6 +469,18 @@ class Rows(unittest.TestCase):
                          {"alltoallv", "ialltoallv", "allgatherv_inter", "iallgatherv_inter",
                           "alltoall_crs", "alltoallv_crs", "neighbor_alltoallv",
                           "neighbor_alltoall", "ineighbor_alltoallv", "ineighbor_alltoall"})
+
+    def test_all_to_all_rows_are_measured_past_the_hand_over(self):
+        # One choice serves an Alltoallv row at every size: both grids must
+        # reach well past shm's default large (48 KiB), where the window hands
+        # the blocks to point-to-point and a row's winner on small blocks can
+        # lose, more as the blocks grow (node_aware at P = 8: 0.87x at 64 KiB,
+        # 0.4x at 1 MiB).
+        for coll in ("alltoallv", "ialltoallv"):
+            for grid in ("quick_sizes", "sizes"):
+                sizes = tune.COLLECTIVES[coll][grid]
+                self.assertGreaterEqual(max(sizes), 262144, (coll, grid))
+                self.assertTrue(any(16384 < s <= 65536 for s in sizes), (coll, grid))
 
 
 class Sweeps(unittest.TestCase):
