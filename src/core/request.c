@@ -423,31 +423,52 @@ void ct_request_wait(ct_request *r)
     }
 }
 
+/* Claims up to n running requests from index *next on, not done and not
+ * claimed by another thread; *next moves past those looked at. Returns how
+ * many it claimed, and sets *more if requests remain past *next. */
+static int claim_batch(ct_requests *t, int *next, ct_request **claimed, int n, int *more)
+{
+    int got = 0, i;
+    pthread_mutex_lock(&t->lock);
+    for (i = *next; i < t->active && got < n; i++) {
+        ct_request *r = t->running[i];
+        if (!__atomic_load_n(&r->done, __ATOMIC_RELAXED) && try_claim(r))
+            claimed[got++] = r;
+    }
+    *next = i;
+    *more = i < t->active;
+    pthread_mutex_unlock(&t->lock);
+    return got;
+}
+
 void ct_request_progress_all(void)
 {
     ct_requests *t = &ct_state_get()->requests;
     /* A request found here may be completed and freed by another thread at
      * once: only those claimed under the lock are advanced, and a claim
-     * holds off their completion (ct_request_complete waits for it). */
-    ct_request *claimed[16];
-    int n = 0;
+     * holds off their completion (ct_request_complete waits for it).
+     * Every running request is advanced, a batch at a time: the list is
+     * not in start order (running_remove moves the last into the gap), and
+     * a request left out of every pass (only the first 16 pending were
+     * advanced) may be the one another rank's request waits for while this
+     * rank sits in the library (MPICH's coll/nonblocking3 keeps 20 in
+     * flight over 4 communicators). */
+    enum { BATCH = 16 };
+    ct_request *claimed[BATCH];
+    int next = 0, more = 1;
     if (!ct_request_any_active())
         return;
-    pthread_mutex_lock(&t->lock);
-    for (int i = 0; i < t->active && n < 16; i++) {
-        ct_request *r = t->running[i];
-        if (!__atomic_load_n(&r->done, __ATOMIC_RELAXED) && try_claim(r))
-            claimed[n++] = r;
-    }
-    pthread_mutex_unlock(&t->lock);
-    for (int i = 0; i < n; i++) {
-        int finished = 0;
-        const int rc = ct_sched_test(&claimed[i]->sched, &finished);
-        if (rc != MPI_SUCCESS)
-            claimed[i]->rc = rc;
-        if (finished || rc != MPI_SUCCESS)
-            __atomic_store_n(&claimed[i]->done, 1, __ATOMIC_RELEASE);
-        unclaim(claimed[i]);
+    while (more) {
+        const int n = claim_batch(t, &next, claimed, BATCH, &more);
+        for (int i = 0; i < n; i++) {
+            int finished = 0;
+            const int rc = ct_sched_test(&claimed[i]->sched, &finished);
+            if (rc != MPI_SUCCESS)
+                claimed[i]->rc = rc;
+            if (finished || rc != MPI_SUCCESS)
+                __atomic_store_n(&claimed[i]->done, 1, __ATOMIC_RELEASE);
+            unclaim(claimed[i]);
+        }
     }
 }
 

@@ -12,8 +12,9 @@
  *    completed by every completion call, in arrays that mix it with
  *    point-to-point requests and MPI_REQUEST_NULL, statuses checked;
  *  - two on different communicators completed in the opposite order, 32 in
- *    flight on one communicator, a communicator freed while its call is
- *    pending, and wrong use (MPI_Request_free, MPI_Cancel of an active one)
+ *    flight on one communicator, 24 on two while rank 0 waits in MPI_Recv
+ *    for the others to complete the last, a communicator freed while its
+ *    call is pending, and wrong use (MPI_Request_free, MPI_Cancel of an active one)
  *    answered with MPI_ERR_REQUEST and nothing lost.
  *
  * Run by tests/mpi/nbc.sh at many P. TEST_SEED as in test_alltoallv.
@@ -621,6 +622,51 @@ static void test_req_reverse_and_many(void **state)
     assert_true(th_all(ok, MPI_COMM_WORLD));
 }
 
+/* More in flight than coltune's progress takes in one batch (16): 16 on one
+ * communicator, then 8 on another. Every rank but 0 waits for the last one
+ * first (through the shared window: a wait that advances only its own
+ * window's calls), while rank 0 sits in a blocking MPI_Recv, where only
+ * the library's progress engine, and coltune's hook in it, advances its
+ * calls, until rank 1 has completed that last one: rank 0 must advance
+ * calls past the first 16 there, which the others do not serve. (Each
+ * pass of coltune's progress once advanced only the first 16 pending; this
+ * order of waits did not hang with it, as a call that completes makes room
+ * for the next, but every pending call is now advanced in every pass.) */
+static void test_req_many_served_while_blocked(void **state)
+{
+    (void)state;
+    enum { N = 24, FIRST = 20 };
+    MPI_Comm c[2];
+    MPI_Request r[N];
+    a2a x[N];
+    int ok = 1, token = 0;
+    const int P = th_size(), me = th_rank();
+    MPI_Comm_dup(MPI_COMM_WORLD, &c[0]);
+    MPI_Comm_dup(MPI_COMM_WORLD, &c[1]);
+    /* every input and reference first (PMPI_Alltoallv, in which the
+     * library's progress would complete the calls started before) */
+    for (int i = 0; i < N; i++)
+        a2a_prepare(&x[i], c[i < FIRST ? 0 : 1], 700 + i);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(MPI_Ialltoallv(x[i].sb, x[i].l.scount, x[i].l.sdispl, MPI_INT, x[i].rb,
+                                        x[i].l.rcount, x[i].l.rdispl, MPI_INT,
+                                        c[i < FIRST ? 0 : 1], &r[i]),
+                         MPI_SUCCESS);
+    if (me == 0 && P > 1) {
+        MPI_Recv(&token, 1, MPI_INT, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Wait(&r[N - 1], MPI_STATUS_IGNORE);
+        if (me == 1)
+            MPI_Send(&token, 1, MPI_INT, 0, 7, MPI_COMM_WORLD);
+    }
+    MPI_Waitall(N, r, MPI_STATUSES_IGNORE);
+    for (int i = 0; i < N; i++)
+        ok &= a2a_done(&x[i], "rank 0 in MPI_Recv, the others waiting for the last of 24");
+    MPI_Comm_free(&c[0]);
+    MPI_Comm_free(&c[1]);
+    assert_true(th_all(ok, MPI_COMM_WORLD));
+}
+
 /* A blocking MPI_Alltoallv on the communicator between nonblocking ones
  * still pending (shm: the blocking call completes those before it on the
  * window they share), and one started after it, completed in reverse. */
@@ -1126,7 +1172,9 @@ int main(int argc, char **argv)
     struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_algorithm), cmocka_unit_test(test_large_blocks),
         cmocka_unit_test(test_req_completion_calls),
-        cmocka_unit_test(test_req_reverse_and_many), cmocka_unit_test(test_req_blocking_between),
+        cmocka_unit_test(test_req_reverse_and_many),
+        cmocka_unit_test(test_req_many_served_while_blocked),
+        cmocka_unit_test(test_req_blocking_between),
         cmocka_unit_test(test_req_comm_freed_pending),
         cmocka_unit_test(test_req_wrong_use), cmocka_unit_test(test_req_persistent),
         cmocka_unit_test(test_req_persistent_apart), cmocka_unit_test(test_persistent_learns)};
