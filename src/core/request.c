@@ -402,10 +402,10 @@ void ct_request_wait(ct_request *r)
     int done = 0;
     if (!ct_request_hooked()) {
         /* Nothing else advances the other requests while this one would
-         * block (MPICH): a peer may wait for one of them before it serves
-         * this one, so all of them are polled. */
+         * block (MPICH): a peer may wait for one of them, or for one of the
+         * library's, before it serves this one, so all of them are polled. */
         while (ct_request_test(r, &done), !done)
-            ct_request_progress_all();
+            ct_request_idle();
         return;
     }
     while (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE)) {
@@ -470,6 +470,31 @@ void ct_request_progress_all(void)
             unclaim(claimed[i]);
         }
     }
+}
+
+/*
+ * MPI's progress rule: an operation a rank has started completes while the
+ * rank waits in any MPI call. A peer may wait, in the library, for one of
+ * this rank's nonblocking operations (the library's own, as an MPI_Ibcast
+ * on another communicator, or coltune's) before it comes to the call this
+ * rank waits for. So a wait of coltune's that does not enter the library
+ * (a rank reading a shared window, spinning on its flags) calls this now
+ * and then: an MPI_Iprobe, which runs the library's progress engine (and,
+ * in Open MPI, coltune's hook), and, where nothing runs coltune's requests
+ * from there (MPICH), a pass over them. Without it a rank that waited for
+ * its node in coltune's window kept its node's other rank waiting forever
+ * in MPI_Waitall for an MPI_Ibcast of the first (MPICH's coll/nonblocking3
+ * on 4 ranks, node_aware forced, COLTUNE_PPN=2).
+ */
+void ct_request_idle(void)
+{
+    int flag;
+    const int rc =
+        PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS)
+        ct_log_mpi_error(rc, "MPI_Iprobe", __FILE__, __LINE__);
+    if (!ct_request_hooked())
+        ct_request_progress_all();
 }
 
 /* ------------------------------------------------------------------ */

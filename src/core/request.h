@@ -97,6 +97,10 @@ int ct_request_test(ct_request *r, int *done);
 void ct_request_wait(ct_request *r);
 /* Advances every active request a little (from any completion call). */
 void ct_request_progress_all(void);
+/* A wait of coltune's that found nothing to do gives the rest a turn: the
+ * library's progress engine and, where that does not run coltune's
+ * requests itself, those requests (see request.c). */
+void ct_request_idle(void);
 /* Does the MPI library's progress engine advance them too, inside any call
  * that waits (Open MPI)? Then a wait on other requests needs no polling. */
 int ct_request_hooked(void);

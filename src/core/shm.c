@@ -10,6 +10,7 @@
  */
 #include "core/shm.h"
 #include "core/log.h"
+#include "core/request.h"
 #include "core/state.h"
 
 #include <sched.h>
@@ -38,10 +39,19 @@ void ct_shm_publish(ct_shm_win *w)
 }
 
 /* Spinning pays only when every waiter has a core of its own; otherwise the
- * rank it waits for may be the one it keeps from running. */
+ * rank it waits for may be the one it keeps from running. A wait that goes
+ * on gives the library's progress, and coltune's other requests, a turn
+ * every IDLE_EVERY pauses (ct_request_idle: the rank waited for may be
+ * waiting for this one's other operations). */
+#define SPIN_MAX 2000u
+#define IDLE_EVERY 32u
+
 void ct_shm_pause(const ct_shm_win *w, unsigned *spins)
 {
-    if (w->oversubscribed || ++*spins > 2000) {
+    const unsigned n = ++*spins;
+    if (w->oversubscribed || n > SPIN_MAX) {
+        if (n % IDLE_EVERY == 0)
+            ct_request_idle();
         sched_yield();
         return;
     }

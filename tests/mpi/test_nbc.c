@@ -670,6 +670,55 @@ static void test_req_many_served_while_blocked(void **state)
     assert_true(th_all(ok, MPI_COMM_WORLD));
 }
 
+/* MPI's progress rule across the library's operations and coltune's: the
+ * even ranks wait for the library's MPI_Ibarrier and MPI_Iallreduce (on
+ * another communicator; each needs every rank's progress at P > 2) before
+ * they start the all-to-all that the odd ranks, having started it, already
+ * wait for. The odd ranks' wait must run the library's progress engine:
+ * where it waited in the shared window alone (shm, node_aware), every
+ * rank waited forever (MPICH's coll/nonblocking3 found it). */
+static void test_req_library_served_while_waiting(void **state)
+{
+    (void)state;
+    enum { N = 16384 };
+    MPI_Comm c;
+    MPI_Request r, lib[2];
+    a2a x;
+    int *in = malloc(N * sizeof *in), *sum = malloc(N * sizeof *sum), ok = 1;
+    const int P = th_size(), me = th_rank();
+    assert_true(in != NULL && sum != NULL);
+    for (int i = 0; i < N; i++)
+        in[i] = me + i;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    /* a first call sets up what the communicator's calls keep (its context,
+     * a window), collectively: the odd ranks' start below then enters no
+     * collective of the library's */
+    a2a_start(&x, c, 649, &r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    ok &= a2a_done(&x, "the first call on a new communicator");
+    a2a_prepare(&x, c, 650);
+    MPI_Ibarrier(MPI_COMM_WORLD, &lib[0]);
+    MPI_Iallreduce(in, sum, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &lib[1]);
+    if (me % 2 == 1) {
+        a2a_post(&x, c, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        MPI_Waitall(2, lib, MPI_STATUSES_IGNORE);
+    } else {
+        MPI_Waitall(2, lib, MPI_STATUSES_IGNORE);
+        a2a_post(&x, c, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+    }
+    for (int i = 0; i < N; i++)
+        ok &= sum[i] == P * i + P * (P - 1) / 2;
+    if (!ok)
+        fprintf(stderr, "MPI_Iallreduce beside the all-to-all: a wrong sum, P=%d\n", P);
+    ok &= a2a_done(&x, "odd ranks waiting while the even ones wait for the library's calls");
+    free(in);
+    free(sum);
+    MPI_Comm_free(&c);
+    assert_true(th_all(ok, MPI_COMM_WORLD));
+}
+
 /* A blocking MPI_Alltoallv on the communicator between nonblocking ones
  * still pending (shm: the blocking call completes those before it on the
  * window they share), and one started after it, completed in reverse. */
@@ -1177,6 +1226,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_req_completion_calls),
         cmocka_unit_test(test_req_reverse_and_many),
         cmocka_unit_test(test_req_many_served_while_blocked),
+        cmocka_unit_test(test_req_library_served_while_waiting),
         cmocka_unit_test(test_req_blocking_between),
         cmocka_unit_test(test_req_comm_freed_pending),
         cmocka_unit_test(test_req_wrong_use), cmocka_unit_test(test_req_persistent),
