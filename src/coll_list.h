@@ -307,6 +307,11 @@ CT_NEIGHBOR_STEP_ALG(locality, CT_A_BYTES | CT_R_PROGRESS,
      "3: one aggregate per pair of nodes, gathered on the sending node "
      "(three steps); 2: one per rank and destination node, sent by its "
      "origin to the rank of the same local index there ([Bienz2020])",
+     CT_RANGE},
+    {"shm", K(0), K(1), K(0),
+     "1: the messages between ranks of one node go through the node's "
+     "shared-memory window (one synchronisation of the node per call) "
+     "instead of point-to-point; 0: point-to-point",
      CT_RANGE})
 
 #undef CT_COLLECTIVE

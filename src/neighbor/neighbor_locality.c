@@ -63,6 +63,19 @@
  * an edge know its size (MPI makes the two agree), so both take the same
  * way without telling each other.
  *
+ * Inside the node (parameter shm). With shm=1 the messages between two
+ * ranks of one node do not travel point-to-point: every rank publishes them
+ * in its node's shared-memory window (core/shm_stream.c), one block per
+ * rank of the node, and reads from the part of every rank of the node its
+ * message for itself, straight into its receive block: one synchronisation
+ * of the node instead of a message per edge inside it. The blocking call
+ * runs that exchange once stage 1 is posted (every rank of the node comes
+ * to it without waiting for anything else); a request's exchange is a job
+ * of the window's queue (shm_stream.h), begun at the start, advanced by
+ * the tests and waits beside the stages, and complete before the request
+ * is. Where the nodes are emulated across real ones (COLTUNE_PPN on several
+ * hosts) or some node has no window, the messages travel point-to-point.
+ *
  * The blocking call runs the four stages with a wait after each; the
  * nonblocking and persistent forms run the same stages as one step of a
  * request (core/sched.h): the start posts stage 1, each test or wait that
@@ -82,7 +95,9 @@
 #include "neighbor/nbr_graph.h"
 #include "core/copy.h"
 #include "core/sched.h"
+#include "core/shm_stream.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,6 +156,10 @@ typedef struct plan {
     groups rsz;
     int n_asizes, n_rsizes, n_msgs;
     int max_reqs;
+    /* Inside the node, by the local index of the other rank (the member
+     * index of the node's window): the edge k of this rank's message to it,
+     * and the edge j of its message to this rank, or -1. */
+    int *to_member, *from_member;
 } plan;
 
 /* ------------------------------------------------------------------ */
@@ -246,6 +265,8 @@ static void plan_free(plan *p)
     free(p->solo);
     free(p->msg_at);
     free(p->msg_dest);
+    free(p->to_member);
+    free(p->from_member);
     free(p);
 }
 
@@ -496,6 +517,31 @@ out:
     return rc;
 }
 
+/* The edges inside the node, by the other rank's local index (two ranks
+ * are joined by one edge each way at most: nbr_graph.h). */
+static int plan_members(plan *p, const ct_nbr_graph *g, const ct_ctx *ctx)
+{
+    int rc = MPI_SUCCESS;
+    const ct_topo *t = &ctx->topo;
+    const int Q = t->node_size[t->node];
+    CT_ALLOC(p->to_member, (size_t)Q * sizeof(int));
+    CT_ALLOC(p->from_member, (size_t)Q * sizeof(int));
+    for (int i = 0; i < Q; i++)
+        p->to_member[i] = p->from_member[i] = -1;
+    for (int k = 0; k < g->outdegree; k++) {
+        const int d = g->destinations[k];
+        if (d != MPI_PROC_NULL && t->node_of[d] == t->node)
+            p->to_member[t->local_of[d]] = k;
+    }
+    for (int j = 0; j < g->indegree; j++) {
+        const int src = g->sources[j];
+        if (src != MPI_PROC_NULL && t->node_of[src] == t->node)
+            p->from_member[t->local_of[src]] = j;
+    }
+out:
+    return rc;
+}
+
 static int plan_create(ct_ctx *ctx, const ct_nbr_graph *g, int steps, void **obj)
 {
     int rc = MPI_SUCCESS;
@@ -514,6 +560,7 @@ static int plan_create(ct_ctx *ctx, const ct_nbr_graph *g, int steps, void **obj
         rc = MPI_ERR_NO_MEM;
         goto out;
     }
+    CT_CALL(plan_members(p, g, ctx));
     CT_CALL(plan_exchange(p, g, ctx, &m, heard));
     CT_CALL(plan_aggregate(p, heard, &m));
     CT_CALL(plan_receive(p, heard, &m));
@@ -576,6 +623,14 @@ typedef struct call {
     char *aggs, *raggs, *parts, *pieces;
     MPI_Request *reqs;
     int nreqs;
+    /* Inside the node through its window (parameter shm), or NULL; a
+     * request's exchange is its job (queued: not yet seen complete), and
+     * win_rc how stage 1 went on this rank, which its round 0 tells;
+     * job_rc how the exchange went. */
+    ct_shm_stream *win;
+    ct_shm_xchg xchg;
+    ct_shm_job job;
+    int queued, win_rc, job_rc;
     /* A request's own memory (the blocking call uses the context's) */
     ct_neighbor_args args;
     int64_t *own_sizes;
@@ -811,11 +866,12 @@ out:
     return rc;
 }
 
-/* Stage 1: the call's sizes; the messages inside the node and the large
- * blocks, posted; the sizes to the aggregators and receivers of the node,
- * posted; the chunks, packed and posted behind their sizes. The stage
- * waits for the sizes alone: a chunk's send completes at the end of the
- * call (its aggregator receives it at stage 2, once it knows its size). */
+/* Stage 1: the call's sizes; the messages inside the node (without a
+ * window) and the large blocks, posted; the sizes to the aggregators and
+ * receivers of the node, posted; the chunks, packed and posted behind their
+ * sizes. The stage waits for the sizes alone: a chunk's send completes at
+ * the end of the call (its aggregator receives it at stage 2, once it knows
+ * its size). */
 static int stage_sizes(call *c)
 {
     int rc;
@@ -827,13 +883,15 @@ static int stage_sizes(call *c)
     for (int j = 0; j < g->indegree; j++) {
         const int s = g->sources[j];
         const MPI_Count n = recv_len(c, j);
-        if (s != MPI_PROC_NULL && n > 0 && (node_of[s] == node || goes_direct(c, n)))
+        if (s != MPI_PROC_NULL && n > 0 &&
+            (node_of[s] == node ? c->win == NULL : goes_direct(c, n)))
             CT_CALL(post(c, 0, recv_at(c, j), n, MPI_BYTE, s, TAG_DIRECT));
     }
     for (int k = 0; k < g->outdegree; k++) {
         const int d = g->destinations[k];
         const MPI_Count n = send_len(c, k);
-        if (d != MPI_PROC_NULL && n > 0 && (node_of[d] == node || goes_direct(c, n)))
+        if (d != MPI_PROC_NULL && n > 0 &&
+            (node_of[d] == node ? c->win == NULL : goes_direct(c, n)))
             CT_CALL(post(c, 1, send_at(c, k), n, MPI_BYTE, d, TAG_DIRECT));
     }
     c->from = c->nreqs; /* the sizes: the messages inside the node complete at the end */
@@ -1018,7 +1076,86 @@ typedef int (*stage_fn)(call *c);
 static const stage_fn stages[] = {stage_sizes, stage_chunks, stage_aggregates, stage_parts};
 #define NSTAGES ((int)(sizeof stages / sizeof stages[0]))
 
-/* The call's plan (per communicator, made at its first call). */
+/* ------------------------------------------------------------------ */
+/* Inside the node, through the window (parameter shm)                 */
+/* ------------------------------------------------------------------ */
+
+/* The node's window (blocks: one per rank of the largest node), made
+ * collectively by the first call that asks; NULL on every rank where the
+ * nodes are emulated across real ones, or some node has none. */
+static int node_window(ct_ctx *ctx, ct_shm_stream **win)
+{
+    static const ct_ctx_key window_key = CT_SHM_STREAM_KEY("neighbour locality window");
+    *win = NULL;
+    if (ctx->topo.emulated && !ctx->topo.shared) /* the same on every rank */
+        return MPI_SUCCESS;
+    return ct_shm_stream_get(ctx, &window_key, MPI_COMM_NULL, ctx->topo.Q, "locality", win);
+}
+
+/* This rank's stream (block i: its message to the node's rank of local
+ * index i) and its wants (the block of each rank that has a message for
+ * it), in the window's tables; an empty stream where stage 1 failed here
+ * (local_rc), which round 0 tells the node. Returns the number of wants. */
+static int window_plan(call *c, int local_rc)
+{
+    ct_shm_stream *s = c->win;
+    const plan *p = c->p;
+    const int Q = c->ctx->topo.node_size[c->ctx->topo.node];
+    int nw = 0;
+    for (int i = 0; i < s->nblocks; i++)
+        s->out[i] = (ct_shm_out){0};
+    for (int i = 0; i < Q && local_rc == MPI_SUCCESS; i++) {
+        const int k = p->to_member[i], j = p->from_member[i];
+        if (k >= 0)
+            s->out[i] = (ct_shm_out){.src = send_at(c, k), .bytes = (size_t)send_len(c, k)};
+        if (j >= 0) /* one want per member: grouped */
+            s->want[nw++] = (ct_shm_want){.member = i, .block = c->ctx->topo.local_rank,
+                                          .dst = recv_at(c, j),
+                                          .cap = (size_t)recv_len(c, j), .req = -1};
+    }
+    return nw;
+}
+
+/* The blocking call's exchange through the window. */
+static int window_run(call *c, int local_rc)
+{
+    const int nw = window_plan(c, local_rc);
+    return ct_shm_stream_run(c->win, c->win->out, local_rc,
+                             local_rc == MPI_SUCCESS ? c->win->want : NULL, nw, NULL, NULL);
+}
+
+/* A request's exchange, a job of the window's queue. */
+static call *call_of(ct_shm_job *job) { return (call *)((char *)job - offsetof(call, job)); }
+
+static void job_begin(ct_shm_job *job)
+{
+    call *c = call_of(job);
+    const int nw = window_plan(c, c->win_rc);
+    ct_shm_stream_begin(&c->xchg, c->win, c->win->out, c->win_rc,
+                        c->win_rc == MPI_SUCCESS ? c->win->want : NULL, nw, NULL, 0);
+}
+
+static int job_advance(ct_shm_job *job, int *done)
+{
+    return ct_shm_stream_advance(&call_of(job)->xchg, NULL, 0, done);
+}
+
+/* Takes the request's job on (blocking: to its end); once it has
+ * completed, it is not queued any more and its error class is in job_rc. */
+static void job_progress(call *c, int block)
+{
+    if (c->queued && ct_shm_stream_progress(c->win, &c->job, block)) {
+        c->queued = 0;
+        c->job_rc = c->job.rc;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* The blocking call                                                   */
+/* ------------------------------------------------------------------ */
+
+/* The call's plan (per communicator, made at its first call), and the
+ * node's window where the call goes through it. */
 static int call_plan(call *c, const ct_neighbor_args *a, ct_ctx *ctx, const long *params)
 {
     int rc;
@@ -1032,20 +1169,31 @@ static int call_plan(call *c, const ct_neighbor_args *a, ct_ctx *ctx, const long
     if (obj == NULL)
         rc = MPI_ERR_NO_MEM;
     c->p = obj;
+    if (rc == MPI_SUCCESS && params[2] == 1)
+        rc = node_window(ctx, &c->win);
 out:
     return rc;
 }
 
 int ct_neighbor_locality(const ct_neighbor_args *a, ct_ctx *ctx, const long *params)
 {
-    int rc;
+    int rc, wrc = MPI_SUCCESS;
     call c = {0};
     CT_CALL(call_plan(&c, a, ctx, params));
+    if (c.win != NULL && !ct_shm_stream_idle(c.win)) /* the requests started before */
+        ct_shm_stream_progress(c.win, NULL, 1);
     for (int st = 0; st < NSTAGES; st++) {
-        CT_CALL(stages[st](&c));
+        rc = stages[st](&c);
+        /* on every rank of the node, whatever rc; an error there (another
+         * rank's, told in round 0) leaves the stages to go on, so that the
+         * other nodes get this one's aggregates */
+        if (st == 0 && c.win != NULL)
+            wrc = window_run(&c, rc);
+        CT_CALL(rc);
         CT_CALL(wait_from(&c, c.from));
     }
     unpack_parts(&c);
+    rc = wrc;
 out:
     if (rc != MPI_SUCCESS && c.nreqs > 0) /* nothing left pending on the call's buffers */
         (void)PMPI_Waitall(c.nreqs, c.reqs, MPI_STATUSES_IGNORE);
@@ -1061,6 +1209,7 @@ out:
 static int step_advance(call *c, int block, int *done)
 {
     int rc = MPI_SUCCESS, flag = 1;
+    job_progress(c, 0); /* the node's messages, as they come, beside the stages */
     while (c->stage < NSTAGES) {
         const int n = c->nreqs - c->from;
         if (block)
@@ -1080,21 +1229,37 @@ static int step_advance(call *c, int block, int *done)
             c->sized = c->args.persistent;
         }
     }
+    job_progress(c, block && c->stage >= NSTAGES);
+    if (c->stage >= NSTAGES && !c->queued)
+        rc = c->job_rc;
 out:
-    *done = c->stage >= NSTAGES;
+    *done = c->stage >= NSTAGES && !c->queued;
     return rc;
+}
+
+/* A start that failed midway: its messages still in flight (on the
+ * request's tag) and its job complete before the request is started again
+ * or freed. */
+static void settle(call *c)
+{
+    if (c->stage < NSTAGES && c->nreqs > 0)
+        (void)PMPI_Waitall(c->nreqs, c->reqs, MPI_STATUSES_IGNORE);
+    job_progress(c, 1);
 }
 
 static int step_start(void *state)
 {
     call *c = state;
-    /* a persistent request whose last start failed midway: its messages
-     * still in flight (on the same tag) complete before anything is posted */
-    if (c->stage < NSTAGES && c->nreqs > 0)
-        (void)PMPI_Waitall(c->nreqs, c->reqs, MPI_STATUSES_IGNORE);
+    settle(c);
     c->nreqs = 0;
     c->stage = 0;
     const int rc = stages[0](c);
+    if (c->win != NULL) { /* on every rank of the node, whatever rc (told in round 0) */
+        c->win_rc = rc;
+        c->job_rc = MPI_SUCCESS;
+        c->queued = 1;
+        ct_shm_stream_enqueue(c->win, &c->job);
+    }
     if (rc != MPI_SUCCESS || !c->sized)
         return rc;
     int done; /* sizes known: the chunks' receives go at once (nothing to wait for) */
@@ -1114,8 +1279,7 @@ static void step_release(void *state)
     call *c = state;
     if (c == NULL)
         return;
-    if (c->stage < NSTAGES && c->nreqs > 0) /* a start that failed midway */
-        (void)PMPI_Waitall(c->nreqs, c->reqs, MPI_STATUSES_IGNORE);
+    settle(c);
     free(c->own_sizes);
     free(c->own_reqs);
     free(c->own_bytes);
@@ -1134,6 +1298,7 @@ int ct_neighbor_locality_build(const ct_neighbor_args *a, ct_ctx *ctx, const lon
     c->args = *a; /* the request's description, kept with it */
     CT_CALL(call_plan(c, &c->args, ctx, params));
     c->tag = s->tag;
+    c->job = (ct_shm_job){.begin = job_begin, .advance = job_advance};
     c->stage = NSTAGES; /* nothing in flight before the first start */
     CT_CALL(ct_sched_reserve(s, 1, 1));
     ct_sched_step(s, &locality_step, c, sizeof *c);

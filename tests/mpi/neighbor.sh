@@ -87,6 +87,9 @@ if [ "$quick" = 1 ]; then
         forced locality:large=64 locality:large=64 COLTUNE_PPN=2 -- run_mpi "$P" "$prog"
     check_run "neighbor P=$P COLTUNE_PPN=2 strict, locality:steps=2" \
         forced locality:steps=2 locality:steps=2 COLTUNE_PPN=2 -- run_mpi "$P" "$prog"
+    check_run "neighbor P=$P COLTUNE_PPN=2 strict, locality:shm=1" \
+        forced locality:shm=1 locality:shm=1 COLTUNE_PPN=2 -- run_mpi "$P" "$prog"
+    locality_forms "$P" locality:shm=1 2
 else
     forms $nps
 fi
@@ -122,6 +125,30 @@ done
 for spec in large=64 steps=2,large=64; do
     locality_forms 7 "locality:$spec" 3:cyclic
 done
+
+# locality's messages inside the node through the node's window (shm=1):
+# one node, emulated nodes of 2, 3 (round-robin, unequal) and 4, with 2
+# steps, and a window of 64 bytes a rank (the exchange in several rounds),
+# in every form.
+for P in 5 16; do
+    check_run "neighbor P=$P strict, locality:shm=1" \
+        forced locality:shm=1 locality:shm=1 -- run_mpi "$P" "$prog"
+done
+for ppn in 2 3:cyclic 4; do
+    check_run "neighbor P=13 COLTUNE_PPN=$ppn strict, locality:shm=1" \
+        forced locality:shm=1 locality:shm=1 COLTUNE_PPN="$ppn" -- run_mpi 13 "$prog"
+done
+locality_forms 7 locality:shm=1 2 3:cyclic
+check_run "neighbor P=7 COLTUNE_PPN=3 strict, locality:shm=1,steps=2" \
+    forced locality:shm=1,steps=2 locality:shm=1,steps=2 COLTUNE_PPN=3 -- run_mpi 7 "$prog"
+if [ "$MPI_IMPL" = openmpi ]; then
+    for form in blocking nonblocking persistent; do
+        check_run "neighbor P=7 COLTUNE_PPN=3 COLTUNE_SHM_WINDOW=64 strict, $form, \
+locality:shm=1" \
+            forced locality:shm=1 locality:shm=1 COLTUNE_PPN=3 COLTUNE_SHM_WINDOW=64 \
+            TEST_FORM=$form -- run_mpi 7 "$prog"
+    done
+fi
 
 # Both collectives' plans on the same communicators, by different algorithms
 # (and two plans of locality's on one communicator).
@@ -204,7 +231,7 @@ done
 supp=$vg_supp
 if valgrind_usable "valgrind"; then
     for run in locality/3/2/blocking locality/3/2/persistent \
-        locality:steps=2/3/2/nonblocking; do # ALG/P/PPN/FORM
+        locality:steps=2/3/2/nonblocking locality:shm=1/3/2/persistent; do # ALG/P/PPN/FORM
         alg=${run%%/*}
         rest=${run#*/}
         P=${rest%%/*}
