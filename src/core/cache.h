@@ -27,7 +27,9 @@
  * communicator asks for it again at its next call. A window over one node
  * of a communicator of several (node_aware) is not asked back: making it
  * again takes every node, which its ranks on one node cannot agree for the
- * others. The windows never take more than the limit.
+ * others. Nor does a rank ask a window back while a request of its holds
+ * the communicator (shm_stream.c: a persistent request starts on it again).
+ * The windows never take more than the limit.
  *
  * The limit is COLTUNE_CACHE bytes, or, by default (auto), the larger of
  * CT_CACHE_FLOOR and twice the largest need of one call seen so far (what

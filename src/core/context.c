@@ -438,6 +438,15 @@ void ct_ctx_unhold(ct_ctx *ctx)
         ctx_free_comms(ctx);
 }
 
+int ct_ctx_held(ct_ctx *ctx)
+{
+    ct_state *st = ct_state_get();
+    ct_state_lock(st);
+    const int held = ctx->holds > 0;
+    ct_state_unlock(st);
+    return held;
+}
+
 int ct_ctx_orphaned(ct_ctx *ctx)
 {
     ct_state *st = ct_state_get();

@@ -166,6 +166,8 @@ void ct_ctx_hold(ct_ctx *ctx);
 void ct_ctx_unhold(ct_ctx *ctx);
 /* Has the application freed its communicator (a request still holds it)? */
 int ct_ctx_orphaned(ct_ctx *ctx);
+/* Does some request of this rank hold ctx now? */
+int ct_ctx_held(ct_ctx *ctx);
 
 /* ct_ctx_request_tag's answer when every persistent tag is held (never an
  * MPI error code, which are >= 0): the call goes to the MPI library. */

@@ -433,6 +433,19 @@ static int index_wants(ct_shm_stream *s, const ct_shm_want *want, int nwant)
     return MPI_SUCCESS;
 }
 
+/* Does this rank ask the window back in this exchange (cache.h)? Only a
+ * blocking call asks, and only while no request of this rank holds the
+ * communicator: a nonblocking or persistent request keeps a pointer to the
+ * window (a persistent one starts on it again), which a release would
+ * leave dangling. A rank whose copy of a collective request is freed may
+ * ask while another's copy lives: that one can no longer be started (its
+ * start is collective) and, complete, does not look at the window again. */
+static int release_wish(const ct_shm_xchg *x)
+{
+    const ct_shm_stream *s = x->s;
+    return x->blocking && s->whole && ct_cache_wish(s->ctx) && !ct_ctx_held(s->ctx);
+}
+
 /* Writes round x->r of this rank's stream (round 0 with its header) into
  * the round's half and publishes it. */
 static void write_round(ct_shm_xchg *x)
@@ -447,8 +460,7 @@ static void write_round(ct_shm_xchg *x)
     if (x->r == 0) {
         s->seq0 = x->rs.seq;
         write_head((stream_head *)mine, x->out, s->nblocks, x->total,
-                   x->local_rc != MPI_SUCCESS,
-                   x->blocking && s->whole && ct_cache_wish(s->ctx));
+                   x->local_rc != MPI_SUCCESS, release_wish(x));
     }
     if (x->local_rc == MPI_SUCCESS)
         copy_in(mine + s->hdr, x->out, s->nblocks, x->rs.lo, x->rs.hi, &x->c);

@@ -85,6 +85,14 @@ for P in ${CT_TEST_NP:-4 7}; do
         with_env COLTUNE_SHM_WINDOW=64 COLTUNE_IALLTOALLV=shm:large=64 COLTUNE_ALLTOALLV=shm \
         TEST_FILTER='test_req_*' -- run_mpi "$P" "$prog"
 done
+# A persistent request's window is not asked back while the request lives:
+# three communicators take blocking calls in turn under a limit that does
+# not hold their three windows (each asks the least recently used back),
+# the first holding a persistent request started between them (its start
+# once ran on the window the cache had freed).
+check_run "nbc P=4 a persistent request's window kept under COLTUNE_CACHE=80k" \
+    with_env COLTUNE_CACHE=80k COLTUNE_SHM_WINDOW=16k COLTUNE_ALLTOALLV=shm \
+    COLTUNE_IALLTOALLV=shm TEST_FILTER=test_req_persistent_window_kept -- run_mpi 4 "$prog"
 # A rule of the persistent calls' own (persistent=1) before one for both:
 # the persistent request runs the first, the nonblocking calls the second.
 tmp=$(mktemp -d) || exit 1

@@ -822,6 +822,57 @@ static int persistent_ok(const layout *l, const int *sb, const int *rb, int inpl
 }
 #endif
 
+/* A persistent request's window stays while the request lives. Three
+ * communicators whose windows the cache limit does not hold together
+ * (nbc.sh: COLTUNE_CACHE=80k, COLTUNE_SHM_WINDOW=16k, shm forced) take
+ * blocking calls in turn, so each asks the least recently used window
+ * back; the first holds a persistent request, started between them and
+ * checked each time. */
+static void test_req_persistent_window_kept(void **state)
+{
+    (void)state;
+#ifndef ALLTOALLV_INIT
+    th_skip("the MPI library has no persistent collectives (MPI 4 or Open MPI's MPIX_)");
+#else
+    const int P = th_size(), me = th_rank();
+    MPI_Comm c[3];
+    MPI_Request req;
+    layout l = layout_alloc(P);
+    a2a y;
+    int ok = 1;
+    for (int j = 0; j < 3; j++)
+        MPI_Comm_dup(MPI_COMM_WORLD, &c[j]);
+    layout_make(&l, th_seed(), 670, P, me, 300);
+    const size_t sn = l.sext + 1, rn = l.rext + 1;
+    int *sb = calloc(sn, sizeof(int)), *rb = calloc(rn, sizeof(int));
+    assert_true(sb && rb);
+    assert_int_equal(ALLTOALLV_INIT(sb, l.scount, l.sdispl, MPI_INT, rb, l.rcount, l.rdispl,
+                                    MPI_INT, c[0], MPI_INFO_NULL, &req),
+                     MPI_SUCCESS);
+    for (int k = 0; k < 8 && ok; k++) {
+        for (size_t i = 0; i < sn; i++)
+            sb[i] = k * 1000 + me * 100 + (int)i;
+        MPI_Start(&req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        ok &= persistent_ok(&l, sb, rb, 0, k);
+        for (int j = 0; j < 3; j++) {
+            a2a_prepare(&y, c[j], 671 + 3 * k + j);
+            assert_int_equal(MPI_Alltoallv(y.sb, y.l.scount, y.l.sdispl, MPI_INT, y.rb,
+                                           y.l.rcount, y.l.rdispl, MPI_INT, c[j]),
+                             MPI_SUCCESS);
+            ok &= a2a_done(&y, "blocking calls on three communicators in turn");
+        }
+    }
+    MPI_Request_free(&req);
+    for (int j = 0; j < 3; j++)
+        MPI_Comm_free(&c[j]);
+    free(sb);
+    free(rb);
+    free(l.scount);
+    assert_true(th_all(ok, MPI_COMM_WORLD));
+#endif
+}
+
 /* A persistent request started 1000 times with new data, in MPI_Startall
  * beside the library's persistent requests, started while active (wrong
  * use: MPI_ERR_REQUEST where coltune serves), in place, then freed, then
@@ -1230,7 +1281,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_req_blocking_between),
         cmocka_unit_test(test_req_comm_freed_pending),
         cmocka_unit_test(test_req_wrong_use), cmocka_unit_test(test_req_persistent),
-        cmocka_unit_test(test_req_persistent_apart), cmocka_unit_test(test_persistent_learns)};
+        cmocka_unit_test(test_req_persistent_apart),
+        cmocka_unit_test(test_req_persistent_window_kept),
+        cmocka_unit_test(test_persistent_learns)};
     int failed = th_run("nbc", tests, sizeof tests / sizeof tests[0]);
     MPI_Finalize();
     return failed ? 1 : 0;
