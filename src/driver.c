@@ -11,13 +11,20 @@ int ct_drive_run(const ct_driver *d, ct_ctx *ctx, const ct_choice *ch, const ct_
 {
     const int stats = ct_settings_get()->stats;
     const double t0 = stats ? PMPI_Wtime() : 0;
+    const int index = stats ? ct_algorithm_index(ch->alg) : -1;
+    const double bytes = stats ? d->bytes_sent(in->args, ctx) : 0;
     ctx->call_extra = 0;
+    ctx->stat_index = index; /* a persistent request made here counts its starts */
+    ctx->stat_bytes = bytes;
     ct_cache_enter(ctx);
     const int rc = d->run(ctx, ch, in);
     ct_cache_leave(ctx);
+    /* -2: coltune's persistent request took the entry; its init is no call */
+    const int init_only = ctx->stat_index == -2;
+    ctx->stat_index = -1;
     if (rc == MPI_SUCCESS && stats)
-        ct_stats_record(ct_algorithm_index(ch->alg), d->bytes_sent(in->args, ctx),
-                        PMPI_Wtime() - t0, ctx->call_extra);
+        ct_stats_record(index, init_only ? 0 : 1, init_only ? 0 : bytes, PMPI_Wtime() - t0,
+                        ctx->call_extra);
     return rc;
 }
 
@@ -42,7 +49,7 @@ int ct_drive_empty(const ct_driver *d, ct_coll coll, const void *args)
         return d->forward(args);
     const double t0 = PMPI_Wtime();
     const int rc = d->forward(args);
-    ct_stats_record(ct_algorithm_index(ct_algorithm_fallback(coll)), 0, PMPI_Wtime() - t0, 0);
+    ct_stats_record(ct_algorithm_index(ct_algorithm_fallback(coll)), 1, 0, PMPI_Wtime() - t0, 0);
     return rc;
 }
 

@@ -56,6 +56,7 @@ static int pmpi_plan(ct_sched *s, const void *fwd_args, const ct_learn_ops *ops)
 
 typedef struct learn_state {
     ct_ctx *ctx;
+    ct_request *r; /* the request: under COLTUNE_STATS a start counts for its candidate */
     struct ct_learner *l;
     int nslots;
     ct_sched *subs;     /* [nslots]: each slot's schedule; pmpi's two share CT_ADAPT_BASE's */
@@ -105,6 +106,8 @@ static int learn_start(void *state)
         return rc;
     ls->agreeing = ls->agree != MPI_REQUEST_NULL;
     ct_adapt_next(ls->l, 1, &ls->turn, &c);
+    if (ls->r->stat_index >= 0)
+        ls->r->stat_index = ct_algorithm_index(c.alg);
     ls->running = ls->turn.slot == CT_ADAPT_AA ? CT_ADAPT_BASE : ls->turn.slot;
     return ct_sched_start(&ls->subs[ls->running]);
 }
@@ -144,6 +147,7 @@ int ct_learn_plan(ct_request *r, ct_ctx *ctx, struct ct_learner *l, const void *
         return MPI_ERR_NO_MEM;
     }
     ls->ctx = ctx;
+    ls->r = r;
     ls->l = l;
     ls->agree = MPI_REQUEST_NULL;
     ls->nslots = ct_adapt_slots(l);

@@ -38,13 +38,13 @@ void ct_stats_free(void)
     s->count = 0;
 }
 
-void ct_stats_record(int alg_index, double bytes, double seconds, size_t extra_bytes)
+void ct_stats_record(int alg_index, int calls, double bytes, double seconds, size_t extra_bytes)
 {
     ct_state *st = ct_state_get();
     ct_state_lock(st);
     if (alg_index >= 0 && alg_index < the_stats.count) {
         ct_stat_entry *e = &the_stats.entries[alg_index];
-        e->calls += 1;
+        e->calls += calls;
         e->bytes += bytes;
         e->seconds += seconds;
         if ((double)extra_bytes > e->peak_extra)

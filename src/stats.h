@@ -32,8 +32,9 @@ typedef struct ct_stats {
 void ct_stats_init(int count);
 void ct_stats_free(void);
 
-/* Adds one call of registry entry alg_index (thread safe). */
-void ct_stats_record(int alg_index, double bytes, double seconds, size_t extra_bytes);
+/* Adds calls calls (1, or 0 for a persistent call's init, whose starts
+ * count) of registry entry alg_index (thread safe). */
+void ct_stats_record(int alg_index, int calls, double bytes, double seconds, size_t extra_bytes);
 
 /* Counts one call of collective coll (a ct_coll) served elsewhere because of
  * device memory (thread safe). */

@@ -510,6 +510,7 @@ static int ctx_create(MPI_Comm user, ct_ctx **out)
     if (ctx == NULL)
         return MPI_ERR_NO_MEM;
     ctx->comm = ctx->local_comm = ctx->union_comm = MPI_COMM_NULL;
+    ctx->stat_index = -1;
     CT_CALL(PMPI_Comm_dup(user, &ctx->comm));
     /* Errors inside coltune come back as return codes; the shim hands them to
      * the user's error handler on the user's communicator. */

@@ -112,6 +112,11 @@ typedef struct ct_ctx {
         size_t size;
     } buf[CT_CTX_NBUFS]; /* ct_ctx_buffer() */
     size_t call_extra; /* extra memory the current call used, for statistics */
+    /* Under COLTUNE_STATS, the statistics entry and bytes of the call the
+     * driver runs (-1: none): a persistent request it makes takes them, and
+     * counts each of its starts there (ct_request_launch). */
+    int stat_index;
+    double stat_bytes;
     /* Bit c set: every call of collective c on this communicator goes to the
      * MPI library's own routine, unseen (the decision layer sets it: see
      * ct_ctx_forwards). */

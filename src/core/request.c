@@ -171,6 +171,7 @@ int ct_request_new(ct_ctx *ctx, MPI_Comm user_comm, int persistent, ct_request *
     if (r == NULL)
         return MPI_ERR_NO_MEM;
     r->types[0] = r->types[1] = MPI_DATATYPE_NULL;
+    r->stat_index = -1;
     rc = handle_take(&r->handle);
     if (rc != MPI_SUCCESS) {
         free(r);
@@ -360,6 +361,11 @@ int ct_request_launch(ct_ctx *ctx, ct_request **r, MPI_Request *user)
 {
     ct_request *ready = *r;
     ctx->call_extra += ct_sched_own_bytes(&ready->sched) + ready->keep_bytes;
+    if (ready->persistent && ctx->stat_index >= 0) {
+        ready->stat_index = ctx->stat_index;
+        ready->stat_bytes = ctx->stat_bytes;
+        ctx->stat_index = -2;
+    }
     *r = NULL;
     return ct_request_go(ready, user);
 }

@@ -41,6 +41,11 @@ typedef struct ct_request {
     const void *start_copy_from;
     size_t start_copy_bytes;
     MPI_Datatype types[2]; /* duplicates of the call's derived datatypes, or NULL */
+    /* Under COLTUNE_STATS a persistent request counts each start as a call
+     * of this statistics entry (the algorithm that runs it; a learner's
+     * start sets it), of stat_bytes: -1 for none */
+    int stat_index;
+    double stat_bytes;
     struct ct_request *next; /* in its table bucket */
 } ct_request;
 
@@ -68,7 +73,8 @@ int ct_request_open(ct_ctx *ctx, MPI_Comm user_comm, int persistent, MPI_Datatyp
                     MPI_Datatype *recvtype, ct_request **out);
 /* The built request *r to the application (ct_request_go), its schedule's
  * memory and what it keeps counted in ctx->call_extra; *r is NULL after: the application's, or
- * freed. */
+ * freed. A persistent one takes ctx's statistics entry (ctx->stat_index, which is -2 after:
+ * taken). */
 int ct_request_launch(ct_ctx *ctx, ct_request **r, MPI_Request *user);
 
 /* Starts its schedule, marks it active, and (a nonblocking call) puts it in

@@ -17,6 +17,7 @@
  */
 #include "core/request.h"
 #include "shim/shim.h"
+#include "stats.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -409,7 +410,11 @@ int ct_shim_start(MPI_Request *req)
         return PMPI_Start(req);
     if (!r->persistent || r->active) /* MPI: only an inactive persistent request */
         return ct_shim_return(ct_request_errcomm(r), MPI_ERR_REQUEST);
-    return ct_shim_return(ct_request_errcomm(r), ct_request_start(r));
+    const double t0 = r->stat_index >= 0 ? PMPI_Wtime() : 0;
+    const int rc = ct_request_start(r);
+    if (rc == MPI_SUCCESS && r->stat_index >= 0) /* COLTUNE_STATS: a start is a call */
+        ct_stats_record(r->stat_index, 1, r->stat_bytes, PMPI_Wtime() - t0, 0);
+    return ct_shim_return(ct_request_errcomm(r), rc);
 }
 
 int ct_shim_startall(int count, MPI_Request reqs[])

@@ -152,8 +152,12 @@ check_run "nbc P=4 every persistent tag held, then one given back ($wrap_alg)" t
 # COLTUNE_ADAPT_OUT has its rule, with persistent=1.
 learns() {
     with_env COLTUNE_ADAPT=1 COLTUNE_ADAPT_SHARE=100 COLTUNE_ADAPT_CALLS=300 COLTUNE_VERBOSE=1 \
-        COLTUNE_ADAPT_OUT="$tmp/learned.rules" TEST_FILTER=test_persistent_learns -- \
+        COLTUNE_STATS=1 COLTUNE_ADAPT_OUT="$tmp/learned.rules" \
+        TEST_FILTER=test_persistent_learns -- \
         run_mpi "$1" "$prog" > "$tmp/out" 2>&1 || { cat "$tmp/out"; return 1; }
+    # COLTUNE_STATS: each of the 600 starts a call of the candidate it ran
+    awk '$1 == "ialltoallv" && $2 ~ /^[a-z]/ {n += $3} END {exit n != 600}' "$tmp/out" ||
+        { cat "$tmp/out"; echo "the statistics do not count the 600 starts"; return 1; }
     # "ialltoallv (16-31 B) on comm#1: ...": its size class, agreed at the init
     grep -q 'ialltoallv ([0-9]*-[0-9]* B) on comm#[0-9]*.*: adapt: \(chose\|kept\)' "$tmp/out" ||
         { cat "$tmp/out"; echo "the persistent request's learner did not decide"; return 1; }
@@ -170,6 +174,19 @@ learns() {
         ! grep -q ': adapt:' "$tmp/again" ||
         { cat "$tmp/again"; echo "the learned rule was not used"; return 1; }
 }
+# COLTUNE_STATS counts each start of a persistent request that coltune serves
+# as a call of its algorithm (the init is none), each init of one the library
+# serves (its starts go to the library unseen).
+stats_starts() {
+    with_env COLTUNE_STATS=1 COLTUNE_IALLTOALLV="$1" TEST_STARTS=20 \
+        TEST_FILTER=test_persistent_learns -- run_mpi 3 "$prog" > "$tmp/stats" 2>&1 ||
+        { cat "$tmp/stats"; return 1; }
+    grep -q "^ialltoallv  *$1  *$2 " "$tmp/stats" ||
+        { cat "$tmp/stats"; echo "not $2 calls of $1"; return 1; }
+}
+check_run "nbc P=3 COLTUNE_STATS counts a persistent request's starts" stats_starts linear 20
+check_run "nbc P=3 COLTUNE_STATS counts the library's persistent request once" \
+    stats_starts pmpi 1
 learn_nps="4 5"
 [ "${CT_TEST_QUICK:-0}" = 1 ] && learn_nps=4
 for P in $learn_nps; do
