@@ -312,7 +312,11 @@ CT_NEIGHBOR_STEP_ALG(locality, CT_A_BYTES | CT_R_PROGRESS,
      "1: the messages between ranks of one node go through the node's "
      "shared-memory window (one synchronisation of the node per call) "
      "instead of point-to-point; 0: point-to-point",
-     CT_RANGE})
+     CT_RANGE},
+    {"shm_large", K(0), K(1L << 30), K(65536),
+     "with shm=1, messages inside the node of at least this many bytes go "
+     "point-to-point, copied once by the MPI library instead of twice "
+     "through the window (0: none)", CT_RANGE})
 
 #undef CT_COLLECTIVE
 #undef CT_ALLTOALLV_ALG

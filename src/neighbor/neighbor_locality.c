@@ -75,6 +75,10 @@
  * the tests and waits beside the stages, and complete before the request
  * is. Where the nodes are emulated across real ones (COLTUNE_PPN on several
  * hosts) or some node has no window, the messages travel point-to-point.
+ * So do the messages of at least shm_large bytes (parameter shm_large),
+ * which the MPI library copies once (CMA, XPMEM) where the window copies
+ * twice: on one node it wins from 64 KiB (docs/defaults.md). Both ends of
+ * an edge know its size and take the same way, as with large.
  *
  * The blocking call runs the four stages with a wait after each; the
  * nonblocking and persistent forms run the same stages as one step of a
@@ -606,6 +610,8 @@ typedef struct call {
     ct_ctx *ctx;
     int tag;   /* a request's one tag, or -1: a tag per kind (the blocking call) */
     long large; /* blocks of at least this many bytes go directly (0: none) */
+    long shm_large; /* with a window: blocks inside the node of at least this many
+                       bytes go point-to-point (0: none) */
     int stage; /* the stage whose messages are in flight (requests) */
     int sized; /* a persistent request one of whose starts completed: its
                   sizes and layout hold for every later start */
@@ -647,6 +653,14 @@ static MPI_Count recv_len(const call *c, int j) { return ct_vec_at(&c->a->recvco
 
 /* Does a block of n bytes to or from another node travel directly? */
 static int goes_direct(const call *c, MPI_Count n) { return c->large > 0 && n >= c->large; }
+
+/* Does a block of n bytes between two ranks of this node go through the
+ * node's window (else point-to-point)? Both ends of an edge know its size,
+ * so both answer alike. */
+static int in_window(const call *c, MPI_Count n)
+{
+    return c->win != NULL && !(c->shm_large > 0 && n >= c->shm_large);
+}
 
 /* The bytes of a block that go through the aggregates: 0 for one that goes
  * directly. */
@@ -884,14 +898,14 @@ static int stage_sizes(call *c)
         const int s = g->sources[j];
         const MPI_Count n = recv_len(c, j);
         if (s != MPI_PROC_NULL && n > 0 &&
-            (node_of[s] == node ? c->win == NULL : goes_direct(c, n)))
+            (node_of[s] == node ? !in_window(c, n) : goes_direct(c, n)))
             CT_CALL(post(c, 0, recv_at(c, j), n, MPI_BYTE, s, TAG_DIRECT));
     }
     for (int k = 0; k < g->outdegree; k++) {
         const int d = g->destinations[k];
         const MPI_Count n = send_len(c, k);
         if (d != MPI_PROC_NULL && n > 0 &&
-            (node_of[d] == node ? c->win == NULL : goes_direct(c, n)))
+            (node_of[d] == node ? !in_window(c, n) : goes_direct(c, n)))
             CT_CALL(post(c, 1, send_at(c, k), n, MPI_BYTE, d, TAG_DIRECT));
     }
     c->from = c->nreqs; /* the sizes: the messages inside the node complete at the end */
@@ -1094,7 +1108,8 @@ static int node_window(ct_ctx *ctx, ct_shm_stream **win)
 
 /* This rank's stream (block i: its message to the node's rank of local
  * index i) and its wants (the block of each rank that has a message for
- * it), in the window's tables; an empty stream where stage 1 failed here
+ * it), in the window's tables, but for the large blocks (shm_large), which
+ * travel point-to-point; an empty stream where stage 1 failed here
  * (local_rc), which round 0 tells the node. Returns the number of wants. */
 static int window_plan(call *c, int local_rc)
 {
@@ -1106,9 +1121,9 @@ static int window_plan(call *c, int local_rc)
         s->out[i] = (ct_shm_out){0};
     for (int i = 0; i < Q && local_rc == MPI_SUCCESS; i++) {
         const int k = p->to_member[i], j = p->from_member[i];
-        if (k >= 0)
+        if (k >= 0 && in_window(c, send_len(c, k)))
             s->out[i] = (ct_shm_out){.src = send_at(c, k), .bytes = (size_t)send_len(c, k)};
-        if (j >= 0) /* one want per member: grouped */
+        if (j >= 0 && in_window(c, recv_len(c, j))) /* one want per member: grouped */
             s->want[nw++] = (ct_shm_want){.member = i, .block = c->ctx->topo.local_rank,
                                           .dst = recv_at(c, j),
                                           .cap = (size_t)recv_len(c, j), .req = -1};
@@ -1165,6 +1180,7 @@ static int call_plan(call *c, const ct_neighbor_args *a, ct_ctx *ctx, const long
     c->ctx = ctx;
     c->tag = -1;
     c->large = params[0];
+    c->shm_large = params[3];
     CT_CALL(ct_ctx_ext(ctx, params[1] == 2 ? &plan_key2 : &plan_key3, (void *)a->graph, &obj));
     if (obj == NULL)
         rc = MPI_ERR_NO_MEM;

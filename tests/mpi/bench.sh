@@ -168,7 +168,7 @@ graph_rules_run() { # PATTERN DEGREE OFFNODE CHOICE
 }
 if [ "$P" = 4 ]; then
     check_run "bench neighbor_alltoallv rules on degree=2 offnode=50" graph_rules_run \
-        random:2:50 2 50 "locality:large=4096,steps=3,shm=0 \\[rule line 2\\]"
+        random:2:50 2 50 "locality:large=4096,steps=3,shm=0,shm_large=65536 \\[rule line 2\\]"
     check_run "bench neighbor_alltoallv rules on degree=3" graph_rules_run random:3 3 67 \
         "direct \\[rule line 1\\]"
     check_run "bench neighbor_alltoallv rules on degree=1 offnode=100" graph_rules_run \

@@ -267,7 +267,7 @@ check_graph() {
         'neighbor_alltoallv direct' > "$tmp/g.rules"
     "$info" --check "$tmp/g.rules" --np 16 --nodes 4 --coll neighbor_alltoallv \
         --degree 8 --offnode 30 --parsable > "$tmp/a" || return 1
-    has "decision:neighbor_alltoallv:any msg_size:rule line 1:locality:large=4096,steps=3,shm=0" "$tmp/a" ||
+    has "decision:neighbor_alltoallv:any msg_size:rule line 1:locality:large=4096,steps=3,shm=0,shm_large=65536" "$tmp/a" ||
         return 1
     "$info" --check "$tmp/g.rules" --np 16 --nodes 4 --coll neighbor_alltoallv \
         --degree 8 --offnode 10 --parsable > "$tmp/a" || return 1

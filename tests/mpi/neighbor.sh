@@ -141,6 +141,15 @@ done
 locality_forms 7 locality:shm=1 2 3:cyclic
 check_run "neighbor P=7 COLTUNE_PPN=3 strict, locality:shm=1,steps=2" \
     forced locality:shm=1,steps=2 locality:shm=1,steps=2 COLTUNE_PPN=3 -- run_mpi 7 "$prog"
+# shm_large: the messages inside the node of 100 bytes or more point-to-point,
+# the others through the window (random counts of every datatype fall on both
+# sides), on one node and on emulated ones, in every form.
+check_run "neighbor P=5 strict, locality:shm=1,shm_large=100" \
+    forced locality:shm=1,shm_large=100 locality:shm=1,shm_large=100 -- run_mpi 5 "$prog"
+check_run "neighbor P=13 COLTUNE_PPN=4 strict, locality:shm=1,shm_large=100" \
+    forced locality:shm=1,shm_large=100 locality:shm=1,shm_large=100 COLTUNE_PPN=4 -- \
+    run_mpi 13 "$prog"
+locality_forms 7 locality:shm=1,shm_large=100 3:cyclic
 if [ "$MPI_IMPL" = openmpi ]; then
     for form in blocking nonblocking persistent; do
         check_run "neighbor P=7 COLTUNE_PPN=3 COLTUNE_SHM_WINDOW=64 strict, $form, \
@@ -231,7 +240,8 @@ done
 supp=$vg_supp
 if valgrind_usable "valgrind"; then
     for run in locality/3/2/blocking locality/3/2/persistent \
-        locality:steps=2/3/2/nonblocking locality:shm=1/3/2/persistent; do # ALG/P/PPN/FORM
+        locality:steps=2/3/2/nonblocking locality:shm=1,shm_large=100/3/2/persistent; do
+        # ALG/P/PPN/FORM
         alg=${run%%/*}
         rest=${run#*/}
         P=${rest%%/*}
