@@ -435,7 +435,7 @@ static int report_rules(const info_out *o, const ct_config *cfg)
         if (o->parsable)
             info_kv(o, "rules:count", "%s:%d", ct_coll_name((ct_coll)c), count[c]);
         else
-            fprintf(o->f, "  %-18s %d rule%s\n", ct_coll_name((ct_coll)c), count[c],
+            fprintf(o->f, "  %-20s %d rule%s\n", ct_coll_name((ct_coll)c), count[c],
                     count[c] == 1 ? "" : "s");
     }
     return bad != 0;

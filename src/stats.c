@@ -72,7 +72,7 @@ static void print_device(const double *maxv)
             continue;
         const int refused = !ct_coll_has_pmpi((ct_coll)c);
         /* the calls column of the rows above, under a wider label */
-        printf("%-18s %-24s %8.0f\n", ct_coll_name((ct_coll)c),
+        printf("%-20s %-24s %8.0f\n", ct_coll_name((ct_coll)c),
                refused ? "refused: device memory" : "forwarded: device memory", maxv[c]);
     }
 }
@@ -81,14 +81,14 @@ static void print_table(const double *maxv, const double *sumv, int n)
 {
     printf("coltune statistics (calls and time: max over ranks; bytes sent: sum over ranks;"
            " extra memory: peak per call, max over ranks)\n");
-    printf("%-18s %-22s %10s %14s %12s %14s\n", "collective", "algorithm", "calls", "bytes",
+    printf("%-20s %-22s %10s %14s %12s %14s\n", "collective", "algorithm", "calls", "bytes",
            "time [s]", "extra mem [B]");
     for (int i = 0; i < n; i++) {
         const double *mx = &maxv[FIELDS * i], *sm = &sumv[FIELDS * i];
         if (mx[0] == 0)
             continue;
         const ct_algorithm *a = ct_algorithm_at(i);
-        printf("%-18s %-22s %10.0f %14.0f %12.6f %14.0f\n", ct_coll_name(a->coll), a->name,
+        printf("%-20s %-22s %10.0f %14.0f %12.6f %14.0f\n", ct_coll_name(a->coll), a->name,
                mx[0], sm[1], mx[2], mx[3]);
     }
     print_device(maxv + FIELDS * n);
