@@ -398,26 +398,61 @@ static void ctx_free(ct_ctx *ctx)
     ctx_free_comms(ctx);
 }
 
-/* The communicator is being freed. What its ranks release together (the
+/* Does a request of some rank hold ctx, whose communicator is being freed?
+ * Asked only where coltune made requests on it (its counts are the same on
+ * every rank), collectively: every rank is in MPI_Comm_free. */
+static int held_anywhere(ct_ctx *ctx, int *held)
+{
+    ct_state *st = ct_state_get();
+    *held = 0;
+    if (ctx->nbc_calls == 0 && ctx->persistent_calls == 0)
+        return MPI_SUCCESS;
+    ct_state_lock(st);
+    *held = ctx->holds > 0;
+    ct_state_unlock(st);
+    return PMPI_Allreduce(MPI_IN_PLACE, held, 1, MPI_INT, MPI_MAX, ctx->decide_comm);
+}
+
+/*
+ * The communicator is being freed. What its ranks release together (the
  * modules' objects: windows, node communicators) goes now, at the same call
- * on every rank; a context that pending requests hold keeps its private
- * communicators for them, and the last of them frees it (ct_ctx_unhold). */
+ * on every rank, unless a request of some rank still holds the context:
+ * MPI lets an inactive persistent request be started after its
+ * communicator was freed, and its schedule uses those objects. Then every
+ * rank keeps them (their release is collective) until MPI_Finalize
+ * (ct_ctx_release_predefined). A context that requests hold keeps its
+ * private communicators for them, and the last of them frees it
+ * (ct_ctx_unhold), unless it is kept.
+ */
 static int ctx_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
 {
     ct_ctx *ctx = attr;
     ct_state *st = ct_state_get();
+    int anywhere, rc;
     (void)comm;
     (void)keyval;
     (void)extra;
     forget_last(ctx);
-    ct_ctx_ext_release(ctx);
+    rc = held_anywhere(ctx, &anywhere);
+    if (rc != MPI_SUCCESS)
+        anywhere = 1; /* kept: a release that not every rank makes would hang */
+    if (!anywhere)
+        ct_ctx_ext_release(ctx);
     ct_state_lock(st);
     const int held = ctx->holds > 0;
-    ctx->orphaned = held;
+    ctx->orphaned = held || anywhere;
+    ctx->kept = anywhere;
+    if (anywhere) {
+        if (st->kept_last != NULL)
+            st->kept_last->next_kept = ctx;
+        else
+            st->kept = ctx;
+        st->kept_last = ctx;
+    }
     ct_state_unlock(st);
-    if (!held)
+    if (!held && !anywhere)
         ctx_free_comms(ctx);
-    return MPI_SUCCESS;
+    return rc;
 }
 
 void ct_ctx_hold(ct_ctx *ctx)
@@ -432,7 +467,7 @@ void ct_ctx_unhold(ct_ctx *ctx)
 {
     ct_state *st = ct_state_get();
     ct_state_lock(st);
-    const int last = --ctx->holds == 0 && ctx->orphaned;
+    const int last = --ctx->holds == 0 && ctx->orphaned && !ctx->kept;
     ct_state_unlock(st);
     if (last)
         ctx_free_comms(ctx);
@@ -817,6 +852,30 @@ MPI_Request *ct_ctx_requests(ct_ctx *ctx, int n)
     return ctx->reqs;
 }
 
+/* The contexts kept for requests (ctx_delete_fn), in the order their
+ * communicators were freed, the same on every rank: their objects'
+ * collective release, then their memory, unless a request the application
+ * never freed still holds one. */
+static void release_kept(void)
+{
+    ct_state *st = ct_state_get();
+    ct_state_lock(st);
+    ct_ctx *ctx = st->kept;
+    st->kept = st->kept_last = NULL;
+    ct_state_unlock(st);
+    while (ctx != NULL) {
+        ct_ctx *next = ctx->next_kept;
+        ct_ctx_ext_release(ctx);
+        ct_state_lock(st);
+        ctx->kept = 0;
+        const int held = ctx->holds > 0;
+        ct_state_unlock(st);
+        if (!held)
+            ctx_free_comms(ctx);
+        ctx = next;
+    }
+}
+
 void ct_ctx_release_predefined(void)
 {
     int keyval = ct_state_get()->keyval;
@@ -831,6 +890,7 @@ void ct_ctx_release_predefined(void)
         if (PMPI_Comm_get_attr(predefined[i], keyval, &val, &flag) == MPI_SUCCESS && flag)
             PMPI_Comm_delete_attr(predefined[i], keyval);
     }
+    release_kept();
 }
 
 void ct_ctx_keyval_free(void)

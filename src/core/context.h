@@ -133,8 +133,13 @@ typedef struct ct_ctx {
     int next;
     /* Requests that use it (core/request.h; under the state lock): a
      * communicator freed while one is pending keeps its private
-     * communicator until the last is freed (orphaned: freed meanwhile). */
-    int holds, orphaned;
+     * communicator until the last is freed (orphaned: freed meanwhile).
+     * kept: freed while some rank's request held it, so its modules'
+     * objects (windows, plans), which the requests' schedules use, stay
+     * too, on every rank, until MPI_Finalize (next_kept: the list of them,
+     * in the order the communicators were freed). */
+    int holds, orphaned, kept;
+    struct ct_ctx *next_kept;
     /* Nonblocking calls started on it, and persistent calls made (their
      * inits), every rank alike (in the order of the calls, which MPI makes
      * the same on every rank). */
@@ -231,7 +236,9 @@ void ct_topo_free(ct_topo *topo);
 
 /* Frees the attribute keyval (at MPI_Finalize). */
 void ct_ctx_keyval_free(void);
-/* Removes the contexts cached on the predefined communicators (at MPI_Finalize). */
+/* Removes the contexts cached on the predefined communicators, and the
+ * contexts kept for requests after their communicators were freed (at
+ * MPI_Finalize). */
 void ct_ctx_release_predefined(void);
 
 #endif

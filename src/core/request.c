@@ -344,7 +344,10 @@ int ct_request_open(ct_ctx *ctx, MPI_Comm user_comm, int persistent, MPI_Datatyp
 {
     int rc, tag;
     *out = NULL;
-    CT_CALL(ct_ctx_request_tag(ctx, persistent, &tag)); /* first: every rank counts the call */
+    rc = ct_ctx_request_tag(ctx, persistent, &tag); /* first: every rank counts the call */
+    if (rc == CT_NO_TAG) /* every persistent tag held: the caller forwards, no error */
+        return rc;
+    CT_CALL(rc);
     rc = ct_request_new(ctx, user_comm, persistent, out);
     if (rc != MPI_SUCCESS) {
         ct_ctx_tag_release(ctx, tag);

@@ -60,6 +60,10 @@ typedef struct ct_state {
      * lock) instead of making a second. Under the lock. */
     struct ct_making *making;
     pthread_cond_t made;
+    /* Contexts whose communicators were freed while requests held them,
+     * kept with their windows and plans until MPI_Finalize (core/context.c,
+     * ctx_delete_fn), oldest first. Under the lock. */
+    struct ct_ctx *kept, *kept_last;
     /* This process's node (core/context.c, learn_node), learnt from the
      * first context of a communicator with MPI_COMM_WORLD's group: the
      * lowest MPI_COMM_WORLD rank on its node (-1 until then) and its world's

@@ -159,6 +159,25 @@ locality:shm=1" \
     done
 fi
 
+# Four tags (COLTUNE_TEST_TAGS): four live persistent neighbourhood requests
+# hold them all, the fifth and sixth go to the MPI library, said once
+# (test_tags_held), by every algorithm that makes requests.
+nbr_tags_held() {
+    log=$(mktemp)
+    with_env COLTUNE_INEIGHBOR_ALLTOALLV="$1" COLTUNE_INEIGHBOR_ALLTOALL="$1" \
+        COLTUNE_TEST_TAGS=4 TEST_TAGS_HELD=1 -- run_mpi 3 "$prog" > "$log" 2>&1
+    rc=$?
+    [ $rc = 0 ] && [ "$(grep -c 'every one of coltune.s 4 tags of persistent calls is held' \
+        "$log")" = 1 ] && ! grep -q 'failed at' "$log" ||
+        { cat "$log"; echo "rc $rc; expected one message, every tag held, and no error"; rc=1; }
+    rm -f "$log"
+    return $rc
+}
+for spec in direct locality; do
+    [ "$spec" = direct ] || [ "$MPI_IMPL" = openmpi ] || continue
+    check_run "neighbor P=3 every persistent tag held, $spec" nbr_tags_held "$spec"
+done
+
 # Both collectives' plans on the same communicators, by different algorithms
 # (and two plans of locality's on one communicator).
 check_run "neighbor P=8 COLTUNE_PPN=3 strict, alltoallv locality, alltoall direct" \

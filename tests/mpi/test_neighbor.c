@@ -58,6 +58,7 @@
  *                 the other forms (unset: coltune's own choice)
  *   COLTUNE_FALLBACK=error  an algorithm that cannot serve a case returns
  *                 an error, which fails the test.
+ *   TEST_TAGS_HELD=1  only test_tags_held (with COLTUNE_TEST_TAGS=4)
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1259,9 +1260,120 @@ static void test_decision(void **state)
     assert_true(th_all(failures == 0, MPI_COMM_WORLD));
 }
 
+/*
+ * TEST_TAGS_HELD=1 (neighbor.sh, with COLTUNE_TEST_TAGS=4): six persistent
+ * MPI_Neighbor_alltoall(v) requests alive together on a ring; the fifth and
+ * sixth find every persistent tag held and go to the MPI library (said
+ * once), and all six are started together twice, with new data, and give
+ * the ring's values.
+ */
+static void test_tags_held(void **state)
+{
+    (void)state;
+#ifndef NEIGHBOR_ALLTOALLV_INIT
+    th_skip("the MPI library has no persistent neighbourhood collectives");
+#else
+    enum { NREQ = 6 };
+    const int P = th_size(), me = th_rank();
+    const int src = (me + P - 1) % P, dst = (me + 1) % P, one = 1, zero = 0;
+    int sbuf[NREQ], rbuf[NREQ], ok = 1, weight = 1;
+    MPI_Comm ring;
+    MPI_Request reqs[NREQ];
+    assert_int_equal(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &src, &weight, 1, &dst,
+                                                    &weight, MPI_INFO_NULL, 0, &ring),
+                     MPI_SUCCESS);
+    for (int k = 0; k < NREQ; k++) {
+        const int rc = k % 2 ? NEIGHBOR_ALLTOALLV_INIT(&sbuf[k], &one, &zero, MPI_INT, &rbuf[k],
+                                                       &one, &zero, MPI_INT, ring,
+                                                       MPI_INFO_NULL, &reqs[k])
+                             : NEIGHBOR_ALLTOALL_INIT(&sbuf[k], 1, MPI_INT, &rbuf[k], 1,
+                                                      MPI_INT, ring, MPI_INFO_NULL, &reqs[k]);
+        assert_int_equal(rc, MPI_SUCCESS);
+    }
+    for (int round = 0; round < 2; round++) {
+        for (int k = 0; k < NREQ; k++) {
+            sbuf[k] = 1000 * round + 10 * me + k;
+            rbuf[k] = -1;
+        }
+        assert_int_equal(MPI_Startall(NREQ, reqs), MPI_SUCCESS);
+        assert_int_equal(MPI_Waitall(NREQ, reqs, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+        for (int k = 0; k < NREQ; k++)
+            ok &= rbuf[k] == 1000 * round + 10 * src + k;
+    }
+    for (int k = 0; k < NREQ; k++)
+        MPI_Request_free(&reqs[k]);
+    MPI_Comm_free(&ring);
+    assert_true(th_all(ok, MPI_COMM_WORLD));
+#endif
+}
+
+/*
+ * The persistent form (TEST_FORM=persistent, by an algorithm of coltune's,
+ * forced): a request whose graph communicator the application frees before
+ * starting it (MPI lets it: the request keeps the communicator), started
+ * three times with new data. Each rank sends to me + 1 and, from P = 3 (no
+ * repeated edge, which the library would serve), me + 3 (mod P) a block of
+ * 1 to 5 ints that both ends compute.
+ */
+static void test_persistent_comm_freed(void **state)
+{
+    (void)state;
+    const char *alg = getenv("COLTUNE_INEIGHBOR_ALLTOALLV");
+    if (form() != FORM_PERSISTENT || alg == NULL || strncmp(alg, "pmpi", 4) == 0)
+        th_skip("only the persistent form by an algorithm of coltune's (the library's own "
+                "request may not survive its communicator)");
+#ifdef NEIGHBOR_ALLTOALLV_INIT
+    const int P = th_size(), me = th_rank();
+    int dst[2], src[2], sc[2], rc[2], sd[2], rd[2], w[2] = {1, 1}, ok = 1;
+    int sb[10], rb[10];
+    const int n = P >= 3 ? 2 : 1;
+    for (int i = 0; i < n; i++) {
+        const int hop = i == 0 ? 1 : 3;
+        dst[i] = (me + hop) % P;
+        src[i] = (me - hop % P + P) % P;
+        sc[i] = 1 + (me * 7 + dst[i]) % 5;
+        rc[i] = 1 + (src[i] * 7 + me) % 5;
+        sd[i] = 5 * i;
+        rd[i] = 5 * i;
+    }
+    MPI_Comm g;
+    MPI_Request req;
+    assert_int_equal(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, n, src, w, n, dst, w,
+                                                    MPI_INFO_NULL, 0, &g),
+                     MPI_SUCCESS);
+    assert_int_equal(NEIGHBOR_ALLTOALLV_INIT(sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, g,
+                                             MPI_INFO_NULL, &req),
+                     MPI_SUCCESS);
+    MPI_Comm_free(&g);
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < 5; k++) {
+                sb[5 * i + k] = 100000 * round + 1000 * me + 10 * dst[i] + k;
+                rb[5 * i + k] = -1;
+            }
+        assert_int_equal(MPI_Start(&req), MPI_SUCCESS);
+        assert_int_equal(MPI_Wait(&req, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < 5; k++)
+                ok &= rb[5 * i + k] ==
+                      (k < rc[i] ? 100000 * round + 1000 * src[i] + 10 * me + k : -1);
+    }
+    MPI_Request_free(&req);
+    if (!ok)
+        fprintf(stderr, "rank %d: %s, started after MPI_Comm_free: wrong blocks\n", me, alg);
+    assert_true(th_all(ok, MPI_COMM_WORLD));
+#endif
+}
+
 int main(int argc, char **argv)
 {
     th_init(&argc, &argv);
+    if (getenv("TEST_TAGS_HELD") != NULL) {
+        struct CMUnitTest only[] = {cmocka_unit_test(test_tags_held)};
+        const int failed = th_run("neighbor", only, 1);
+        MPI_Finalize();
+        return failed ? 1 : 0;
+    }
     if (getenv("TEST_DECISION") != NULL) {
         struct CMUnitTest only[] = {cmocka_unit_test(test_decision)};
         const int failed = th_run("neighbor", only, 1);
@@ -1288,6 +1400,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_large_blocks),
         cmocka_unit_test(test_large_count),
         cmocka_unit_test(test_comm_churn),
+        cmocka_unit_test(test_persistent_comm_freed),
     };
     int failed = th_run("neighbor", tests, sizeof tests / sizeof tests[0]);
     MPI_Type_free(&vec);
