@@ -53,6 +53,18 @@ int ct_drive_empty(const ct_driver *d, ct_coll coll, const void *args)
     return rc;
 }
 
+/* A call the chosen algorithm cannot serve, forwarded: under the statistics,
+ * a call of the fallback (pmpi), as where the rules chose it. */
+static int forward_counted(const ct_driver *d, ct_ctx *ctx, const ct_decide_input *in)
+{
+    const double t0 = PMPI_Wtime();
+    const int rc = d->forward(in->args);
+    if (rc == MPI_SUCCESS)
+        ct_stats_record(ct_algorithm_index(ct_algorithm_fallback(in->coll)), 1,
+                        d->bytes_sent(in->args, ctx), PMPI_Wtime() - t0, 0);
+    return rc;
+}
+
 int ct_drive(const ct_driver *d, MPI_Comm comm, ct_decide_input *in, const ct_spec *forced)
 {
     ct_ctx *ctx;
@@ -68,6 +80,8 @@ int ct_drive(const ct_driver *d, MPI_Comm comm, ct_decide_input *in, const ct_sp
         (!ch.fallback && !d->usable(in->args, ctx))) {
         if (in->persistent && in->learns) /* a learner of its own (learn.h), unused */
             ct_adapt_release(ch.turn.learner);
+        if (ctx != NULL && !ch.fallback && ct_settings_get()->stats)
+            return forward_counted(d, ctx, in);
         return d->forward(in->args);
     }
     return ct_drive_run(d, ctx, &ch, in);
