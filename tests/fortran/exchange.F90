@@ -44,7 +44,7 @@ program exchange
 #define REQ_T integer
 #endif
   integer :: ierr, me, np, i, k, n, nbad, color, lme, lnp, rnp
-  integer :: ncalls(10), nsrc(1), ndst(1), wts(1)
+  integer :: ncalls(10), nstarts(10), nsrc(1), ndst(1), wts(1)
   REQ_T :: req
   integer, allocatable :: sb(:), rb(:), sc(:), sd(:), rc(:), rd(:)
   TYPE_T :: vec, bad
@@ -57,6 +57,7 @@ program exchange
   allocate(sc(np), sd(np), rc(np), rd(np), sb(64*np + 64), rb(64*np + 64))
   nbad = 0
   ncalls = 0
+  nstarts = 0 ! a persistent request's starts after its first: calls for coltune
   ! two integers out of every three: extent 3 integers, a hole inside
   call MPI_Type_vector(2, 1, 2, MPI_INTEGER, vec, ierr)
   call MPI_Type_commit(vec, ierr)
@@ -270,8 +271,9 @@ program exchange
   end do
 
   ! The persistent MPI_ALLGATHER_INIT (-DPCOLL_MPIX: Open MPI 4.1's
-  ! MPIX_ALLGATHER_INIT), a call of iallgather for the statistics: started
-  ! twice, each completed by MPI_WAIT, then freed
+  ! MPIX_ALLGATHER_INIT), started twice, each completed by MPI_WAIT, then
+  ! freed: for the statistics two calls of iallgather where coltune serves
+  ! them (a call a start, ncalls and nstarts), one where the library does
   sb(1) = val(me, 6, 1)
   sb(2) = val(me, 6, 2)
   call ALLGATHER_INIT(sb, 2, MPI_INTEGER, rb, 2, MPI_INTEGER, inter, MPI_INFO_NULL, req, ierr)
@@ -279,6 +281,7 @@ program exchange
   do k = 1, 2
     rb = -1
     call MPI_START(req, ierr)
+    if (k > 1) nstarts(5) = nstarts(5) + 1
     call expect_class(ierr, MPI_SUCCESS, 'start of allgather_init')
     call MPI_WAIT(req, MPI_STATUS_IGNORE, ierr)
     call expect_class(ierr, MPI_SUCCESS, 'wait of allgather_init')
@@ -337,8 +340,8 @@ program exchange
   end do
 
   ! Their nonblocking forms, completed by MPI_WAIT, and their persistent
-  ! forms (a call of ineighbor_alltoall(v) for the statistics), started
-  ! twice, each completed by MPI_WAIT, then freed
+  ! forms, started twice, each completed by MPI_WAIT, then freed (calls of
+  ! ineighbor_alltoall(v) for the statistics, as the allgather init's)
   rb = -1
   call MPI_INEIGHBOR_ALLTOALLV(sb, sc, sd, MPI_INTEGER, rb, rc, rd, MPI_INTEGER, ring, req, ierr)
   call count_call(9)
@@ -361,6 +364,7 @@ program exchange
   do i = 1, 2
     rb = -1
     call MPI_START(req, ierr)
+    if (i > 1) nstarts(9) = nstarts(9) + 1
     call MPI_WAIT(req, MPI_STATUS_IGNORE, ierr)
     call expect_class(ierr, MPI_SUCCESS, 'wait of neighbor_alltoallv_init')
     do k = 1, 3
@@ -374,6 +378,7 @@ program exchange
   do i = 1, 2
     rb = -1
     call MPI_START(req, ierr)
+    if (i > 1) nstarts(10) = nstarts(10) + 1
     call MPI_WAIT(req, MPI_STATUS_IGNORE, ierr)
     call expect_class(ierr, MPI_SUCCESS, 'wait of neighbor_alltoall_init')
     do k = 1, 2
@@ -390,6 +395,7 @@ program exchange
                                          'allgatherv iallgather iallgatherv neighbor_alltoallv ' // &
                                          'neighbor_alltoall ineighbor_alltoallv ' // &
                                          'ineighbor_alltoall', ncalls
+  if (me == 0) write(*, '(a,10(1x,i0))') 'exchange: later starts', nstarts
   if (nbad == 0) write(*, '(a)') 'exchange: ok'
   call MPI_Finalize(ierr)
   if (nbad /= 0) stop 1

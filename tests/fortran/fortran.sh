@@ -58,9 +58,14 @@ check_binding() {
         > "$tmp/out" 2>&1 || { cat "$tmp/out" >&2; return 1; }
     n=$(grep -c '^exchange: ok$' "$tmp/out")
     [ "$n" = "$P" ] || { echo "$n of $P ranks ok:" >&2; cat "$tmp/out" >&2; return 1; }
-    # "exchange: calls alltoallv ... ineighbor_alltoall A ... J"
+    # "exchange: calls alltoallv ... ineighbor_alltoall A ... J", and the
+    # persistent requests' starts after their first, "exchange: later starts
+    # A ... J", which coltune counts as calls where it serves them (not pmpi)
+    later=$(sed -n 's/^exchange: later starts //p' "$tmp/out")
     set -- $(sed -n 's/^exchange: calls [a-z_ ]*ineighbor_alltoall //p' "$tmp/out")
-    [ $# = 10 ] || { echo "no call counts printed" >&2; cat "$tmp/out" >&2; return 1; }
+    [ $# = 10 ] && [ "$(echo $later | wc -w)" = 10 ] ||
+        { echo "no call counts printed" >&2; cat "$tmp/out" >&2; return 1; }
+    i=0
     for pair in "alltoallv:$a2av:$1" "alltoall:$a2a:$2" "allgather_inter:$ag:$3" \
         "allgatherv_inter:$agv:$4" "iallgather_inter:$iag:$5" "iallgatherv_inter:$iag:$6" \
         "neighbor_alltoallv:$nbv:$7" "neighbor_alltoall:$nb:$8" \
@@ -68,6 +73,8 @@ check_binding() {
         coll=${pair%%:*} rest=${pair#*:}
         want=${rest##*:} spec=${rest%:*}
         alg=${spec%%:*}
+        i=$((i + 1))
+        [ "$alg" = pmpi ] || want=$((want + $(echo $later | cut -d' ' -f$i)))
         grep -qE "^coltune\[0\]: $coll on [^ ]+ \(.*\): $alg(:[^ ]*)? \[forced\]" "$tmp/out" || {
             echo "$b: no log line shows $alg serving $coll:" >&2
             cat "$tmp/out" >&2
@@ -124,6 +131,10 @@ check_nonblocking() {
     set -- $(sed -n 's/^nonblocking: calls ialltoallv ialltoall //p' "$tmp/out")
     [ $# = 2 ] || { echo "no call counts printed" >&2; cat "$tmp/out" >&2; return 1; }
     alg=${spec%%:*}
+    # the persistent request's later starts: calls where coltune serves it
+    later=$(sed -n 's/^nonblocking: later starts //p' "$tmp/out")
+    [ -n "$later" ] || { echo "no start count printed" >&2; cat "$tmp/out" >&2; return 1; }
+    [ "$alg" = pmpi ] || set -- $(($1 + later)) "$2"
     for pair in "ialltoallv:$1" "ialltoall:$2"; do
         coll=${pair%%:*} want=${pair#*:}
         got=$(awk -v c="$coll" -v a="$alg" '$1 == c && $2 ~ "^" a { n += $3 } END { print n + 0 }' \
