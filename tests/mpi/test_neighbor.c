@@ -1319,10 +1319,13 @@ static void test_persistent_comm_freed(void **state)
 {
     (void)state;
     const char *alg = getenv("COLTUNE_INEIGHBOR_ALLTOALLV");
+    /* a part of the persistent runs of a forced algorithm: the library's own
+     * request may not survive its communicator (Open MPI 4.1's does not) */
     if (form() != FORM_PERSISTENT || alg == NULL || strncmp(alg, "pmpi", 4) == 0)
-        th_skip("only the persistent form by an algorithm of coltune's (the library's own "
-                "request may not survive its communicator)");
-#ifdef NEIGHBOR_ALLTOALLV_INIT
+        skip();
+#ifndef NEIGHBOR_ALLTOALLV_INIT
+    th_skip("the MPI library has no persistent neighbourhood collectives");
+#else
     const int P = th_size(), me = th_rank();
     int dst[2], src[2], sc[2], rc[2], sd[2], rd[2], w[2] = {1, 1}, ok = 1;
     int sb[10], rb[10];
