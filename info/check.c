@@ -65,12 +65,26 @@ static const char *line_list_more(const line_list *l)
     return l->used >= sizeof l->text - 16 ? ", ..." : "";
 }
 
+/* Does a call that reaches r pay an allreduce for its msg_size condition?
+ * Not where every rank knows it (ct_coll_msg_size_known), nor for a rule of
+ * MPI_Neighbor_alltoall that matches connected graphs only (components=1:
+ * one block size, ct_coll_one_block_size). */
+static int msg_size_costs(const ct_rule *r)
+{
+    const ct_range *c = &r->range[CT_KEY_COMPONENTS];
+    if (!(r->key_mask & (1u << CT_KEY_MSG_SIZE)) || ct_coll_msg_size_known(r->coll))
+        return 0;
+    return !(ct_coll_one_block_size(r->coll) && (r->key_mask & (1u << CT_KEY_COMPONENTS)) &&
+             c->lo == 1 && c->hi == 1);
+}
+
 /*
  * The rules whose msg_size condition costs communication: for a collective
  * whose message size differs from rank to rank (ct_coll_msg_size_known), a
  * call that reaches such a rule pays one allreduce to agree on it, every
- * time, where a rule without one is decided once and cached. Returns how
- * many there are.
+ * time, where a rule without one is decided once and cached
+ * (MPI_Neighbor_alltoall's, on a graph of several components only). Returns
+ * how many there are.
  */
 static int print_allreduce_rules(const info_out *o, const check_query *q, const ct_ruleset *rs)
 {
@@ -79,8 +93,7 @@ static int print_allreduce_rules(const info_out *o, const check_query *q, const 
         line_list l = {.n = 0};
         for (int i = 0; i < rs->count; i++) {
             const ct_rule *r = &rs->rules[i];
-            if (r->coll != (ct_coll)c || !(r->key_mask & (1u << CT_KEY_MSG_SIZE)) ||
-                ct_coll_msg_size_known(r->coll))
+            if (r->coll != (ct_coll)c || !msg_size_costs(r))
                 continue;
             if (o->parsable)
                 info_kv(o, "check:allreduce", "%s:%d:%s", ct_coll_name(r->coll), r->line,
@@ -89,9 +102,11 @@ static int print_allreduce_rules(const info_out *o, const check_query *q, const 
         }
         if (l.n > 0 && !o->parsable)
             fprintf(o->f, "%s: note: %s rule%s on line%s %s%s: a call that reaches one costs "
-                          "an allreduce to agree on msg_size (it differs from rank to rank)\n",
+                          "an allreduce to agree on msg_size (it differs from rank to rank%s)\n",
                     q->file, ct_coll_name((ct_coll)c), l.n > 1 ? "s" : "", l.n > 1 ? "s" : "",
-                    l.text, line_list_more(&l));
+                    l.text, line_list_more(&l),
+                    ct_coll_one_block_size((ct_coll)c) ? " on a graph of several components"
+                                                       : "");
         n += l.n;
     }
     return n;
@@ -215,12 +230,13 @@ static long int_offsets_limit(ct_coll coll, const ct_shape *e)
     return (long)INT_MAX + 1;
 }
 
-/* The graph a query names (--degree, --offnode), NULL when not given. */
+/* The graph a query names (--degree, --offnode, --components), NULL when
+ * not given. */
 static const ct_graph_facts *query_graph(const check_query *q, ct_graph_facts *graph)
 {
     if (q->degree < 0)
         return NULL;
-    *graph = (ct_graph_facts){q->degree, q->offnode};
+    *graph = (ct_graph_facts){q->degree, q->offnode, q->components};
     return graph;
 }
 
@@ -352,28 +368,33 @@ static void range_text(long lo, long hi, char *buf, size_t len)
 }
 
 /* Says that deciding coll here costs every call an allreduce: a reached rule
- * has a msg_size condition, and ranks do not know the message size alike. */
-static void print_decision_cost(const info_out *o, ct_coll coll, int persistent,
-                                int used_msg_size)
+ * has a msg_size condition, and ranks do not know the message size alike
+ * (MPI_Neighbor_alltoall's ranks do on a connected graph: components=1). */
+static void print_decision_cost(const info_out *o, const check_query *q, ct_coll coll,
+                                int persistent, int used_msg_size)
 {
-    if (!used_msg_size || ct_coll_msg_size_known(coll))
+    const int one_size = ct_coll_one_block_size(coll);
+    if (!used_msg_size || ct_coll_msg_size_known(coll) ||
+        (one_size && q->degree >= 0 && q->components == 1))
         return;
+    const char *unless = one_size ? " but on a connected graph" : "";
     if (o->parsable)
-        info_kv(o, "decision:allreduce", "%s%s", ct_coll_name(coll),
-                persistent ? " persistent=1" : "");
+        info_kv(o, "decision:allreduce", "%s%s%s", ct_coll_name(coll),
+                persistent ? " persistent=1" : "", one_size ? " components>1" : "");
     else if (persistent)
-        fprintf(o->f, "  (its init call costs one allreduce to agree on msg_size, its starts "
-                      "none)\n");
+        fprintf(o->f, "  (its init call costs one allreduce to agree on msg_size%s, its starts "
+                      "none)\n", unless);
     else
-        fprintf(o->f, "  (each call costs one allreduce to agree on msg_size)\n");
+        fprintf(o->f, "  (each call costs one allreduce to agree on msg_size%s)\n", unless);
 }
 
-/* Says which of coll's rules name the graph (degree, offnode) when the
- * query does not: a job applies them, the answers above did not. */
+/* Says which of coll's rules name the graph (degree, offnode, components)
+ * when the query does not: a job applies them, the answers above did not. */
 static void print_graph_rules(const info_out *o, const check_query *q, const ct_config *cfg,
                               ct_coll coll)
 {
-    const unsigned keys = (1u << CT_KEY_DEGREE) | (1u << CT_KEY_OFFNODE);
+    const unsigned keys =
+        (1u << CT_KEY_DEGREE) | (1u << CT_KEY_OFFNODE) | (1u << CT_KEY_COMPONENTS);
     line_list l = {.n = 0};
     if (q->degree >= 0)
         return;
@@ -406,7 +427,7 @@ static int query_collective(const info_out *o, const check_query *q, const ct_co
         decide_at(cfg, q, coll, persistent, e, topo, q->msg_size, &cur);
         range_text(q->msg_size, q->msg_size, range, sizeof range);
         print_outcome(o, label, cur.used_msg_size ? range : "any msg_size", &cur);
-        print_decision_cost(o, coll, persistent, cur.used_msg_size);
+        print_decision_cost(o, q, coll, persistent, cur.used_msg_size);
         print_graph_rules(o, q, cfg, coll);
         return cur.rc != MPI_SUCCESS;
     }
@@ -437,7 +458,7 @@ static int query_collective(const info_out *o, const check_query *q, const ct_co
         }
     }
     free(points);
-    print_decision_cost(o, coll, persistent, used);
+    print_decision_cost(o, q, coll, persistent, used);
     print_graph_rules(o, q, cfg, coll);
     return failing;
 }

@@ -19,6 +19,7 @@ typedef struct check_query {
     long msg_size;  /* --msg-size, -1 when not given */
     long degree;    /* --degree, -1 when not given (then offnode is too) */
     long offnode;   /* --offnode, -1 when not given */
+    long components; /* --components, 1 when not given */
     int coll;       /* --coll, -1 for every collective */
 } check_query;
 

@@ -5,7 +5,8 @@
  *
  *   coltune-info [--parsable] [--library PATH]
  *   coltune-info --check FILE [--np P [--nodes N] [--ppn Q] [--cyclic]
- *                [--msg-size S] [--coll NAME] [--degree D --offnode F]]
+ *                [--msg-size S] [--coll NAME]
+ *                [--degree D --offnode F [--components C]]]
  *                [--parsable]
  *
  * The report: version and build; the MPI library coltune was built against
@@ -521,7 +522,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: coltune-info [--parsable] [--library PATH]\n"
             "       coltune-info --check FILE [--np P [--nodes N] [--ppn Q] [--cyclic]\n"
-            "                    [--msg-size S] [--coll NAME] [--degree D --offnode F]]\n"
+            "                    [--msg-size S] [--coll NAME]\n"
+            "                    [--degree D --offnode F [--components C]]]\n"
             "                    [--parsable]\n"
             "       coltune-info --help | --version\n"
             "\n"
@@ -542,9 +544,10 @@ static void usage(FILE *f)
             "  --msg-size S     ... for message size S (default: every size range)\n"
             "  --coll NAME      ... for one collective (default: all)\n"
             "  --degree D       ... for a neighbourhood of D destinations per rank (the\n"
-            "                   mean) with F%% of its edges between nodes (--offnode F):\n"
-            "                   the rules' degree and offnode (default: rules naming them\n"
-            "                   are listed, not applied)\n"
+            "                   mean) with F%% of its edges between nodes (--offnode F)\n"
+            "                   and C weakly connected components (--components C,\n"
+            "                   default 1): the rules' degree, offnode and components\n"
+            "                   (default: rules naming them are listed, not applied)\n"
             "\n"
             "Exit status: 0 fine, 1 a problem a job would meet (rules file, variable,\n"
             "library), 2 usage error. See coltune-info(1).\n",
@@ -572,7 +575,9 @@ static int parse_options(int argc, char **argv, options *o)
     o->library = CT_LIBDIR "/libcoltune.so";
     o->q.msg_size = -1;
     o->q.degree = o->q.offnode = -1;
+    o->q.components = 1;
     o->q.coll = -1;
+    int components_given = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int takes = 1, rc = 0;
@@ -600,6 +605,10 @@ static int parse_options(int argc, char **argv, options *o)
             rc = number(a, v, 0, &o->q.degree);
         else if (strcmp(a, "--offnode") == 0)
             rc = number(a, v, 0, &o->q.offnode);
+        else if (strcmp(a, "--components") == 0) {
+            rc = number(a, v, 0, &o->q.components);
+            components_given = 1;
+        }
         else if (strcmp(a, "--coll") == 0 && v) {
             ct_coll c;
             if (ct_coll_from_name(v, strlen(v), &c) != 0) {
@@ -617,22 +626,22 @@ static int parse_options(int argc, char **argv, options *o)
             return -1;
         i += takes;
     }
-    const int graph = o->q.degree >= 0 || o->q.offnode >= 0;
+    const int graph = o->q.degree >= 0 || o->q.offnode >= 0 || components_given;
     if (o->q.file == NULL && (o->q.P || o->q.nodes || o->q.ppn || o->q.cyclic ||
                               o->q.msg_size >= 0 || o->q.coll >= 0 || graph)) {
         fprintf(stderr, "coltune-info: --np, --nodes, --ppn, --cyclic, --msg-size, --coll, "
-                        "--degree and --offnode go with --check FILE\n");
+                        "--degree, --offnode and --components go with --check FILE\n");
         return -1;
     }
     if (o->q.P == 0 && (o->q.nodes || o->q.ppn || o->q.cyclic || o->q.msg_size >= 0 ||
                         o->q.coll >= 0 || graph)) {
-        fprintf(stderr, "coltune-info: --nodes, --ppn, --cyclic, --msg-size, --coll, --degree "
-                        "and --offnode need --np P\n");
+        fprintf(stderr, "coltune-info: --nodes, --ppn, --cyclic, --msg-size, --coll, --degree, "
+                        "--offnode and --components need --np P\n");
         return -1;
     }
     if (graph && (o->q.degree < 0 || o->q.offnode < 0 || o->q.offnode > 100)) {
         fprintf(stderr, "coltune-info: --degree D and --offnode F go together (F a "
-                        "percentage, 0-100)\n");
+                        "percentage, 0-100), and --components C goes with them\n");
         return -1;
     }
     return 0;

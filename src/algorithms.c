@@ -298,6 +298,11 @@ int ct_coll_neighbor(ct_coll coll)
            coll == CT_COLL_INEIGHBOR_ALLTOALLV || coll == CT_COLL_INEIGHBOR_ALLTOALL;
 }
 
+int ct_coll_one_block_size(ct_coll coll)
+{
+    return coll == CT_COLL_NEIGHBOR_ALLTOALL || coll == CT_COLL_INEIGHBOR_ALLTOALL;
+}
+
 int ct_coll_has_pmpi(ct_coll coll)
 {
     return strcmp(ct_algorithm_fallback(coll)->name, "pmpi") == 0;

@@ -313,12 +313,19 @@ const ct_algorithm *ct_algorithm_fallback(ct_coll coll);
  * learn (a learner times calls to their completion). */
 int ct_coll_nonblocking(ct_coll coll);
 /* Is coll a neighbourhood collective (MPI_Neighbor_alltoall(v) and their
- * nonblocking forms), whose rules may name the graph's degree and offnode? */
+ * nonblocking forms), whose rules may name the graph's degree, offnode and
+ * components? */
 int ct_coll_neighbor(ct_coll coll);
+/* Does every block of a call of coll have one size on a connected graph
+ * (MPI_Neighbor_alltoall and its nonblocking form: one count and datatype per
+ * rank, and the two ends of an edge agree on its bytes)? */
+int ct_coll_one_block_size(ct_coll coll);
 /* The facts of a neighbourhood collective's graph that rules may name
- * (select/rules.h: CT_KEY_DEGREE, CT_KEY_OFFNODE; neighbor/nbr_graph.h). */
+ * (select/rules.h: CT_KEY_DEGREE, CT_KEY_OFFNODE, CT_KEY_COMPONENTS;
+ * neighbor/nbr_graph.h). */
 typedef struct ct_graph_facts {
     long degree, offnode;
+    long components; /* weakly connected, an isolated rank one; 0: not counted */
 } ct_graph_facts;
 /* Does the MPI library serve coll (its fallback is pmpi)? Not the MPIX calls. */
 int ct_coll_has_pmpi(ct_coll coll);

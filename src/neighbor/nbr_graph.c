@@ -134,6 +134,78 @@ static void count_edges(const ct_ctx *ctx, const ct_nbr_graph *g, long *edges, l
     }
 }
 
+/* Graphs of at most this many edges have their components counted; a
+ * larger one's count is 0 (not counted), which no rule of components=1
+ * matches. The count gathers every edge on every rank, once per
+ * communicator: 16 MiB at this bound. */
+#define COMPONENTS_MAX_EDGES (1L << 22)
+
+/* The root of v's set, halving the path on the way (union-find). */
+static int find_root(int *parent, int v)
+{
+    while (parent[v] != v) {
+        parent[v] = parent[parent[v]];
+        v = parent[v];
+    }
+    return v;
+}
+
+/* This rank's destinations that are ranks (MPI_PROC_NULL aside), at dst. */
+static int real_destinations(const ct_nbr_graph *g, int *dst)
+{
+    int n = 0;
+    for (int k = 0; k < g->outdegree; k++)
+        if (g->destinations[k] != MPI_PROC_NULL)
+            dst[n++] = g->destinations[k];
+    return n;
+}
+
+/*
+ * The weakly connected components of the graph of every rank's edges (an
+ * isolated rank is one), into *components; collective: every rank's
+ * destinations are gathered on every rank (edges of them in all), so all
+ * count the same. A rank that could not read its graph (g NULL) gives no
+ * edges: the allreduce after tells every rank to forward. Like every step
+ * of a collective, a rank that runs out of memory here leaves the others
+ * waiting.
+ */
+static int count_components(ct_ctx *ctx, const ct_nbr_graph *g, long edges, long *components)
+{
+    int rc, mine = 0, *count = NULL, *displ = NULL, *edge = NULL, *parent = NULL;
+    const int P = ctx->size;
+    CT_ALLOC(count, (size_t)P * 2 * sizeof(int));
+    displ = count + P;
+    CT_ALLOC(edge, (size_t)(edges > 0 ? edges : 1) * sizeof(int));
+    CT_ALLOC(parent, (size_t)P * sizeof(int));
+    for (int k = 0; g != NULL && k < g->outdegree; k++)
+        mine += g->destinations[k] != MPI_PROC_NULL;
+    CT_CALL(PMPI_Allgather(&mine, 1, MPI_INT, count, 1, MPI_INT, ctx->comm));
+    for (int r = 0, at = 0; r < P; r++) {
+        displ[r] = at;
+        at += count[r];
+    }
+    if (g != NULL) /* in place: this rank's part where it would receive it */
+        real_destinations(g, edge + displ[ctx->rank]);
+    CT_CALL(PMPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, edge, count, displ, MPI_INT,
+                            ctx->comm));
+    *components = P;
+    for (int r = 0; r < P; r++)
+        parent[r] = r;
+    for (int r = 0; r < P; r++)
+        for (int i = displ[r]; i < displ[r] + count[r]; i++) {
+            const int a = find_root(parent, r), b = find_root(parent, edge[i]);
+            if (a != b) {
+                parent[a] = b;
+                --*components;
+            }
+        }
+out:
+    free(count);
+    free(edge);
+    free(parent);
+    return rc;
+}
+
 /*
  * Reads the neighbourhood and agrees, in one allreduce that every rank
  * reaches whatever happened before it, whether any rank's lists join two
@@ -165,14 +237,26 @@ static int graph_create(ct_ctx *ctx, void *arg, void **obj)
         return rc;
     }
     g->library_order = all[0] || all[1];
-    if (!all[0]) { /* else every rank keeps unreadable's 0 and 0, as the failed one */
+    if (!all[0]) { /* else every rank keeps unreadable's 0, 0 and 0, as the failed one */
         g->facts.degree = (all[2] + ctx->size / 2) / ctx->size;
         g->facts.offnode = all[2] ? (100 * all[3] + all[2] / 2) / all[2] : 0;
+        /* a Cartesian grid is connected; the others are counted (collective:
+         * the same branch on every rank, from the allreduce and the kind) */
+        if (kind == MPI_CART)
+            g->facts.components = 1;
+        else if (!g->library_order && all[2] <= COMPONENTS_MAX_EDGES)
+            rc = count_components(ctx, g, all[2], &g->facts.components);
+    }
+    if (rc != MPI_SUCCESS) { /* the count failed (count_components) */
+        graph_free(g);
+        *obj = (void *)&unreadable;
+        return rc;
     }
     if (ct_settings_get()->verbose && ctx->decide_rank == 0)
-        ct_log("neighbourhood of %s#%d: degree=%ld offnode=%ld (%ld edges, %ld between "
-               "nodes)%s", ctx->name, ctx->serial, g->facts.degree, g->facts.offnode, all[2],
-               all[3], g->library_order ? "; repeated edges: its calls go to the MPI library" : "");
+        ct_log("neighbourhood of %s#%d: degree=%ld offnode=%ld components=%ld (%ld edges, %ld "
+               "between nodes)%s", ctx->name, ctx->serial, g->facts.degree, g->facts.offnode,
+               g->facts.components, all[2], all[3],
+               g->library_order ? "; repeated edges: its calls go to the MPI library" : "");
     *obj = g;
 out:
     return rc;

@@ -34,14 +34,17 @@ typedef struct ct_nbr_graph {
     int null_source;
     /* The rules' facts of the graph (select/rules.h), agreed when it is
      * read: the destinations per rank, MPI_PROC_NULL aside (the mean over
-     * the ranks, rounded), and the percentage of those edges that join two
-     * nodes (rounded; 0 without edges). */
+     * the ranks, rounded), the percentage of those edges that join two
+     * nodes (rounded; 0 without edges), and its weakly connected components
+     * (1 for a Cartesian grid; else counted by every rank from every rank's
+     * edges, gathered; 0, not counted, past 4M edges). */
     ct_graph_facts facts;
 } ct_nbr_graph;
 
 /* The neighbourhood of ctx's communicator, read at the first use (then
- * collective: one allreduce agrees library_order, degree and offnode, so
- * every rank must ask in the same call); *out NULL when the communicator has no topology (the
+ * collective: one allreduce agrees library_order, degree and offnode, and
+ * an allgather of the edges counts the components, so every rank must ask
+ * in the same call); *out NULL when the communicator has no topology (the
  * MPI library reports the erroneous call). A rank that could not read its
  * own gets one with library_order set, as the others do. */
 int ct_nbr_graph_get(ct_ctx *ctx, const ct_nbr_graph **out);

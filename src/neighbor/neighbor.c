@@ -37,25 +37,48 @@ static int degrees(const ct_neighbor_args *a, const ct_ctx *ctx, int *in, int *o
     return ct_nbr_degrees(a->comm, in, out);
 }
 
+/* The largest of n blocks of counts of type to or from ranks (none to or
+ * from MPI_PROC_NULL in peers, when known); *any: whether there is one. */
+static int largest_block(int n, const ct_vec *counts, MPI_Datatype type, const int *peers,
+                         long *largest, int *any)
+{
+    int rc;
+    MPI_Count size;
+    *largest = 0;
+    *any = 0;
+    if (n == 0)
+        return MPI_SUCCESS;
+    CT_CALL(PMPI_Type_size_x(type, &size));
+    for (int k = 0; k < n; k++) {
+        const long bytes = (long)(ct_vec_at(counts, k) * size);
+        if (peers != NULL && peers[k] == MPI_PROC_NULL)
+            continue;
+        *largest = bytes > *largest ? bytes : *largest;
+        *any = 1;
+    }
+out:
+    return rc;
+}
+
 /* This rank's facts for the decision: its largest block to a rank (none to
- * MPI_PROC_NULL once the graph says which those are); no communication. */
+ * MPI_PROC_NULL once the graph says which those are); no communication. A
+ * call of one block size (MPI_Neighbor_alltoall) on a rank that sends to no
+ * rank takes its receive block instead: on a connected graph every rank then
+ * has the same (ct_coll_one_block_size), and elsewhere it is no larger than a
+ * block some rank sends. */
 static int local_facts(const void *args, const ct_ctx *ctx, ct_call_facts *f)
 {
     const ct_neighbor_args *a = args;
     const ct_nbr_graph *g = known_graph(ctx);
-    int rc, in, out;
-    MPI_Count size;
+    int rc, in, out, any;
     f->msg_size = 0;
     f->violations = 0;
     CT_CALL(degrees(a, ctx, &in, &out));
-    if (out == 0)
-        return MPI_SUCCESS;
-    CT_CALL(PMPI_Type_size_x(a->sendtype, &size));
-    for (int k = 0; k < out; k++) {
-        const long bytes = (long)(ct_vec_at(&a->sendcounts, k) * size);
-        if (g == NULL || g->destinations == NULL || g->destinations[k] != MPI_PROC_NULL)
-            f->msg_size = bytes > f->msg_size ? bytes : f->msg_size;
-    }
+    CT_CALL(largest_block(out, &a->sendcounts, a->sendtype, g != NULL ? g->destinations : NULL,
+                          &f->msg_size, &any));
+    if (!any && ct_coll_one_block_size(a->coll))
+        CT_CALL(largest_block(in, &a->recvcounts, a->recvtype, g != NULL ? g->sources : NULL,
+                              &f->msg_size, &any));
 out:
     return rc;
 }
@@ -193,7 +216,7 @@ static void graph_facts(ct_ctx *ctx, ct_graph_facts *out)
     const ct_nbr_graph *g = NULL;
     if (ct_nbr_graph_get(ctx, &g) != MPI_SUCCESS)
         g = NULL;
-    *out = g != NULL ? g->facts : (ct_graph_facts){0, 0};
+    *out = g != NULL ? g->facts : (ct_graph_facts){0, 0, 0};
 }
 
 static const ct_driver driver = {forward, args_usable, run_choice, bytes_sent};

@@ -9,6 +9,7 @@
 #include "core/state.h"
 #include "stats.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,17 @@ typedef struct decide_state {
         int valid;
         ct_choice choice;
     } cached[CT_COLL_COUNT];
+    /* A decision by the rules that looked at a msg_size every rank knows
+     * alike (call_msg_size without the facts' allreduce), with the range of
+     * msg_size [lo, hi] that would have decided alike: it holds for the
+     * next calls of a size in that range. Only the collective's own calls
+     * read and write it (MPI orders a communicator's collectives), not
+     * coltune_decision's queries. */
+    struct {
+        int valid;
+        long lo, hi;
+        ct_choice choice;
+    } sized[CT_COLL_COUNT];
     /* ct_algorithm_fallback() of each collective, looked up once: the
      * decision compares every choice with it. */
     const ct_algorithm *fallback[CT_COLL_COUNT];
@@ -168,7 +180,34 @@ typedef struct decision {
     /* The walk of the rules for a learner's incumbent (adapt_prior): adapt
      * rules are passed over and nothing is logged; its call defers the facts. */
     int incumbent;
+    /* The msg_size values for which the rules' msg_size conditions read so
+     * far answer as for this call's (rule_matches). */
+    long size_lo, size_hi;
 } decision;
+
+/* A decision of the call, for the rules and the cache (ct_decide). */
+static decision decision_of(const ct_config *cfg, ct_ctx *ctx, const ct_shape *env,
+                            const ct_topo *topo, ct_decide_input *call,
+                            const ct_decide_trace *trace, int incumbent)
+{
+    return (decision){cfg, ctx, env, topo, call, trace, incumbent, 0, LONG_MAX};
+}
+
+/* Narrows d's msg_size range to the values on the same side of r's range as
+ * msg_size. */
+static void narrow_sizes(decision *d, ct_range r, long msg_size)
+{
+    long lo = r.lo, hi = r.hi;
+    if (msg_size < r.lo) {
+        lo = 0;
+        hi = r.lo - 1;
+    } else if (msg_size > r.hi) {
+        lo = r.hi + 1;
+        hi = LONG_MAX;
+    }
+    d->size_lo = lo > d->size_lo ? lo : d->size_lo;
+    d->size_hi = hi < d->size_hi ? hi : d->size_hi;
+}
 
 static int facts(decision *d)
 {
@@ -248,13 +287,37 @@ static void forward_device(ct_ctx *ctx, const ct_decide_input *call, ct_choice *
     set_choice(out, fallback_of(ctx, call->coll), NULL, 0, out->forced);
 }
 
-/* The call's global msg_size: from this rank's own arguments when the driver
- * says they determine it, else through the decision's allreduce. */
+/* The facts of the call's graph (neighbourhood collectives): read at the
+ * first rule that needs them, collectively (decide.h, graph_facts); 0 where
+ * unknown. */
+static int call_graph(decision *d)
+{
+    ct_decide_input *call = d->call;
+    if (!call->have_graph && call->graph_facts != NULL && d->ctx != NULL) {
+        call->graph_facts(d->ctx, &call->graph);
+        call->have_graph = 1;
+    }
+    return call->have_graph;
+}
+
+/* Does this rank's own msg_size hold on every rank? Where the driver says
+ * so, and for the calls of one block size on a connected graph
+ * (ct_coll_one_block_size). */
+static int msg_size_global(decision *d)
+{
+    const ct_decide_input *call = d->call;
+    if (call->msg_size_is_global)
+        return 1;
+    return ct_coll_one_block_size(call->coll) && call_graph(d) && call->graph.components == 1;
+}
+
+/* The call's global msg_size: from this rank's own arguments when they
+ * determine it (msg_size_global), else through the decision's allreduce. */
 static int call_msg_size(decision *d, long *msg_size)
 {
     ct_decide_input *call = d->call;
     call->used_msg_size = 1;
-    if (call->msg_size_is_global && !call->have_facts) {
+    if (!call->have_facts && msg_size_global(d)) {
         ct_call_facts local;
         int rc = call->local_facts(call->args, d->ctx, &local);
         if (rc == MPI_SUCCESS) {
@@ -271,7 +334,7 @@ static int call_msg_size(decision *d, long *msg_size)
 #define KEY(k) (1u << (k))
 #define SHAPE_KEYS (KEY(CT_KEY_COMM_SIZE) | KEY(CT_KEY_NODES) | KEY(CT_KEY_PPN) | \
                     KEY(CT_KEY_PERSISTENT))
-#define GRAPH_KEYS (KEY(CT_KEY_DEGREE) | KEY(CT_KEY_OFFNODE))
+#define GRAPH_KEYS (KEY(CT_KEY_DEGREE) | KEY(CT_KEY_OFFNODE) | KEY(CT_KEY_COMPONENTS))
 
 /* Do r's conditions on the keys of mask hold for values? */
 static int keys_match(const ct_rule *r, unsigned mask, const long values[CT_KEY_COUNT])
@@ -303,15 +366,14 @@ static int graph_matches(decision *d, const ct_rule *r)
     ct_decide_input *call = d->call;
     if (!(r->key_mask & GRAPH_KEYS))
         return 1;
-    if (!call->have_graph && call->graph_facts != NULL && d->ctx != NULL) {
-        call->graph_facts(d->ctx, &call->graph);
-        call->have_graph = 1;
-    }
+    if (!call_graph(d))
+        return 0;
     const long values[CT_KEY_COUNT] = {
         [CT_KEY_DEGREE] = call->graph.degree,
         [CT_KEY_OFFNODE] = call->graph.offnode,
+        [CT_KEY_COMPONENTS] = call->graph.components,
     };
-    return call->have_graph && keys_match(r, GRAPH_KEYS, values);
+    return keys_match(r, GRAPH_KEYS, values);
 }
 
 /* Does rule r's condition hold? Fetches msg_size only when r needs it. */
@@ -327,6 +389,7 @@ static int rule_matches(decision *d, const ct_rule *r, int *match)
         long msg_size;
         if ((rc = call_msg_size(d, &msg_size)) != MPI_SUCCESS)
             return rc;
+        narrow_sizes(d, r->range[CT_KEY_MSG_SIZE], msg_size);
         if (!ct_range_contains(r->range[CT_KEY_MSG_SIZE], msg_size))
             return MPI_SUCCESS;
     }
@@ -572,7 +635,7 @@ static int adapt_prior(ct_ctx *ctx, ct_coll coll, long msg_size, int persistent,
                             .facts = {msg_size, 0, 0},
                             .persistent = persistent, /* its persistent=1 rules */
                             .defer_facts = 1};
-    decision d = {cfg, ctx, &ctx->shape, &ctx->topo, &call, NULL, 1};
+    decision d = decision_of(cfg, ctx, &ctx->shape, &ctx->topo, &call, NULL, 1);
     ct_choice rules;
     if (decide_by_rules(&d, &rules) != MPI_SUCCESS) /* CT_DECIDE_NEEDS_FACTS */
         return -1;
@@ -594,7 +657,7 @@ static int adapt_own(ct_ctx *ctx, ct_decide_input *call, int cls, long msg_size,
         /* A size no rank knows alone (Alltoallv): agreed once, here, at the
          * init, so that the learner has a size class (its learned rule a
          * msg_size range) and its incumbent the rules' choice for it. */
-        decision d = {ct_cfg(), ctx, &ctx->shape, &ctx->topo, call, NULL, 0};
+        decision d = decision_of(ct_cfg(), ctx, &ctx->shape, &ctx->topo, call, NULL, 0);
         const int rc = facts(&d);
         if (rc != MPI_SUCCESS)
             return rc;
@@ -687,6 +750,22 @@ static int decide(decision *d, const ct_spec *forced, ct_choice *out)
     return MPI_SUCCESS;
 }
 
+/* The decision of an earlier call whose msg_size range holds this call's
+ * (decide_state.sized): its own msg_size, which every rank knows alike
+ * there (the range was read without the facts' allreduce, and whether
+ * ranks know it alike is the same for every call on the communicator). */
+static int sized_hit(decide_state *s, ct_ctx *ctx, ct_decide_input *call, ct_choice *out)
+{
+    ct_call_facts local;
+    if (!s->sized[call->coll].valid || call->have_facts || call->query ||
+        call->local_facts == NULL || call->local_facts(call->args, ctx, &local) != MPI_SUCCESS ||
+        local.msg_size < s->sized[call->coll].lo || local.msg_size > s->sized[call->coll].hi)
+        return 0;
+    *out = s->sized[call->coll].choice;
+    call->used_msg_size = 1;
+    return 1;
+}
+
 int ct_decide(ct_ctx *ctx, ct_decide_input *call, const ct_spec *forced, ct_choice *out)
 {
     const ct_config *cfg = ct_cfg();
@@ -699,11 +778,14 @@ int ct_decide(ct_ctx *ctx, ct_decide_input *call, const ct_spec *forced, ct_choi
         __atomic_load_n(&s->cached[call->coll].valid, __ATOMIC_ACQUIRE)) {
         *out = s->cached[call->coll].choice;
         rc = MPI_SUCCESS;
+    } else if (cacheable && s != NULL && sized_hit(s, ctx, call, out)) {
+        rc = MPI_SUCCESS;
     } else {
-        decision d = {cfg, ctx, &ctx->shape, &ctx->topo, call, NULL, 0};
+        decision d = decision_of(cfg, ctx, &ctx->shape, &ctx->topo, call, NULL, 0);
         rc = decide(&d, forced, out);
         /* A decision by the rules that needed no per-call facts holds for
-         * every call. */
+         * every call; one that read a msg_size every rank knows, for the
+         * calls of a size in the range that decides alike. */
         if (cacheable && s != NULL && rc == MPI_SUCCESS && !call->have_facts &&
             !call->used_msg_size) {
             s->cached[call->coll].choice = *out;
@@ -712,6 +794,12 @@ int ct_decide(ct_ctx *ctx, ct_decide_input *call, const ct_spec *forced, ct_choi
              * the driver (ct_ctx_forwards). */
             if (out->alg == s->fallback[call->coll] && !out->adapt && !cfg->set.stats)
                 ctx->forwards |= 1u << call->coll;
+        } else if (cacheable && s != NULL && rc == MPI_SUCCESS && !call->have_facts &&
+                   !call->query) {
+            s->sized[call->coll].choice = *out;
+            s->sized[call->coll].lo = d.size_lo;
+            s->sized[call->coll].hi = d.size_hi;
+            s->sized[call->coll].valid = 1;
         }
     }
     if (rc == MPI_SUCCESS && out->adapt)
@@ -728,8 +816,8 @@ int ct_decide_offline(const ct_config *cfg, ct_coll coll, const ct_shape *env,
 {
     ct_decide_input call = {.coll = coll, .have_facts = 1, .facts = *given,
                             .persistent = persistent, .have_graph = graph != NULL,
-                            .graph = graph != NULL ? *graph : (ct_graph_facts){0, 0}};
-    decision d = {cfg, NULL, env, topo, &call, trace, 0};
+                            .graph = graph != NULL ? *graph : (ct_graph_facts){0, 0, 0}};
+    decision d = decision_of(cfg, NULL, env, topo, &call, trace, 0);
     if (ct_decide_is_empty(coll, given->msg_size)) {
         set_choice(out, ct_algorithm_fallback(coll), NULL, 0, 0);
         if (used_msg_size != NULL)
@@ -752,7 +840,7 @@ int ct_decide_query(ct_ctx *ctx, ct_coll coll, long msg_size, const ct_graph_fac
 {
     ct_decide_input call = {.coll = coll, .have_facts = 1, .facts = {msg_size, 0, 0},
                             .query = 1, .have_graph = graph != NULL,
-                            .graph = graph != NULL ? *graph : (ct_graph_facts){0, 0}};
+                            .graph = graph != NULL ? *graph : (ct_graph_facts){0, 0, 0}};
     if (ct_decide_is_empty(coll, msg_size)) {
         set_choice(out, ct_algorithm_fallback(coll), NULL, 0, 0);
         return MPI_SUCCESS;

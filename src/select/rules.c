@@ -29,6 +29,7 @@ static const char *const key_names[CT_KEY_COUNT] = {
     [CT_KEY_PERSISTENT] = "persistent",
     [CT_KEY_DEGREE] = "degree",
     [CT_KEY_OFFNODE] = "offnode",
+    [CT_KEY_COMPONENTS] = "components",
 };
 
 /* ------------------------------------------------------------------ */
@@ -208,7 +209,8 @@ static int parse_condition(reporter *rp, const line *ln, const token *t, ct_rule
                       "ineighbor_alltoall), whose persistent forms they serve");
     if (k == CT_KEY_PERSISTENT && r->lo > 1)
         return report(rp, ln, t->col, t->text, t->len, "persistent is 0 or 1");
-    if ((k == CT_KEY_DEGREE || k == CT_KEY_OFFNODE) && !ct_coll_neighbor(rule->coll))
+    if ((k == CT_KEY_DEGREE || k == CT_KEY_OFFNODE || k == CT_KEY_COMPONENTS) &&
+        !ct_coll_neighbor(rule->coll))
         return report(rp, ln, t->col, t->text, t->len,
                       "%s is a condition of the neighbourhood collectives (neighbor_alltoallv, "
                       "neighbor_alltoall, ineighbor_alltoallv, ineighbor_alltoall)",

@@ -8,8 +8,8 @@
  *
  * The first token is a collective name, the last an algorithm spec (spec.h);
  * between them any of the condition keys comm_size, msg_size, nodes, ppn
- * (persistent for the nonblocking collectives, degree and offnode for the
- * neighbourhood ones), each at most once, with an inclusive range: "a-b",
+ * (persistent for the nonblocking collectives, degree, offnode and components
+ * for the neighbourhood ones), each at most once, with an inclusive range: "a-b",
  * "a-", "-b", "a" or "*".
  * Numbers take k/m/g suffixes (powers of 1024). A key left out matches all.
  * The spec "adapt", or "adapt:" and specs separated by '|', makes the calls
@@ -31,6 +31,10 @@ typedef enum ct_key {
      * agreed once when it is read (neighbor/nbr_graph.h): */
     CT_KEY_DEGREE,  /* destinations per rank, the mean over the ranks, rounded */
     CT_KEY_OFFNODE, /* percentage of the graph's edges that join two nodes */
+    CT_KEY_COMPONENTS, /* its weakly connected components (an isolated rank
+                          is one; 0: not counted, a graph of more than 4M
+                          edges); with 1, MPI_Neighbor_alltoall's msg_size
+                          is known on every rank without communication */
     CT_KEY_COUNT
 } ct_key;
 

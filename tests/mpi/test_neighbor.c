@@ -59,6 +59,7 @@
  *   COLTUNE_FALLBACK=error  an algorithm that cannot serve a case returns
  *                 an error, which fails the test.
  *   TEST_TAGS_HELD=1  only test_tags_held (with COLTUNE_TEST_TAGS=4)
+ *   TEST_ONE_SIZE=1  only test_one_block_size (with its rules)
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1261,6 +1262,96 @@ static void test_decision(void **state)
 }
 
 /*
+ * TEST_ONE_SIZE=1 (neighbor.sh, with rules that give direct the calls of
+ * MPI_Neighbor_alltoall and MPI_Ineighbor_alltoall of at most 1 KiB on a
+ * connected graph, components=1): ONE_SIZE_CALLS calls of each form with
+ * blocks of 16 B and as many of 2 KiB, in turn, on a star (rank 0 sends to every other
+ * rank, which send nothing: their msg_size is their receive block's) and on
+ * two rings, of the even and of the odd ranks (two components from P = 2).
+ * Every block is checked; neighbor.sh reads COLTUNE_STATS: on the star the
+ * 16-byte calls are direct's, every other call pmpi's. A rank that took
+ * another msg_size than the others would choose another algorithm.
+ */
+#define ONE_SIZE_CALLS 5
+
+/* One call of ints ints per block, blocking or not; 0 or 1 failure. */
+static int one_size_call(MPI_Comm comm, int in, const int *src, int out, int ints, int nb,
+                         int call)
+{
+    const int me = th_rank();
+    int *sbuf = malloc(((size_t)out * ints + 1) * sizeof(int));
+    int *rbuf = malloc(((size_t)in * ints + 1) * sizeof(int));
+    int bad = sbuf == NULL || rbuf == NULL;
+    for (int i = 0; !bad && i < out * ints; i++)
+        sbuf[i] = me * 1000003 + call * 7919 + i % ints;
+    for (int i = 0; !bad && i < in * ints; i++)
+        rbuf[i] = -1;
+    if (!bad && nb) {
+        MPI_Request r;
+        bad = MPI_Ineighbor_alltoall(sbuf, ints, MPI_INT, rbuf, ints, MPI_INT, comm, &r) !=
+                  MPI_SUCCESS || MPI_Wait(&r, MPI_STATUS_IGNORE) != MPI_SUCCESS;
+    } else if (!bad) {
+        bad = MPI_Neighbor_alltoall(sbuf, ints, MPI_INT, rbuf, ints, MPI_INT, comm) !=
+              MPI_SUCCESS;
+    }
+    for (int j = 0; !bad && j < in; j++)
+        for (int i = 0; i < ints; i++)
+            bad |= rbuf[j * ints + i] != src[j] * 1000003 + call * 7919 + i;
+    if (bad)
+        fprintf(stderr, "rank %d: %s call %d of %d-int blocks: wrong blocks\n", me,
+                nb ? "MPI_Ineighbor_alltoall" : "MPI_Neighbor_alltoall", call, ints);
+    free(sbuf);
+    free(rbuf);
+    return bad;
+}
+
+/* The calls of both forms on comm, the sizes in turn (each call decided
+ * anew or from the decision of a size of the same range); the number of
+ * failures. */
+static int one_size_calls(MPI_Comm comm, int in, const int *src, int out)
+{
+    int failures = 0;
+    for (int nb = 0; nb < 2; nb++)
+        for (int call = 0; call < ONE_SIZE_CALLS; call++)
+            for (int ints = 4; ints <= 512; ints *= 128)
+                failures += one_size_call(comm, in, src, out, ints, nb, call);
+    return failures;
+}
+
+static void test_one_block_size(void **state)
+{
+    (void)state;
+    const int P = th_size(), me = th_rank();
+    int failures = 0, weight = 1, *leaves = malloc((size_t)P * sizeof(int));
+    int *weights = malloc((size_t)P * sizeof(int)), root = 0;
+    MPI_Comm star, rings;
+    assert_non_null(leaves);
+    assert_non_null(weights);
+    for (int r = 1; r < P; r++) {
+        leaves[r - 1] = r;
+        weights[r - 1] = 1;
+    }
+    /* the star: rank 0 to every other */
+    assert_int_equal(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, me ? 1 : 0, &root,
+                                                    &weight, me ? 0 : P - 1, leaves, weights,
+                                                    MPI_INFO_NULL, 0, &star),
+                     MPI_SUCCESS);
+    failures += one_size_calls(star, me ? 1 : 0, &root, me ? 0 : P - 1);
+    MPI_Comm_free(&star);
+    /* two rings: rank r to the next rank of its parity (cyclically) */
+    const int n = (P - me % 2 + 1) / 2, at = me / 2; /* its ring's size, its place */
+    const int next = (at + 1) % n * 2 + me % 2, prev = (at + n - 1) % n * 2 + me % 2;
+    assert_int_equal(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &prev, &weight, 1, &next,
+                                                    &weight, MPI_INFO_NULL, 0, &rings),
+                     MPI_SUCCESS);
+    failures += one_size_calls(rings, 1, &prev, 1);
+    MPI_Comm_free(&rings);
+    free(leaves);
+    free(weights);
+    assert_true(th_all(failures == 0, MPI_COMM_WORLD));
+}
+
+/*
  * TEST_TAGS_HELD=1 (neighbor.sh, with COLTUNE_TEST_TAGS=4): six persistent
  * MPI_Neighbor_alltoall(v) requests alive together on a ring; the fifth and
  * sixth find every persistent tag held and go to the MPI library (said
@@ -1373,6 +1464,12 @@ int main(int argc, char **argv)
     th_init(&argc, &argv);
     if (getenv("TEST_TAGS_HELD") != NULL) {
         struct CMUnitTest only[] = {cmocka_unit_test(test_tags_held)};
+        const int failed = th_run("neighbor", only, 1);
+        MPI_Finalize();
+        return failed ? 1 : 0;
+    }
+    if (getenv("TEST_ONE_SIZE") != NULL) {
+        struct CMUnitTest only[] = {cmocka_unit_test(test_one_block_size)};
         const int failed = th_run("neighbor", only, 1);
         MPI_Finalize();
         return failed ? 1 : 0;

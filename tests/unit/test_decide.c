@@ -29,7 +29,8 @@ static const char rules_text[] =
     "alltoallv pairwise\n"                                       /* line 5 */
     "alltoall comm_size=4 linear\n"                             /* line 6 */
     "neighbor_alltoallv nodes=2- degree=6- offnode=20-90 locality\n" /* line 7 */
-    "neighbor_alltoallv degree=0-3 direct\n";                   /* line 8 */
+    "neighbor_alltoallv degree=0-3 direct\n"                    /* line 8 */
+    "neighbor_alltoall nodes=2- components=1 msg_size=0-1k locality\n"; /* line 9 */
 
 typedef struct trace_log {
     int count;
@@ -184,8 +185,8 @@ static void test_other_collective_and_default(void **state)
 static void test_graph_conditions(void **state)
 {
     fixture *f = *state;
-    const ct_graph_facts dense_off = {8, 30}, dense_on = {8, 10}, sparse = {2, 50},
-                         middle = {5, 50}, edges = {6, 20};
+    const ct_graph_facts dense_off = {8, 30, 1}, dense_on = {8, 10, 1}, sparse = {2, 50, 1},
+                         middle = {5, 50, 1}, edges = {6, 20, 1};
     place(f, 16, 4, 0);
     f->graph = &dense_off;
     assert_int_equal(decide(f, CT_COLL_NEIGHBOR_ALLTOALLV, 64, 0), MPI_SUCCESS);
@@ -210,6 +211,27 @@ static void test_graph_conditions(void **state)
     assert_int_equal(decide(f, CT_COLL_NEIGHBOR_ALLTOALLV, 64, 0), MPI_SUCCESS);
     assert_choice(f, "pmpi", 0);
     f->graph = &sparse; /* and the other collectives are not concerned */
+    assert_int_equal(decide(f, CT_COLL_NEIGHBOR_ALLTOALL, 64, 0), MPI_SUCCESS);
+    assert_choice(f, "pmpi", 0);
+    f->graph = NULL;
+}
+
+/* components: a connected graph (1) or not; 0, not counted, matches no
+ * components=1. */
+static void test_graph_components(void **state)
+{
+    fixture *f = *state;
+    const ct_graph_facts one = {8, 30, 1}, two = {8, 30, 2}, uncounted = {8, 30, 0};
+    place(f, 16, 4, 0);
+    f->graph = &one;
+    assert_int_equal(decide(f, CT_COLL_NEIGHBOR_ALLTOALL, 64, 0), MPI_SUCCESS);
+    assert_choice(f, "locality", 9);
+    assert_int_equal(decide(f, CT_COLL_NEIGHBOR_ALLTOALL, 4096, 0), MPI_SUCCESS);
+    assert_choice(f, "pmpi", 0);
+    f->graph = &two;
+    assert_int_equal(decide(f, CT_COLL_NEIGHBOR_ALLTOALL, 64, 0), MPI_SUCCESS);
+    assert_choice(f, "pmpi", 0);
+    f->graph = &uncounted;
     assert_int_equal(decide(f, CT_COLL_NEIGHBOR_ALLTOALL, 64, 0), MPI_SUCCESS);
     assert_choice(f, "pmpi", 0);
     f->graph = NULL;
@@ -295,6 +317,7 @@ int main(void)
         cmocka_unit_test(test_nodes_and_restrictions),
         cmocka_unit_test(test_other_collective_and_default),
         cmocka_unit_test(test_graph_conditions),
+        cmocka_unit_test(test_graph_components),
         cmocka_unit_test(test_forced),
         cmocka_unit_test(test_deferred_facts),
     };

@@ -28,7 +28,7 @@
     "iallgather_inter, iallgatherv_inter, alltoall_crs, alltoallv_crs, neighbor_alltoallv, " \
     "neighbor_alltoall, ineighbor_alltoallv, ineighbor_alltoall"
 /* The condition keys, as the parser lists them. */
-#define KNOWN_KEYS "comm_size, msg_size, nodes, ppn, persistent, degree, offnode"
+#define KNOWN_KEYS "comm_size, msg_size, nodes, ppn, persistent, degree, offnode, components"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define KB 1024L
@@ -436,17 +436,21 @@ static void test_parse_persistent(void **state)
                                                  "'persistent=2'");
 }
 
-/* degree and offnode: conditions of the neighbourhood collectives only,
- * offnode a percentage. */
+/* degree, offnode and components: conditions of the neighbourhood
+ * collectives only, offnode a percentage. */
 static void test_parse_graph_keys(void **state)
 {
     (void)state;
     ct_ruleset rs;
     parse_ok("neighbor_alltoallv degree=8- offnode=20-100 locality\n"
              "ineighbor_alltoall persistent=1 offnode=0-10 direct\n"
-             "neighbor_alltoall degree=* offnode=0- pmpi\n",
+             "neighbor_alltoall degree=* offnode=0- pmpi\n"
+             "neighbor_alltoall components=1 msg_size=0-1k locality\n",
              &rs);
-    assert_int_equal(rs.count, 3);
+    assert_int_equal(rs.count, 4);
+    assert_range(&rs.rules[3], CT_KEY_COMPONENTS, 1, 1);
+    assert_range(&rs.rules[3], CT_KEY_MSG_SIZE, 0, 1024);
+    assert_unset(&rs.rules[2], CT_KEY_COMPONENTS);
     assert_range(&rs.rules[0], CT_KEY_DEGREE, 8, LONG_MAX);
     assert_range(&rs.rules[0], CT_KEY_OFFNODE, 20, 100);
     assert_unset(&rs.rules[1], CT_KEY_DEGREE);
@@ -463,6 +467,10 @@ static void test_parse_graph_keys(void **state)
                  "t.rules:1:11: offnode is a condition of the neighbourhood collectives "
                  "(neighbor_alltoallv, neighbor_alltoall, ineighbor_alltoallv, "
                  "ineighbor_alltoall): 'offnode=5'");
+    expect_error("alltoall components=1 pmpi",
+                 "t.rules:1:10: components is a condition of the neighbourhood collectives "
+                 "(neighbor_alltoallv, neighbor_alltoall, ineighbor_alltoallv, "
+                 "ineighbor_alltoall): 'components=1'");
     expect_error("neighbor_alltoallv offnode=101- pmpi",
                  "t.rules:1:20: offnode is a percentage, 0-100: 'offnode=101-'");
     expect_error("neighbor_alltoallv offnode=50-200 pmpi",
