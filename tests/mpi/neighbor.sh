@@ -217,21 +217,34 @@ done
 # with small blocks are locality's (Open MPI; MPICH passes it over, as its
 # restriction progress says, and the library serves them), every result
 # checked against PMPI_.
+# So are, on connected graphs, the blocking and nonblocking Neighbor_alltoall
+# calls of up to 1 KiB (test_cart's, among others).
+# shipped_run FORM COLLECTIVE...: run in FORM under the shipped rules; each
+# COLLECTIVE must have calls served by locality (under MPICH, the blocking
+# ones only).
 shipped_run() {
     log=$(mktemp)
+    form=$1
+    shift
     with_env COLTUNE_RULES="$top_srcdir/conf/coltune.rules" COLTUNE_STATS=1 COLTUNE_PPN=4 \
-        TEST_QUICK=1 TEST_FORM=persistent -- run_mpi 8 "$prog" > "$log" 2>&1
+        TEST_QUICK=1 TEST_FORM=$form -- run_mpi 8 "$prog" > "$log" 2>&1
     rc=$?
     cat "$log"
-    if [ "$MPI_IMPL" = openmpi ]; then
-        awk '$1 == "ineighbor_alltoallv" && $2 == "locality" && $3 > 0 {x = 1}
-             $1 == "ineighbor_alltoall" && $2 == "locality" && $3 > 0 {y = 1}
-             END {exit !(x && y)}' "$log" || { echo "locality served no persistent call"; rc=1; }
+    if [ "$MPI_IMPL" = openmpi ] || [ "$form" = blocking ]; then
+        for coll in "$@"; do
+            awk -v c="$coll" '$1 == c && $2 == "locality" && $3 > 0 {x = 1} END {exit !x}' \
+                "$log" || { echo "locality served no $form $coll call"; rc=1; }
+        done
     fi
     rm -f "$log"
     return $rc
 }
-check_run "neighbor P=8 COLTUNE_PPN=4, persistent, the shipped rules" shipped_run
+check_run "neighbor P=8 COLTUNE_PPN=4, persistent, the shipped rules" \
+    shipped_run persistent ineighbor_alltoallv ineighbor_alltoall
+check_run "neighbor P=8 COLTUNE_PPN=4, blocking, the shipped rules" \
+    shipped_run blocking neighbor_alltoall
+check_run "neighbor P=8 COLTUNE_PPN=4, nonblocking, the shipped rules" \
+    shipped_run nonblocking ineighbor_alltoall
 # coltune_decision on a graph communicator: its rules on the graph apply
 # once a neighbourhood call has read it (test_decision).
 decision_run() {
@@ -243,6 +256,29 @@ decision_run() {
     return $rc
 }
 check_run "neighbor P=4: coltune_decision applies the graph's rules once read" decision_run
+# MPI_Neighbor_alltoall's msg_size on a connected graph (components=1): every
+# rank takes it from its own block, the star's leaves from their receive
+# block, and all choose alike (test_one_block_size): per form, the star's 5
+# calls of 16 B direct's, its 5 of 2 KiB and the two rings' 10 pmpi's.
+one_size_run() {
+    rules=$(mktemp)
+    log=$(mktemp)
+    printf '%s\n' 'neighbor_alltoall components=1 msg_size=0-1k direct' \
+        'ineighbor_alltoall components=1 msg_size=0-1k direct' > "$rules"
+    with_env COLTUNE_RULES="$rules" COLTUNE_STATS=1 TEST_ONE_SIZE=1 "$@" -- \
+        run_mpi 5 "$prog" > "$log" 2>&1
+    rc=$?
+    cat "$log"
+    [ $rc = 0 ] && awk '($1 == "neighbor_alltoall" || $1 == "ineighbor_alltoall") &&
+                        ($2 == "direct" && $3 == 5 || $2 == "pmpi" && $3 == 15) {n++}
+                        END {exit n != 4}' "$log" ||
+        { echo "want 5 calls of direct and 15 of pmpi in each form"; rc=1; }
+    rm -f "$rules" "$log"
+    return $rc
+}
+check_run "neighbor P=5: Neighbor_alltoall's msg_size on a connected graph" one_size_run
+check_run "neighbor P=5 COLTUNE_PPN=2: Neighbor_alltoall's msg_size on a connected graph" \
+    one_size_run COLTUNE_PPN=2
 # Forwarded (pmpi), and coltune's own choice (nothing forced, the fallback on).
 check_run "neighbor P=8 strict, pmpi" forced pmpi pmpi -- run_mpi 8 "$prog"
 check_run "neighbor P=8 COLTUNE_PPN=4, coltune's choice" \

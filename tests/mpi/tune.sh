@@ -39,7 +39,8 @@ run_all() {
 check_run "coltune-tune --quick -np 4" run_all
 
 # Every cell is served by a rule of the file (coltune-info decides as a job
-# would: "default" means no rule did).
+# would: "default" means no rule did), the neighbourhood collectives' on a
+# connected graph (--degree and --offnode: their rules name components=1).
 info="$top_builddir/info/coltune-info"
 check_rules() {
     coll=$1
@@ -49,7 +50,7 @@ check_rules() {
     for P in 1 2 3 4; do
         for size in $(echo "$sizes" | tr , ' '); do
             "$info" --check "$out/all/machine.rules" --np "$P" --coll "$coll" \
-                --msg-size "$size" --parsable > "$out/ans" || return 1
+                --msg-size "$size" --degree 8 --offnode 0 --parsable > "$out/ans" || return 1
             grep "^decision:$coll:" "$out/ans" || { cat "$out/ans"; return 1; }
             if grep -q "^decision:$coll:[^:]*:default:" "$out/ans"; then
                 echo "P=$P size=$size: no rule serves the cell" >&2
@@ -71,7 +72,7 @@ check_persistent_rules() {
         [ -f "$out/all/measure-${coll}_persistent-P2-ppn0-r1-samples.csv" ] ||
             { echo "${coll}_persistent was not measured" >&2; return 1; }
         first=$(grep -n "^$coll persistent=1 " "$out/all/machine.rules" | head -n 1 | cut -d: -f1)
-        own=$(grep -n "^$coll  *[a-z]" "$out/all/machine.rules" | grep -v persistent= |
+        own=$(grep -n "^$coll  *[a-z]" "$out/all/machine.rules" | grep -v persistent=1 |
             head -n 1 | cut -d: -f1)
         [ -n "$first" ] && [ -n "$own" ] && [ "$first" -lt "$own" ] ||
             { echo "no $coll persistent=1 rule before $coll's own" >&2; return 1; }
