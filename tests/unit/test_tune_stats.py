@@ -468,7 +468,15 @@ class Rows(unittest.TestCase):
         self.assertEqual({c for c in tune.COLLECTIVES if not tune.per_size(c)},
                          {"alltoallv", "ialltoallv", "allgatherv_inter", "iallgatherv_inter",
                           "alltoall_crs", "alltoallv_crs", "neighbor_alltoallv",
-                          "neighbor_alltoall", "ineighbor_alltoallv", "ineighbor_alltoall"})
+                          "ineighbor_alltoallv"})
+
+    def test_one_block_size_rules_name_connected_graphs(self):
+        # Neighbor_alltoall's msg_size is known on every rank of a connected
+        # graph only: its rules, decided per size, say components=1.
+        self.assertEqual(tune.rule_head("neighbor_alltoall"), "neighbor_alltoall components=1")
+        self.assertEqual(tune.rule_head("ineighbor_alltoall"),
+                         "ineighbor_alltoall persistent=0 components=1")
+        self.assertTrue(tune.per_size("neighbor_alltoall"))
 
     def test_all_to_all_rows_are_measured_past_the_hand_over(self):
         # One choice serves an Alltoallv row at every size: both grids must
