@@ -757,7 +757,7 @@ static int decide(decision *d, const ct_spec *forced, ct_choice *out)
 static int sized_hit(decide_state *s, ct_ctx *ctx, ct_decide_input *call, ct_choice *out)
 {
     ct_call_facts local;
-    if (!s->sized[call->coll].valid || call->have_facts || call->query ||
+    if (call->have_facts || call->query || !s->sized[call->coll].valid || /* queries first */
         call->local_facts == NULL || call->local_facts(call->args, ctx, &local) != MPI_SUCCESS ||
         local.msg_size < s->sized[call->coll].lo || local.msg_size > s->sized[call->coll].hi)
         return 0;
