@@ -377,10 +377,11 @@ static void print_decision_cost(const info_out *o, const check_query *q, ct_coll
     if (!used_msg_size || ct_coll_msg_size_known(coll) ||
         (one_size && q->degree >= 0 && q->components == 1))
         return;
-    const char *unless = one_size ? " but on a connected graph" : "";
+    /* without the graph: it depends on it */
+    const char *unless = one_size && q->degree < 0 ? ", except on a connected graph" : "";
     if (o->parsable)
         info_kv(o, "decision:allreduce", "%s%s%s", ct_coll_name(coll),
-                persistent ? " persistent=1" : "", one_size ? " components>1" : "");
+                persistent ? " persistent=1" : "", *unless ? " components>1" : "");
     else if (persistent)
         fprintf(o->f, "  (its init call costs one allreduce to agree on msg_size%s, its starts "
                       "none)\n", unless);

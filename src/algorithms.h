@@ -316,9 +316,10 @@ int ct_coll_nonblocking(ct_coll coll);
  * nonblocking forms), whose rules may name the graph's degree, offnode and
  * components? */
 int ct_coll_neighbor(ct_coll coll);
-/* Does every block of a call of coll have one size on a connected graph
- * (MPI_Neighbor_alltoall and its nonblocking form: one count and datatype per
- * rank, and the two ends of an edge agree on its bytes)? */
+/* Does every block of a call of coll have one size (MPI_Neighbor_alltoall
+ * and its nonblocking form: one count and datatype per rank, and the
+ * standard makes one rank's send signature every other rank's receive
+ * signature), which every rank of a connected graph knows alike? */
 int ct_coll_one_block_size(ct_coll coll);
 /* The facts of a neighbourhood collective's graph that rules may name
  * (select/rules.h: CT_KEY_DEGREE, CT_KEY_OFFNODE, CT_KEY_COMPONENTS;

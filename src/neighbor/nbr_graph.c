@@ -241,8 +241,9 @@ static int graph_create(ct_ctx *ctx, void *arg, void **obj)
         g->facts.degree = (all[2] + ctx->size / 2) / ctx->size;
         g->facts.offnode = all[2] ? (100 * all[3] + all[2] / 2) / all[2] : 0;
         /* a Cartesian grid is connected; the others are counted (collective:
-         * the same branch on every rank, from the allreduce and the kind) */
-        if (kind == MPI_CART)
+         * the same branch on every rank, from the allreduce and the kind);
+         * none where the library serves the calls (repeated edges) */
+        if (kind == MPI_CART && !g->library_order)
             g->facts.components = 1;
         else if (!g->library_order && all[2] <= COMPONENTS_MAX_EDGES)
             rc = count_components(ctx, g, all[2], &g->facts.components);

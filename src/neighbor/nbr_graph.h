@@ -37,7 +37,7 @@ typedef struct ct_nbr_graph {
      * the ranks, rounded), the percentage of those edges that join two
      * nodes (rounded; 0 without edges), and its weakly connected components
      * (1 for a Cartesian grid; else counted by every rank from every rank's
-     * edges, gathered; 0, not counted, past 4M edges). */
+     * edges, gathered; 0, not counted, past 4M edges or with library_order). */
     ct_graph_facts facts;
 } ct_nbr_graph;
 

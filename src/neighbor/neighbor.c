@@ -62,23 +62,29 @@ out:
 
 /* This rank's facts for the decision: its largest block to a rank (none to
  * MPI_PROC_NULL once the graph says which those are); no communication. A
- * call of one block size (MPI_Neighbor_alltoall) on a rank that sends to no
- * rank takes its receive block instead: on a connected graph every rank then
- * has the same (ct_coll_one_block_size), and elsewhere it is no larger than a
- * block some rank sends. */
+ * call of one block size (MPI_Neighbor_alltoall) takes the larger of its
+ * block to a rank and its block from one: a rank that sends to none (a
+ * star's leaf) has the receive side alone, and where a program gives a
+ * rank's two sides different sizes (erroneous: the standard makes every
+ * rank's send signature that of every other's receive; Open MPI 4.1 fails
+ * such a call) the ranks of a ring of two sizes still agree. On a connected
+ * graph every rank then has the same (ct_coll_one_block_size); elsewhere it
+ * is no larger than a block some rank sends. */
 static int local_facts(const void *args, const ct_ctx *ctx, ct_call_facts *f)
 {
     const ct_neighbor_args *a = args;
     const ct_nbr_graph *g = known_graph(ctx);
     int rc, in, out, any;
+    long received = 0;
     f->msg_size = 0;
     f->violations = 0;
     CT_CALL(degrees(a, ctx, &in, &out));
     CT_CALL(largest_block(out, &a->sendcounts, a->sendtype, g != NULL ? g->destinations : NULL,
                           &f->msg_size, &any));
-    if (!any && ct_coll_one_block_size(a->coll))
+    if (ct_coll_one_block_size(a->coll))
         CT_CALL(largest_block(in, &a->recvcounts, a->recvtype, g != NULL ? g->sources : NULL,
-                              &f->msg_size, &any));
+                              &received, &any));
+    f->msg_size = received > f->msg_size ? received : f->msg_size;
 out:
     return rc;
 }

@@ -198,8 +198,9 @@ static void read_rules(ct_config *cfg, const char *(*get)(const char *))
     if (ct_rules_load_report(path, &cfg->rules, add_rules_error, &re) == 0)
         return;
     if (re.count > RULES_ERRORS_SHOWN)
-        add_error(cfg, "", "%s: %d more errors (coltune-info --check %s lists them all)", path,
-                  re.count - RULES_ERRORS_SHOWN, path);
+        add_error(cfg, "", "%s: %d more error%s (coltune-info --check %s lists them all)", path,
+                  re.count - RULES_ERRORS_SHOWN, re.count - RULES_ERRORS_SHOWN > 1 ? "s" : "",
+                  path);
     char *last = cfg->errors[cfg->nerrors - 1];
     size_t used = strlen(last);
     snprintf(last + used, sizeof cfg->errors[0] - used,

@@ -321,7 +321,7 @@ static int call_msg_size(decision *d, long *msg_size)
         ct_call_facts local;
         int rc = call->local_facts(call->args, d->ctx, &local);
         if (rc == MPI_SUCCESS) {
-            *msg_size = local.msg_size;
+            *msg_size = call->own_msg_size = local.msg_size;
             return MPI_SUCCESS;
         }
         /* a local failure must be agreed on: fall through to the allreduce */
@@ -513,6 +513,8 @@ static void log_decision(ct_ctx *ctx, const ct_decide_input *call, const ct_choi
     char facts[48] = "";
     if (call->have_facts)
         snprintf(facts, sizeof facts, " msg_size=%ld", call->facts.msg_size);
+    else if (call->used_msg_size)
+        snprintf(facts, sizeof facts, " msg_size=%ld", call->own_msg_size);
     ct_log("%s on %s#%d (P=%d nodes=%d ppn=%d%s): %s [%s]", ct_coll_name(call->coll),
            ctx->name, ctx->serial, (int)ctx->shape.P, ctx->topo.N, ctx->topo.Q, facts, spec,
            where);
@@ -763,6 +765,7 @@ static int sized_hit(decide_state *s, ct_ctx *ctx, ct_decide_input *call, ct_cho
         return 0;
     *out = s->sized[call->coll].choice;
     call->used_msg_size = 1;
+    call->own_msg_size = local.msg_size;
     return 1;
 }
 

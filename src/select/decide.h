@@ -73,6 +73,8 @@ typedef struct ct_decide_input {
      * (ct_choice.turn.learner, the caller's to free), not by the rules. */
     int learns;
     int used_msg_size; /* the decision looked at msg_size: not cacheable */
+    long own_msg_size; /* the msg_size it read without the facts (every rank
+                          knows it alike), for COLTUNE_VERBOSE */
     int query; /* coltune_decision: a learner says what its next call runs
                   without counting the call */
     /* Set by a driver that would rather not communicate to decide: where the
