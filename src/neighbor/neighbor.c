@@ -38,23 +38,20 @@ static int degrees(const ct_neighbor_args *a, const ct_ctx *ctx, int *in, int *o
 }
 
 /* The largest of n blocks of counts of type to or from ranks (none to or
- * from MPI_PROC_NULL in peers, when known); *any: whether there is one. */
+ * from MPI_PROC_NULL in peers, when known); 0 without any. */
 static int largest_block(int n, const ct_vec *counts, MPI_Datatype type, const int *peers,
-                         long *largest, int *any)
+                         long *largest)
 {
     int rc;
     MPI_Count size;
     *largest = 0;
-    *any = 0;
     if (n == 0)
         return MPI_SUCCESS;
     CT_CALL(PMPI_Type_size_x(type, &size));
     for (int k = 0; k < n; k++) {
         const long bytes = (long)(ct_vec_at(counts, k) * size);
-        if (peers != NULL && peers[k] == MPI_PROC_NULL)
-            continue;
-        *largest = bytes > *largest ? bytes : *largest;
-        *any = 1;
+        if (peers == NULL || peers[k] != MPI_PROC_NULL)
+            *largest = bytes > *largest ? bytes : *largest;
     }
 out:
     return rc;
@@ -74,16 +71,16 @@ static int local_facts(const void *args, const ct_ctx *ctx, ct_call_facts *f)
 {
     const ct_neighbor_args *a = args;
     const ct_nbr_graph *g = known_graph(ctx);
-    int rc, in, out, any;
+    int rc, in, out;
     long received = 0;
     f->msg_size = 0;
     f->violations = 0;
     CT_CALL(degrees(a, ctx, &in, &out));
     CT_CALL(largest_block(out, &a->sendcounts, a->sendtype, g != NULL ? g->destinations : NULL,
-                          &f->msg_size, &any));
+                          &f->msg_size));
     if (ct_coll_one_block_size(a->coll))
         CT_CALL(largest_block(in, &a->recvcounts, a->recvtype, g != NULL ? g->sources : NULL,
-                              &received, &any));
+                              &received));
     f->msg_size = received > f->msg_size ? received : f->msg_size;
 out:
     return rc;
