@@ -151,41 +151,36 @@ static int find_root(int *parent, int v)
 }
 
 /* This rank's destinations that are ranks (MPI_PROC_NULL aside), at dst. */
-static int real_destinations(const ct_nbr_graph *g, int *dst)
+static void real_destinations(const ct_nbr_graph *g, int *dst)
 {
-    int n = 0;
     for (int k = 0; k < g->outdegree; k++)
         if (g->destinations[k] != MPI_PROC_NULL)
-            dst[n++] = g->destinations[k];
-    return n;
+            *dst++ = g->destinations[k];
 }
 
 /*
  * The weakly connected components of the graph of every rank's edges (an
- * isolated rank is one), into *components; collective: every rank's
- * destinations are gathered on every rank (edges of them in all), so all
- * count the same. A rank that could not read its graph (g NULL) gives no
- * edges: the allreduce after tells every rank to forward. Like every step
- * of a collective, a rank that runs out of memory here leaves the others
- * waiting.
+ * isolated rank is one), into *components; collective, after the allreduce
+ * found every rank's graph read: every rank's destinations (own of them,
+ * count_edges; edges of them in all) are gathered on every rank, so all
+ * count the same. Like every step of a collective, a rank that runs out of
+ * memory here leaves the others waiting.
  */
-static int count_components(ct_ctx *ctx, const ct_nbr_graph *g, long edges, long *components)
+static int count_components(ct_ctx *ctx, const ct_nbr_graph *g, long own, long edges,
+                            long *components)
 {
-    int rc, mine = 0, *count = NULL, *displ = NULL, *edge = NULL, *parent = NULL;
+    int rc, mine = (int)own, *count = NULL, *displ = NULL, *edge = NULL, *parent = NULL;
     const int P = ctx->size;
     CT_ALLOC(count, (size_t)P * 2 * sizeof(int));
     displ = count + P;
     CT_ALLOC(edge, (size_t)(edges > 0 ? edges : 1) * sizeof(int));
     CT_ALLOC(parent, (size_t)P * sizeof(int));
-    for (int k = 0; g != NULL && k < g->outdegree; k++)
-        mine += g->destinations[k] != MPI_PROC_NULL;
     CT_CALL(PMPI_Allgather(&mine, 1, MPI_INT, count, 1, MPI_INT, ctx->comm));
     for (int r = 0, at = 0; r < P; r++) {
         displ[r] = at;
         at += count[r];
     }
-    if (g != NULL) /* in place: this rank's part where it would receive it */
-        real_destinations(g, edge + displ[ctx->rank]);
+    real_destinations(g, edge + displ[ctx->rank]); /* in place: where it would receive it */
     CT_CALL(PMPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, edge, count, displ, MPI_INT,
                             ctx->comm));
     *components = P;
@@ -246,7 +241,7 @@ static int graph_create(ct_ctx *ctx, void *arg, void **obj)
         if (kind == MPI_CART && !g->library_order)
             g->facts.components = 1;
         else if (!g->library_order && all[2] <= COMPONENTS_MAX_EDGES)
-            rc = count_components(ctx, g, all[2], &g->facts.components);
+            rc = count_components(ctx, g, mine[2], all[2], &g->facts.components);
     }
     if (rc != MPI_SUCCESS) { /* the count failed (count_components) */
         graph_free(g);
