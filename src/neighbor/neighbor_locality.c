@@ -55,6 +55,14 @@
  * of one per edge; the price is the two extra hops inside the nodes and
  * their copies.
  *
+ * One block size (MPI_Neighbor_alltoall on a connected graph: one_block).
+ * Every block of the call has the same bytes on every rank, so each rank
+ * knows what the others would tell it in stage 1: a chunk's bytes are its
+ * messages (counted in the plan) times the block, a message's the block.
+ * Stage 1 then tells nothing and waits for nothing, and the call is the
+ * persistent request's later starts below: where the blocks go directly
+ * (large), nothing but the direct messages moves.
+ *
  * Large blocks (parameter large): a block of at least `large` bytes to
  * another node travels directly, posted in stage 1 with the messages
  * inside the node, and counts 0 bytes in the sizes and chunks: aggregation
@@ -142,6 +150,9 @@ typedef struct plan {
      * index of this rank's own chunk among its chunks (-1 for the others). */
     groups agg;
     int *contrib, *chunk_at, *own;
+    /* The messages in each chunk it hears, in asizes' order: with one block
+     * size (a call of one size) the chunk's bytes without being told. */
+    int *chunk_msgs;
     /* As an origin, for each of its chunks that is its own aggregate's only
      * chunk (all of them with 2 steps): the receiver it goes to at once,
      * at stage 1; -1 for the others. */
@@ -266,6 +277,7 @@ static void plan_free(plan *p)
     free(p->contrib);
     free(p->chunk_at);
     free(p->own);
+    free(p->chunk_msgs);
     free(p->solo);
     free(p->msg_at);
     free(p->msg_dest);
@@ -353,18 +365,23 @@ out:
 }
 
 /*
- * What this rank tells rank y of its node (tell[]: its length first): the
- * nodes of its chunks whose aggregator is y, then for each message it
+ * What this rank tells rank y of its node (tell[]: the two lengths first):
+ * the node and the number of messages of each of its chunks whose
+ * aggregator is y, then for each message it
  * expects through receiver y, its source node and origin, in its part's
  * order. y learns from it what it aggregates and receives.
  */
 static int plan_tell(const plan *p, const ct_nbr_graph *g, const ct_ctx *ctx, int y, int *tell)
 {
     int n = 2, nb = 0, ne = 0;
-    for (int c = 0; c < p->chunk.n; c++)
-        if (p->chunk.peer[c] == y)
-            tell[n + nb++] = p->chunk.key[c];
-    n += nb;
+    for (int c = 0; c < p->chunk.n; c++) {
+        if (p->chunk.peer[c] != y)
+            continue;
+        tell[n + 2 * nb] = p->chunk.key[c];
+        tell[n + 2 * nb + 1] = p->chunk.first[c + 1] - p->chunk.first[c];
+        nb++;
+    }
+    n += 2 * nb;
     for (int q = 0; q < p->part.n; q++) {
         if (p->part.peer[q] != y)
             continue;
@@ -391,7 +408,7 @@ static int plan_exchange(const plan *p, const ct_nbr_graph *g, ct_ctx *ctx, cons
     int rc = MPI_SUCCESS, posted = 0;
     const int me = ctx->topo.node, Q = ctx->topo.node_size[me];
     const int *mine = m->ranks + m->first[me];
-    const int most = 2 + p->chunk.n + 2 * g->indegree;
+    const int most = 2 + 2 * p->chunk.n + 2 * g->indegree;
     int *tells = NULL, *tlen = NULL, *hlen = NULL;
     MPI_Request *reqs = NULL;
     CT_ALLOC(tells, (size_t)Q * (size_t)most * sizeof(int));
@@ -453,9 +470,12 @@ static int plan_aggregate(plan *p, int *const *heard, const node_map *m)
     }
     p->asz.first[Q] = p->n_asizes = n;
     CT_ALLOC(e, (size_t)n * sizeof(edge));
+    CT_ALLOC(p->chunk_msgs, (size_t)n * sizeof(int));
     for (int i = 0, x = 0; i < Q; i++)
-        for (int b = 0; b < heard[i][0]; b++, x++)
-            e[x] = (edge){heard[i][2 + b], mine[i], 0, x};
+        for (int b = 0; b < heard[i][0]; b++, x++) {
+            e[x] = (edge){heard[i][2 + 2 * b], mine[i], 0, x};
+            p->chunk_msgs[x] = heard[i][3 + 2 * b];
+        }
     qsort(e, (size_t)n, sizeof *e, edge_cmp);
     CT_ALLOC(p->chunk_at, (size_t)n * sizeof(int));
     CT_ALLOC(p->contrib, (size_t)n * sizeof(int));
@@ -504,7 +524,7 @@ static int plan_receive(plan *p, int *const *heard, const node_map *m)
     p->rsz.first[Q] = p->n_rsizes = p->n_msgs = n;
     CT_ALLOC(e, (size_t)n * sizeof(edge));
     for (int i = 0, y = 0; i < Q; i++) {
-        const int *msgs = heard[i] + 2 + heard[i][0]; /* pairs: source node, origin */
+        const int *msgs = heard[i] + 2 + 2 * heard[i][0]; /* pairs: source node, origin */
         for (int x = 0; x < heard[i][1]; x++, y++) {
             const int origin = msgs[2 * x + 1];
             e[y] = (edge){aggregator_of(m, origin, me), origin, i, y};
@@ -613,8 +633,10 @@ typedef struct call {
     long shm_large; /* with a window: blocks inside the node of at least this many
                        bytes go point-to-point (0: none) */
     int stage; /* the stage whose messages are in flight (requests) */
-    int sized; /* a persistent request one of whose starts completed: its
-                  sizes and layout hold for every later start */
+    int sized; /* the sizes and layout are known without telling them: a
+                  persistent request one of whose starts completed (they
+                  hold for every later start), or a call of one block size */
+    int64_t block; /* a call of one block size: its bytes per block, else -1 */
     int from;  /* the requests that stage waits for: reqs[from .. nreqs) */
     int64_t *csizes;   /* [chunk.n] this rank's chunks */
     int64_t *msizes;   /* [in] the messages it expects through each receiver */
@@ -880,6 +902,21 @@ out:
     return rc;
 }
 
+static int call_layout(call *c);
+
+/* A call of one block size: what the ranks of the node would tell (every
+ * message has the call's block, every chunk its messages' blocks), known
+ * to each rank without a message. */
+static void known_sizes(call *c)
+{
+    const plan *p = c->p;
+    const int64_t b = goes_direct(c, c->block) ? 0 : c->block;
+    for (int i = 0; i < p->n_asizes; i++)
+        c->asizes[i] = (int64_t)p->chunk_msgs[i] * b;
+    for (int i = 0; i < p->n_rsizes; i++)
+        c->rsizes[i] = b;
+}
+
 /* Stage 1: the call's sizes; the messages inside the node (without a
  * window) and the large blocks, posted; the sizes to the aggregators and
  * receivers of the node, posted; the chunks, packed and posted behind their
@@ -892,8 +929,14 @@ static int stage_sizes(call *c)
     const ct_nbr_graph *g = c->g;
     const int *node_of = c->ctx->topo.node_of, node = c->ctx->topo.node;
     c->nreqs = 0;
-    if (!c->sized)
+    if (!c->sized) {
         CT_CALL(call_sizes(c));
+        if (c->block >= 0) { /* one block size: nothing to tell */
+            known_sizes(c);
+            CT_CALL(call_layout(c));
+            c->sized = 1;
+        }
+    }
     for (int j = 0; j < g->indegree; j++) {
         const int s = g->sources[j];
         const MPI_Count n = recv_len(c, j);
@@ -1169,6 +1212,28 @@ static void job_progress(call *c, int block)
 /* The blocking call                                                   */
 /* ------------------------------------------------------------------ */
 
+/* The bytes of each block of a call of one block size (MPI_Neighbor_alltoall)
+ * on a connected graph, or -1. The standard makes every rank's send
+ * signature the receive signature of every other, so every rank has the
+ * same, and an aggregator or receiver knows the sizes of its node's chunks
+ * and messages without being told. A rank whose counts no neighbour reads
+ * (an isolated one: a graph of several components) may pass any, hence
+ * the condition; so may a rank that sends to none (a star's leaf) on its
+ * send side, hence the receive side first. */
+static int64_t one_block(const ct_neighbor_args *a)
+{
+    const ct_nbr_graph *g = a->graph;
+    if (!ct_coll_one_block_size(a->coll) || g->facts.components != 1)
+        return -1;
+    for (int j = 0; j < g->indegree; j++)
+        if (g->sources[j] != MPI_PROC_NULL)
+            return (int64_t)ct_vec_at(&a->recvcounts, j);
+    for (int k = 0; k < g->outdegree; k++)
+        if (g->destinations[k] != MPI_PROC_NULL)
+            return (int64_t)ct_vec_at(&a->sendcounts, k);
+    return 0;
+}
+
 /* The call's plan (per communicator, made at its first call), and the
  * node's window where the call goes through it. */
 static int call_plan(call *c, const ct_neighbor_args *a, ct_ctx *ctx, const long *params)
@@ -1181,6 +1246,7 @@ static int call_plan(call *c, const ct_neighbor_args *a, ct_ctx *ctx, const long
     c->tag = -1;
     c->large = params[0];
     c->shm_large = params[3];
+    c->block = one_block(a);
     CT_CALL(ct_ctx_ext(ctx, params[1] == 2 ? &plan_key2 : &plan_key3, (void *)a->graph, &obj));
     if (obj == NULL)
         rc = MPI_ERR_NO_MEM;
