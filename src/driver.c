@@ -28,15 +28,28 @@ int ct_drive_run(const ct_driver *d, ct_ctx *ctx, const ct_choice *ch, const ct_
     return rc;
 }
 
+/* A call the chosen algorithm cannot serve, forwarded: under the statistics,
+ * a call of the fallback (pmpi), as where the rules chose it. */
+static int forward_counted(const ct_driver *d, ct_ctx *ctx, const ct_decide_input *in)
+{
+    const double t0 = PMPI_Wtime();
+    const int rc = d->forward(in->args);
+    if (rc == MPI_SUCCESS)
+        ct_stats_record(ct_algorithm_index(ct_algorithm_fallback(in->coll)), 1,
+                        d->bytes_sent(in->args, ctx), PMPI_Wtime() - t0, 0);
+    return rc;
+}
+
 /* A learner's timed call (select/adapt.h): run whatever the turn chose, even where
- * it forwards, and report it; every rank reports every timed call, whatever it
- * returned, so the round ends at the same call on all. */
+ * it forwards (counted as the fallback's, as ct_drive counts it), and report it;
+ * every rank reports every timed call, whatever it returned, so the round ends at
+ * the same call on all. */
 static int drive_turn(const ct_driver *d, ct_ctx *ctx, const ct_choice *ch,
                       const ct_decide_input *in)
 {
     int rc;
     if (!ch->fallback && !d->usable(in->args, ctx))
-        rc = d->forward(in->args);
+        rc = ct_settings_get()->stats ? forward_counted(d, ctx, in) : d->forward(in->args);
     else
         rc = ct_drive_run(d, ctx, ch, in);
     const int rc_record = ct_adapt_record(ctx, &ch->turn);
@@ -50,18 +63,6 @@ int ct_drive_empty(const ct_driver *d, ct_coll coll, const void *args)
     const double t0 = PMPI_Wtime();
     const int rc = d->forward(args);
     ct_stats_record(ct_algorithm_index(ct_algorithm_fallback(coll)), 1, 0, PMPI_Wtime() - t0, 0);
-    return rc;
-}
-
-/* A call the chosen algorithm cannot serve, forwarded: under the statistics,
- * a call of the fallback (pmpi), as where the rules chose it. */
-static int forward_counted(const ct_driver *d, ct_ctx *ctx, const ct_decide_input *in)
-{
-    const double t0 = PMPI_Wtime();
-    const int rc = d->forward(in->args);
-    if (rc == MPI_SUCCESS)
-        ct_stats_record(ct_algorithm_index(ct_algorithm_fallback(in->coll)), 1,
-                        d->bytes_sent(in->args, ctx), PMPI_Wtime() - t0, 0);
     return rc;
 }
 
