@@ -224,7 +224,7 @@ done
 # first call, so locality serves some of the test's ten calls per graph).
 # Every call counts once in the statistics, whoever served it: a learner's
 # timed call on a graph that is the library's (a repeated edge) too, as the
-# library's (as many calls as under pmpi forced). Not the persistent form's:
+# library's (as many calls as with no rules file). Not the persistent form's:
 # a request of coltune's counts its starts, one of the library's its init
 # (coltune does not see the starts of the library's requests).
 # shipped_run FORM COLLECTIVE...: run in FORM under the shipped rules; each
