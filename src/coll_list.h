@@ -302,7 +302,8 @@ CT_NEIGHBOR_STEP_ALG(locality, CT_A_BYTES | CT_R_PROGRESS,
     "directly",
     {"large", K(0), K(1L << 30), K(4096),
      "blocks of at least this many bytes to another node go directly, not "
-     "through the aggregates (0: none)", CT_RANGE},
+     "through the aggregates, and all of a call's do where its largest is "
+     "known to be one of these (0: none)", CT_RANGE},
     {"steps", K(2), K(3), K(3),
      "3: one aggregate per pair of nodes, gathered on the sending node "
      "(three steps); 2: one per rank and destination node, sent by its "

@@ -29,7 +29,9 @@
  * test_large_blocks: 16000-20000 ints per edge; test_large_count: the MPI-4
  * _c forms; test_comm_churn: communicators alive together, called in turn,
  * duplicated and freed (a plan cached per communicator must follow it), and
- * one call repeated with new data.
+ * one call repeated with new data; test_halo_loop (TEST_HALO_LOOP=1 only):
+ * 200 calls on one grid whose block sizes change between locality's
+ * agreements on them.
  *
  * An edge's count is drawn from a key both of its ends compute. On a graph
  * the key is (source, destination, k) for the k-th edge between that pair in
@@ -60,6 +62,7 @@
  *                 an error, which fails the test.
  *   TEST_TAGS_HELD=1  only test_tags_held (with COLTUNE_TEST_TAGS=4)
  *   TEST_ONE_SIZE=1  only test_one_block_size (with its rules)
+ *   TEST_HALO_LOOP=1  only test_halo_loop (run by no other way)
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -605,6 +608,7 @@ typedef struct nb_case {
     int large;          /* through the MPI-4 large-count form (_c) */
     uint64_t counts;    /* stream of the counts */
     uint64_t data;      /* stream of the buffers' bytes and the layout */
+    int nonblocking;    /* the nonblocking call, whatever TEST_FORM */
 } nb_case;
 
 static long edge_units(const nb_case *c, uint64_t key)
@@ -830,7 +834,7 @@ static int call_persistent(const nb_case *c, const topo *t, const nb_args *a, vo
 static int call(const nb_case *c, const topo *t, const nb_args *a, void *rb, size_t rbytes)
 {
     MPI_Datatype st = c->type->send, rt = c->type->recv;
-    if (form() == FORM_NONBLOCKING)
+    if (form() == FORM_NONBLOCKING || c->nonblocking)
         return call_nonblocking(c, t, a, rb);
 #ifdef NEIGHBOR_ALLTOALLV_INIT
     if (form() == FORM_PERSISTENT)
@@ -870,7 +874,7 @@ static void describe(char *what, size_t len, const nb_case *c, const topo *t)
     snprintf(what, len,
              "%s neighbor_alltoall%s%s %s on %s, P=%d rank %d (in %d, out %d%s): type %s, %s "
              "(case %llu) seed %llu",
-             form_names[form()], c->v ? "v" : "", c->large ? "_c" : "", algorithm(c->v), t->desc, th_size(),
+             form_names[c->nonblocking ? FORM_NONBLOCKING : form()], c->v ? "v" : "", c->large ? "_c" : "", algorithm(c->v), t->desc, th_size(),
              th_rank(), t->indeg, t->outdeg, t->repeats ? ", a neighbour more than once" : "",
              c->type->name, counts, (unsigned long long)c->data, (unsigned long long)th_seed());
 }
@@ -956,7 +960,7 @@ static int run_case(const nb_case *c, const topo *t)
 static nb_case make_case(int v, int type, int profile, int shuffled, long uniform,
                          uint64_t *stream)
 {
-    const nb_case c = {v, &types[type], profile, shuffled, uniform, 0, *stream, *stream};
+    const nb_case c = {v, &types[type], profile, shuffled, uniform, 0, *stream, *stream, 0};
     (*stream)++;
     return c;
 }
@@ -1231,6 +1235,37 @@ static void test_comm_churn(void **state)
 }
 
 /*
+ * A halo loop: 200 Neighbor_alltoallv on one grid (the 9-point stencil, not
+ * periodic: no neighbour twice), whose blocks are small (0-8 ints) in calls
+ * 0-39, large (16000-20000 ints) in calls 40-99 and small again
+ * from 100; every fourth is MPI_Ineighbor_alltoallv. locality agrees the
+ * largest block at every 64th blocking call (the 1st, 65th and 129th: calls
+ * 0, 85 and 170), so calls 40-84 run on an agreement of small blocks and
+ * calls 100-169 on one of large blocks, and a nonblocking call takes the
+ * last blocking call's agreement (COLTUNE_VERBOSE=2 logs each). Run alone,
+ * by TEST_HALO_LOOP=1, in neighbor.sh's halo runs, which check the log and
+ * force the nonblocking calls' algorithm apart (under MPICH locality
+ * serves none).
+ */
+static void test_halo_loop(void **state)
+{
+    (void)state;
+    enum { CALLS = 200 };
+    uint64_t stream = 8000000;
+    int failures = 0;
+    topo t;
+    make_stencil(&t, 0, 400);
+    for (int i = 0; i < CALLS; i++) {
+        const int big = i >= 40 && i < 100;
+        nb_case c = make_case(1, 0, big ? CNT_LARGE : CNT_SMALL, i % 2, 0, &stream);
+        c.nonblocking = i % 4 == 3;
+        failures += !run_case(&c, &t);
+    }
+    topo_free(&t);
+    report(__func__, failures, CALLS);
+}
+
+/*
  * TEST_DECISION=spec (neighbor.sh, with a rules file whose rule names the
  * graph's degree): coltune_decision on a ring (degree 1) passes the graph's
  * rules over before the communicator's first neighbourhood call, which
@@ -1471,6 +1506,14 @@ int main(int argc, char **argv)
     if (getenv("TEST_ONE_SIZE") != NULL) {
         struct CMUnitTest only[] = {cmocka_unit_test(test_one_block_size)};
         const int failed = th_run("neighbor", only, 1);
+        MPI_Finalize();
+        return failed ? 1 : 0;
+    }
+    if (getenv("TEST_HALO_LOOP") != NULL) {
+        types_create();
+        struct CMUnitTest only[] = {cmocka_unit_test(test_halo_loop)};
+        const int failed = th_run("neighbor", only, 1);
+        MPI_Type_free(&vec);
         MPI_Finalize();
         return failed ? 1 : 0;
     }
