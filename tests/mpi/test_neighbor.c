@@ -874,7 +874,8 @@ static void describe(char *what, size_t len, const nb_case *c, const topo *t)
     snprintf(what, len,
              "%s neighbor_alltoall%s%s %s on %s, P=%d rank %d (in %d, out %d%s): type %s, %s "
              "(case %llu) seed %llu",
-             form_names[c->nonblocking ? FORM_NONBLOCKING : form()], c->v ? "v" : "", c->large ? "_c" : "", algorithm(c->v), t->desc, th_size(),
+             form_names[c->nonblocking ? FORM_NONBLOCKING : form()], c->v ? "v" : "",
+             c->large ? "_c" : "", algorithm(c->v), t->desc, th_size(),
              th_rank(), t->indeg, t->outdeg, t->repeats ? ", a neighbour more than once" : "",
              c->type->name, counts, (unsigned long long)c->data, (unsigned long long)th_seed());
 }
