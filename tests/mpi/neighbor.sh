@@ -118,6 +118,7 @@ halo_run() { # halo_run P SPEC
 }
 P=7
 [ "$quick" = 1 ] && P=${nps##* }
+[ "$P" -ge 4 ] || P=4 # two emulated nodes at least
 for spec in locality locality:steps=2; do
     check_run "neighbor P=$P COLTUNE_PPN=2 strict, $spec, a halo loop" halo_run "$P" "$spec"
 done
