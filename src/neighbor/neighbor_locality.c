@@ -71,8 +71,8 @@
  * an edge know its size (MPI makes the two agree), so both take the same
  * way without telling each other. Where the ranks know that some block of
  * the call to another node has at least `large` bytes (call_largest: one
- * block size, a persistent request's init, a blocking call's allreduce
- * every 64 calls), every block to another node goes directly: where a call
+ * block size, a persistent request's init, an allreduce every 64 calls,
+ * nonblocking or not), every block to another node goes directly: where a call
  * mixes the two ways, its small blocks' hops and the sizes they need, behind
  * the large messages, outlast those (docs/cluster.md measured 0.84-0.87x
  * against 0.97-0.98x with every block direct, at blocks of 1-16 KiB), and a
@@ -98,14 +98,16 @@
  * The blocking call runs the four stages with a wait after each; the
  * nonblocking and persistent forms run the same stages as one step of a
  * request (core/sched.h): the start posts stage 1, each test or wait that
- * finds a stage's messages complete posts the next, the last unpacks. What
- * moves when: at the start, the sizes, the chunks and the messages inside
- * the node; during progress, the aggregates and the parts; at completion,
- * the parts unpacked into the receive blocks. A request's messages all carry
- * its own tag (several may be in flight on a communicator): between two
- * ranks both sides post the kinds in the same order (local, sizes, chunks,
- * aggregates, parts), so they match as the tags of
- * the blocking call make them. Its memory is its own; a persistent
+ * finds a stage's messages complete posts the next, the last unpacks (a
+ * nonblocking call whose agreement on its largest block, call_largest, has
+ * not completed at its start posts stage 1 once a test or wait finds it
+ * complete). What moves when: at the start, the sizes, the chunks and the
+ * messages inside the node; during progress, the aggregates and the parts;
+ * at completion, the parts unpacked into the receive blocks. A request's
+ * messages all carry its own tag (several may be in flight on a
+ * communicator): between two ranks both sides post the kinds in the same
+ * order (local, sizes, chunks, aggregates, parts), so they match as the
+ * tags of the blocking call make them. Its memory is its own; a persistent
  * request's is made at its first start and reused, and so are its sizes:
  * the counts are the same at every start (bound at init), so the sizes are
  * told once, at the first start, and a later start posts the aggregators'
@@ -118,6 +120,7 @@
 #include "core/state.h"
 #include "core/shm_stream.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +135,19 @@ enum {
     TAG_DIRECT = CT_TAG_NEIGHBOR + 4, /* inside the node, and large blocks */
     TAG_PLAN = CT_TAG_NEIGHBOR + 5
 };
+
+/* An agreement of the ranks on the largest block to another node of the
+ * calls (call_largest): made at once by a blocking call, or begun by a
+ * nonblocking one (MPI_Iallreduce). Shared by the plan and by the requests
+ * waiting for it to complete, under the plan's lock (a request's progress
+ * may come from any thread). */
+typedef struct agreement {
+    MPI_Request req; /* MPI_REQUEST_NULL once complete */
+    int64_t mine, largest;
+    long large;         /* of the call that began it, and its context: for the log */
+    const ct_ctx *ctx;
+    int refs;
+} agreement;
 
 /* A list of groups: group g is items[first[g] .. first[g + 1]). */
 typedef struct groups {
@@ -184,13 +200,15 @@ typedef struct plan {
      * index of the node's window): the edge k of this rank's message to it,
      * and the edge j of its message to this rank, or -1. */
     int *to_member, *from_member;
-    /* The blocking calls' agreement on their largest block to another node
-     * (call_largest): the calls since the last one, and what it found (-1:
-     * none yet). The only part of the plan a call changes, and only a
-     * blocking one, which every rank of the communicator makes in the same
-     * order. */
-    long since_agreed;
-    int64_t agreed;
+    /* The calls' agreements on their largest block to another node
+     * (call_largest): the calls that take one so far, and the agreement in
+     * force (NULL: none yet; it may not have completed on this rank). The
+     * only part of the plan a call changes; every rank of the communicator
+     * makes the calls in the same order, and lock keeps the requests that
+     * share an agreement apart. */
+    long calls;
+    agreement *force;
+    pthread_mutex_t lock;
 } plan;
 
 /* ------------------------------------------------------------------ */
@@ -278,10 +296,51 @@ static int groups_alloc(groups *g, int n)
     return g->peer && g->key && g->first ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 }
 
+/* Logs an agreement that has completed on this rank (COLTUNE_VERBOSE=2,
+ * by the communicator's rank 0), with the way it gives the blocks. */
+static void agreement_log(const agreement *g)
+{
+    const ct_ctx *ctx = g->ctx;
+    if (ct_settings_get()->verbose >= 2 && ctx->decide_rank == 0)
+        ct_log("%s#%d: neighbour locality: largest block to another node %lld bytes: %s",
+               ctx->name, ctx->serial, (long long)g->largest,
+               g->largest >= g->large ? "every block to another node directly"
+                                      : "blocks under large aggregated");
+}
+
+/* Drops a reference to g (the plan's lock held, or the plan going): 1 for
+ * the last, which agreement_free takes (the lock left). */
+static int agreement_drop(agreement *g)
+{
+    return g != NULL && --g->refs == 0;
+}
+
+/* Frees an agreement without references, completed first if it has not
+ * (only where a request that waited for it failed, or the plan goes). */
+static void agreement_free(agreement *g)
+{
+    if (g->req != MPI_REQUEST_NULL && PMPI_Wait(&g->req, MPI_STATUS_IGNORE) == MPI_SUCCESS)
+        agreement_log(g);
+    free(g);
+}
+
+/* Drops call c's reference to g, under the plan's lock. */
+static void agreement_put(plan *p, agreement *g)
+{
+    pthread_mutex_lock(&p->lock);
+    const int last = agreement_drop(g);
+    pthread_mutex_unlock(&p->lock);
+    if (last)
+        agreement_free(g);
+}
+
 static void plan_free(plan *p)
 {
     if (p == NULL)
         return;
+    if (agreement_drop(p->force)) /* no request holds the plan's context any more */
+        agreement_free(p->force);
+    pthread_mutex_destroy(&p->lock);
     groups_free(&p->chunk);
     groups_free(&p->part);
     groups_free(&p->agg);
@@ -592,9 +651,9 @@ static int plan_create(ct_ctx *ctx, const ct_nbr_graph *g, int steps, void **obj
     *obj = NULL;
     if (p == NULL)
         return MPI_ERR_NO_MEM;
+    pthread_mutex_init(&p->lock, NULL);
     CT_CALL(node_map_make(ctx, steps, &m));
     p->self = m.local[ctx->rank];
-    p->agreed = -1;
     CT_CALL(plan_own(p, g, &m));
     heard = calloc((size_t)Q, sizeof *heard);
     if (heard == NULL) {
@@ -656,6 +715,8 @@ typedef struct call {
                   persistent request one of whose starts completed (they
                   hold for every later start), or a call of one block size */
     int64_t block; /* a call of one block size: its bytes per block, else -1 */
+    agreement *pending; /* a nonblocking call's agreement, not yet complete
+                           here: its way (all_direct) and stage 1 wait for it */
     int from;  /* the requests that stage waits for: reqs[from .. nreqs) */
     int64_t *csizes;   /* [chunk.n] this rank's chunks */
     int64_t *msizes;   /* [in] the messages it expects through each receiver */
@@ -1271,8 +1332,8 @@ static int64_t one_block(const ct_neighbor_args *a)
 /* Every block directly                                                */
 /* ------------------------------------------------------------------ */
 
-/* A blocking call agrees its largest block anew at every AGREE_EVERY-th
- * call of its plan that has to (the first included). */
+/* The calls of a plan agree their largest block anew at every
+ * AGREE_EVERY-th call that has to (the first included). */
 enum { AGREE_EVERY = 64 };
 
 /* This rank's largest block to a rank of another node (bytes). */
@@ -1289,40 +1350,99 @@ static int64_t largest_off_node(const ct_neighbor_args *a, const ct_ctx *ctx)
     return largest;
 }
 
-/* The largest block to another node over every rank (COLTUNE_VERBOSE=2:
- * logged, with the way it gives the blocks). */
-static int agree_largest(const ct_neighbor_args *a, ct_ctx *ctx, long large, int64_t *largest)
+/* A new agreement on the largest block to another node over every rank:
+ * made at once (block), or begun (MPI_Iallreduce). */
+static int agreement_begin(const ct_neighbor_args *a, ct_ctx *ctx, long large, int block,
+                           agreement **out)
 {
     int rc;
-    int64_t mine = largest_off_node(a, ctx);
-    CT_CALL(PMPI_Allreduce(&mine, largest, 1, MPI_INT64_T, MPI_MAX, ctx->decide_comm));
-    if (ct_settings_get()->verbose >= 2 && ctx->decide_rank == 0)
-        ct_log("%s#%d: neighbour locality: largest block to another node %lld bytes: %s",
-               ctx->name, ctx->serial, (long long)*largest,
-               *largest >= large ? "every block to another node directly"
-                                 : "blocks under large aggregated");
+    agreement *g = calloc(1, sizeof *g);
+    if (g == NULL)
+        return MPI_ERR_NO_MEM;
+    *g = (agreement){.req = MPI_REQUEST_NULL, .mine = largest_off_node(a, ctx),
+                     .large = large, .ctx = ctx, .refs = 1};
+    if (block)
+        CT_CALL(PMPI_Allreduce(&g->mine, &g->largest, 1, MPI_INT64_T, MPI_MAX,
+                               ctx->decide_comm));
+    else
+        CT_CALL(PMPI_Iallreduce(&g->mine, &g->largest, 1, MPI_INT64_T, MPI_MAX,
+                                ctx->decide_comm, &g->req));
+    if (block)
+        agreement_log(g);
+    *out = g;
+    return MPI_SUCCESS;
+out:
+    free(g);
+    return rc;
+}
+
+/* Has g completed on this rank (tested, not waited for)? The plan's lock
+ * held; an error of the test counts as completion, with *rc. */
+static int agreement_done(agreement *g, int *rc)
+{
+    int flag = 1;
+    if (g->req == MPI_REQUEST_NULL)
+        return 1;
+    *rc = PMPI_Test(&g->req, &flag, MPI_STATUS_IGNORE);
+    if (*rc != MPI_SUCCESS)
+        return 1;
+    if (flag)
+        agreement_log(g);
+    return flag;
+}
+
+/* Waits for g, taking the plan's lock for each test only: the requests
+ * that wait for g too, which the library's progress engine may advance
+ * meanwhile, test it between (and find the lock held, at worst). */
+static int agreement_wait(plan *p, agreement *g)
+{
+    int rc = MPI_SUCCESS, done = 0;
+    while (!done) {
+        pthread_mutex_lock(&p->lock);
+        done = agreement_done(g, &rc);
+        pthread_mutex_unlock(&p->lock);
+    }
+    return rc;
+}
+
+/* Call i begins the agreement in force where i is a multiple of
+ * AGREE_EVERY. The one it replaces has completed here (every call since it
+ * began took its answer), or a request that waits for it holds it. */
+static int agreement_turn(const call *c, plan *p, long i)
+{
+    int rc;
+    agreement *g = NULL, *old;
+    if (i % AGREE_EVERY != 0)
+        return MPI_SUCCESS;
+    CT_CALL(agreement_begin(c->a, c->ctx, c->large, c->a->request == NULL, &g));
+    old = p->force;
+    p->force = g; /* read by this plan's calls alone, which are this thread's */
+    agreement_put(p, old);
 out:
     return rc;
 }
 
 /*
  * The call's largest block to another node over every rank (at least), as
- * every rank of the communicator knows it, or -1 where a rank cannot know
- * it without a message it may not wait for:
+ * every rank of the communicator knows it, or -1 where it knows none:
  *   - a call of one block size: its block;
  *   - a call whose facts the driver agreed (a rules condition on msg_size):
  *     msg_size, its largest block;
  *   - a persistent request: agreed once, at its init (which is collective),
  *     for every start (its counts are bound there);
- *   - a blocking call: agreed at every AGREE_EVERY-th call, the calls
- *     between taking the last agreement (a halo exchange repeats its sizes,
- *     and one allreduce in 64 calls costs little);
- *   - a nonblocking call: the last blocking call's agreement, which every
- *     rank made before this call (-1 without one): its start is local.
+ *   - the blocking and nonblocking calls: agreed at every AGREE_EVERY-th
+ *     call, which and the calls up to the next take its answer (a halo
+ *     exchange repeats its sizes, and one allreduce in 64 calls costs
+ *     little). A nonblocking call's start is local: it begins an
+ *     MPI_Iallreduce, and a nonblocking call that finds the agreement in
+ *     force not yet complete on this rank takes it as c->pending (*largest
+ *     -1 meanwhile): its stage 1 waits for it (step_advance), every rank
+ *     taking the same agreement for the call whenever it completes here.
+ *     A blocking call waits for it at once.
  * The answer only chooses the way of each block (call_plan); a stale one
  * (sizes changed since the agreement) is as correct as a fresh one.
  */
-static int call_largest(const call *c, plan *p, int64_t *largest)
+static int call_largest(call *c, plan *p, int64_t *largest)
 {
     int rc = MPI_SUCCESS;
     const ct_neighbor_args *a = c->a;
@@ -1330,14 +1450,54 @@ static int call_largest(const call *c, plan *p, int64_t *largest)
     if (c->block >= 0 || a->msg_size >= 0) {
         *largest = c->block >= 0 ? c->block : a->msg_size;
     } else if (a->request != NULL && a->persistent) {
-        CT_CALL(agree_largest(a, c->ctx, c->large, largest));
+        agreement *g = NULL;
+        CT_CALL(agreement_begin(a, c->ctx, c->large, 1, &g));
+        *largest = g->largest;
+        free(g);
     } else {
-        if (a->request == NULL && p->since_agreed++ % AGREE_EVERY == 0) {
-            p->agreed = -1;
-            CT_CALL(agree_largest(a, c->ctx, c->large, &p->agreed));
+        CT_CALL(agreement_turn(c, p, p->calls++));
+        if (p->force == NULL)
+            return MPI_SUCCESS;
+        if (a->request == NULL)
+            CT_CALL(agreement_wait(p, p->force));
+        pthread_mutex_lock(&p->lock);
+        if (a->request == NULL || agreement_done(p->force, &rc)) {
+            *largest = p->force->largest;
+        } else {
+            c->pending = p->force;
+            c->pending->refs++;
         }
-        *largest = p->agreed;
+        pthread_mutex_unlock(&p->lock);
     }
+out:
+    return rc;
+}
+
+/* A nonblocking call's pending agreement, taken once it has completed
+ * here (block: waited for): its way known (*known), the reference dropped.
+ * Without block the plan's lock is only tried: another thread holds it
+ * for a moment (a test of the same agreement, or a call of the plan). */
+static int take_agreement(call *c, int block, int *known)
+{
+    int rc = MPI_SUCCESS, last = 0;
+    plan *p = (plan *)c->p;
+    agreement *g = c->pending;
+    *known = 0;
+    if (block) {
+        CT_CALL(agreement_wait(p, g));
+        pthread_mutex_lock(&p->lock);
+    } else if (pthread_mutex_trylock(&p->lock) != 0) {
+        return MPI_SUCCESS;
+    }
+    *known = agreement_done(g, &rc);
+    if (*known) {
+        c->all_direct = rc == MPI_SUCCESS && g->largest >= c->large;
+        c->pending = NULL;
+        last = agreement_drop(g);
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (last)
+        agreement_free(g);
 out:
     return rc;
 }
@@ -1427,12 +1587,21 @@ out:
 /* ------------------------------------------------------------------ */
 
 /* Posts the next stage once the messages of the one in flight have all
- * completed (blocking: waits for them), until the last; then unpacks. */
+ * completed (blocking: waits for them), until the last; then unpacks. A
+ * start whose agreement had not completed (stage -1) posts stage 1 once it
+ * has. */
 static int step_advance(call *c, int block, int *done)
 {
     int rc = MPI_SUCCESS, flag = 1;
     job_progress(c, 0); /* the node's messages, as they come, beside the stages */
-    while (c->stage < NSTAGES) {
+    if (c->stage < 0) {
+        CT_CALL(take_agreement(c, block, &flag));
+        if (flag) {
+            c->stage = 0;
+            CT_CALL(stages[0](c));
+        }
+    }
+    while (c->stage >= 0 && c->stage < NSTAGES) {
         const int n = c->nreqs - c->from;
         if (block)
             CT_CALL(PMPI_Waitall(n, c->reqs + c->from, MPI_STATUSES_IGNORE));
@@ -1474,15 +1643,15 @@ static int step_start(void *state)
     call *c = state;
     settle(c);
     c->nreqs = 0;
-    c->stage = 0;
-    const int rc = stages[0](c);
+    c->stage = c->pending != NULL ? -1 : 0; /* -1: stage 1 waits for the agreement */
+    const int rc = c->stage == 0 ? stages[0](c) : MPI_SUCCESS;
     if (c->win != NULL) { /* on every rank of the node, whatever rc (told in round 0) */
         c->win_rc = rc;
         c->job_rc = MPI_SUCCESS;
         c->queued = 1;
         ct_shm_stream_enqueue(c->win, &c->job);
     }
-    if (rc != MPI_SUCCESS || !c->sized)
+    if (rc != MPI_SUCCESS || !c->sized || c->stage < 0)
         return rc;
     int done; /* sizes known: the chunks' receives go at once (nothing to wait for) */
     return step_advance(c, 0, &done);
@@ -1502,6 +1671,8 @@ static void step_release(void *state)
     if (c == NULL)
         return;
     settle(c);
+    if (c->pending != NULL) /* a start that failed, or none */
+        agreement_put((plan *)c->p, c->pending);
     free(c->own_sizes);
     free(c->own_reqs);
     free(c->own_bytes);
