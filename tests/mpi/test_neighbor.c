@@ -1247,10 +1247,69 @@ static void test_comm_churn(void **state)
  * (blocking, small) and 192 (nonblocking, small: complete once the
  * communicator is freed), so calls 100-127 send their small blocks
  * directly; where it serves the blocking calls only (MPICH), calls 0, 86
- * and 172 (small, large, small). COLTUNE_VERBOSE=2 logs each. Run alone,
- * by TEST_HALO_LOOP=1, in neighbor.sh's halo runs, which check the log and
- * force the nonblocking calls' algorithm apart.
+ * and 172 (small, large, small). COLTUNE_VERBOSE=2 logs each. Then two
+ * batches of nonblocking calls started at once (pending_batch), of large
+ * blocks and of small ones, on communicators of their own: one agreement
+ * each (all directly, then aggregated) where locality serves them. Run
+ * alone, by TEST_HALO_LOOP=1, in neighbor.sh's halo runs, which check the
+ * log and force the nonblocking calls' algorithm apart.
  */
+/* The int at i of call k's send buffer on rank r. */
+static int batch_value(int r, int k, int i) { return r * 1000003 + k * 7919 + i; }
+
+/*
+ * BATCH MPI_Ineighbor_alltoallv on a new periodic ring (P >= 3: two
+ * neighbours), blocks of `ints` ints, started back to back and completed by
+ * one MPI_Waitall in the reverse order: the communicator's first calls, so
+ * the first begins locality's agreement on the largest block and the others
+ * find it, most likely, not yet complete, and wait for it with the first.
+ * 0 or 1 failure.
+ */
+enum { BATCH = 3 };
+static int pending_batch(int ints)
+{
+    const int P = th_size(), me = th_rank();
+    const int left = (me + P - 1) % P, right = (me + 1) % P;
+    int dims = P, periods = 1, bad = 0;
+    int counts[2] = {ints, ints}, sdispls[2] = {0, ints}, rdispls[2] = {0, ints};
+    int *sb[BATCH], *rb[BATCH];
+    MPI_Request req[BATCH], rev[BATCH];
+    MPI_Comm ring;
+    if (P < 3)
+        return 0;
+    assert_int_equal(MPI_Cart_create(MPI_COMM_WORLD, 1, &dims, &periods, 0, &ring),
+                     MPI_SUCCESS);
+    for (int k = 0; k < BATCH; k++) {
+        sb[k] = malloc(2 * (size_t)ints * sizeof(int));
+        rb[k] = malloc(2 * (size_t)ints * sizeof(int));
+        assert_true(sb[k] != NULL && rb[k] != NULL);
+        for (int i = 0; i < 2 * ints; i++) {
+            sb[k][i] = batch_value(me, k, i);
+            rb[k][i] = -1;
+        }
+        bad |= MPI_Ineighbor_alltoallv(sb[k], counts, sdispls, MPI_INT, rb[k], counts,
+                                       rdispls, MPI_INT, ring, &req[k]) != MPI_SUCCESS;
+    }
+    for (int k = 0; k < BATCH; k++)
+        rev[k] = req[BATCH - 1 - k];
+    bad |= MPI_Waitall(BATCH, rev, MPI_STATUSES_IGNORE) != MPI_SUCCESS;
+    /* block 0 from the left neighbour (its block 1, sent right), block 1
+     * from the right one (its block 0) */
+    for (int k = 0; k < BATCH; k++) {
+        for (int i = 0; i < ints && !bad; i++)
+            bad |= rb[k][i] != batch_value(left, k, ints + i) ||
+                   rb[k][ints + i] != batch_value(right, k, i);
+        free(sb[k]);
+        free(rb[k]);
+    }
+    if (bad)
+        fprintf(stderr, "rank %d: %d MPI_Ineighbor_alltoallv of %d-int blocks started at "
+                        "once on a ring of %d: wrong blocks (seed %llu)\n",
+                me, BATCH, ints, P, (unsigned long long)th_seed());
+    MPI_Comm_free(&ring);
+    return bad;
+}
+
 static void test_halo_loop(void **state)
 {
     (void)state;
@@ -1266,7 +1325,9 @@ static void test_halo_loop(void **state)
         failures += !run_case(&c, &t);
     }
     topo_free(&t);
-    report(__func__, failures, CALLS);
+    failures += !th_all(!pending_batch(16000), MPI_COMM_WORLD);
+    failures += !th_all(!pending_batch(3), MPI_COMM_WORLD);
+    report(__func__, failures, CALLS + 2);
 }
 
 /*
