@@ -139,14 +139,18 @@ enum {
 /* An agreement of the ranks on the largest block to another node of the
  * calls (call_largest): made at once by a blocking call, or begun by a
  * nonblocking one (MPI_Iallreduce). Shared by the plan and by the requests
- * waiting for it to complete, under the plan's lock (a request's progress
- * may come from any thread). */
+ * waiting for it to complete (counted in refs, atomic), whose progress may
+ * come from any thread: lock guards its test. Each agreement has its own:
+ * a thread that waits for one, testing it under its lock, leaves the
+ * others to the requests that wait for them (the library's progress
+ * engine runs those from within the test). */
 typedef struct agreement {
     MPI_Request req; /* MPI_REQUEST_NULL once complete */
     int64_t mine, largest;
     long large;         /* of the call that began it, and its context: for the log */
     const ct_ctx *ctx;
     int refs;
+    pthread_mutex_t lock;
 } agreement;
 
 /* A list of groups: group g is items[first[g] .. first[g + 1]). */
@@ -203,12 +207,10 @@ typedef struct plan {
     /* The calls' agreements on their largest block to another node
      * (call_largest): the calls that take one so far, and the agreement in
      * force (NULL: none yet; it may not have completed on this rank). The
-     * only part of the plan a call changes; every rank of the communicator
-     * makes the calls in the same order, and lock keeps the requests that
-     * share an agreement apart. */
+     * only part of the plan a call changes: every rank of the communicator
+     * makes the calls in the same order, in one thread at a time. */
     long calls;
     agreement *force;
-    pthread_mutex_t lock;
 } plan;
 
 /* ------------------------------------------------------------------ */
@@ -308,39 +310,25 @@ static void agreement_log(const agreement *g)
                                       : "blocks under large aggregated");
 }
 
-/* Drops a reference to g (the plan's lock held, or the plan going): 1 for
- * the last, which agreement_free takes (the lock left). */
-static int agreement_drop(agreement *g)
-{
-    return g != NULL && --g->refs == 0;
-}
+static void agreement_hold(agreement *g) { __atomic_add_fetch(&g->refs, 1, __ATOMIC_RELAXED); }
 
-/* Frees an agreement without references, completed first if it has not
+/* Drops a reference to g; the last frees it, completed first if it has not
  * (only where a request that waited for it failed, or the plan goes). */
-static void agreement_free(agreement *g)
+static void agreement_put(agreement *g)
 {
+    if (g == NULL || __atomic_sub_fetch(&g->refs, 1, __ATOMIC_ACQ_REL) > 0)
+        return;
     if (g->req != MPI_REQUEST_NULL && PMPI_Wait(&g->req, MPI_STATUS_IGNORE) == MPI_SUCCESS)
         agreement_log(g);
+    pthread_mutex_destroy(&g->lock);
     free(g);
-}
-
-/* Drops call c's reference to g, under the plan's lock. */
-static void agreement_put(plan *p, agreement *g)
-{
-    pthread_mutex_lock(&p->lock);
-    const int last = agreement_drop(g);
-    pthread_mutex_unlock(&p->lock);
-    if (last)
-        agreement_free(g);
 }
 
 static void plan_free(plan *p)
 {
     if (p == NULL)
         return;
-    if (agreement_drop(p->force)) /* no request holds the plan's context any more */
-        agreement_free(p->force);
-    pthread_mutex_destroy(&p->lock);
+    agreement_put(p->force);
     groups_free(&p->chunk);
     groups_free(&p->part);
     groups_free(&p->agg);
@@ -651,7 +639,6 @@ static int plan_create(ct_ctx *ctx, const ct_nbr_graph *g, int steps, void **obj
     *obj = NULL;
     if (p == NULL)
         return MPI_ERR_NO_MEM;
-    pthread_mutex_init(&p->lock, NULL);
     CT_CALL(node_map_make(ctx, steps, &m));
     p->self = m.local[ctx->rank];
     CT_CALL(plan_own(p, g, &m));
@@ -1361,6 +1348,7 @@ static int agreement_begin(const ct_neighbor_args *a, ct_ctx *ctx, long large, i
         return MPI_ERR_NO_MEM;
     *g = (agreement){.req = MPI_REQUEST_NULL, .mine = largest_off_node(a, ctx),
                      .large = large, .ctx = ctx, .refs = 1};
+    pthread_mutex_init(&g->lock, NULL);
     if (block)
         CT_CALL(PMPI_Allreduce(&g->mine, &g->largest, 1, MPI_INT64_T, MPI_MAX,
                                ctx->decide_comm));
@@ -1372,12 +1360,13 @@ static int agreement_begin(const ct_neighbor_args *a, ct_ctx *ctx, long large, i
     *out = g;
     return MPI_SUCCESS;
 out:
+    pthread_mutex_destroy(&g->lock);
     free(g);
     return rc;
 }
 
-/* Has g completed on this rank (tested, not waited for)? The plan's lock
- * held; an error of the test counts as completion, with *rc. */
+/* Has g completed on this rank (tested, not waited for)? Its lock held; an
+ * error of the test counts as completion, with *rc. */
 static int agreement_done(agreement *g, int *rc)
 {
     int flag = 1;
@@ -1391,17 +1380,28 @@ static int agreement_done(agreement *g, int *rc)
     return flag;
 }
 
-/* Waits for g, taking the plan's lock for each test only: the requests
- * that wait for g too, which the library's progress engine may advance
- * meanwhile, test it between (and find the lock held, at worst). */
-static int agreement_wait(plan *p, agreement *g)
+/* Tests g under its lock: 1 once complete. Without block the lock is only
+ * tried: held, it is another test of g (another thread's, or this one's,
+ * whose test runs the progress engine and so this request's), and g counts
+ * as not yet complete. */
+static int agreement_test(agreement *g, int block, int *rc)
 {
-    int rc = MPI_SUCCESS, done = 0;
-    while (!done) {
-        pthread_mutex_lock(&p->lock);
-        done = agreement_done(g, &rc);
-        pthread_mutex_unlock(&p->lock);
-    }
+    int done;
+    if (block)
+        pthread_mutex_lock(&g->lock);
+    else if (pthread_mutex_trylock(&g->lock) != 0)
+        return 0;
+    done = agreement_done(g, rc);
+    pthread_mutex_unlock(&g->lock);
+    return done;
+}
+
+/* Waits for g, a test at a time. */
+static int agreement_wait(agreement *g)
+{
+    int rc = MPI_SUCCESS;
+    while (!agreement_test(g, 1, &rc))
+        ;
     return rc;
 }
 
@@ -1411,13 +1411,12 @@ static int agreement_wait(plan *p, agreement *g)
 static int agreement_turn(const call *c, plan *p, long i)
 {
     int rc;
-    agreement *g = NULL, *old;
+    agreement *g = NULL;
     if (i % AGREE_EVERY != 0)
         return MPI_SUCCESS;
     CT_CALL(agreement_begin(c->a, c->ctx, c->large, c->a->request == NULL, &g));
-    old = p->force;
-    p->force = g; /* read by this plan's calls alone, which are this thread's */
-    agreement_put(p, old);
+    agreement_put(p->force);
+    p->force = g;
 out:
     return rc;
 }
@@ -1456,49 +1455,36 @@ static int call_largest(call *c, plan *p, int64_t *largest)
         free(g);
     } else {
         CT_CALL(agreement_turn(c, p, p->calls++));
-        if (p->force == NULL)
+        agreement *g = p->force;
+        if (g == NULL)
             return MPI_SUCCESS;
         if (a->request == NULL)
-            CT_CALL(agreement_wait(p, p->force));
-        pthread_mutex_lock(&p->lock);
-        if (a->request == NULL || agreement_done(p->force, &rc)) {
-            *largest = p->force->largest;
+            CT_CALL(agreement_wait(g));
+        if (agreement_test(g, 1, &rc)) {
+            *largest = g->largest;
         } else {
-            c->pending = p->force;
-            c->pending->refs++;
+            agreement_hold(g);
+            c->pending = g;
         }
-        pthread_mutex_unlock(&p->lock);
     }
 out:
     return rc;
 }
 
 /* A nonblocking call's pending agreement, taken once it has completed
- * here (block: waited for): its way known (*known), the reference dropped.
- * Without block the plan's lock is only tried: another thread holds it
- * for a moment (a test of the same agreement, or a call of the plan). */
+ * here (block: waited for): its way known (*known), the reference dropped. */
 static int take_agreement(call *c, int block, int *known)
 {
-    int rc = MPI_SUCCESS, last = 0;
-    plan *p = (plan *)c->p;
+    int rc = MPI_SUCCESS;
     agreement *g = c->pending;
-    *known = 0;
-    if (block) {
-        CT_CALL(agreement_wait(p, g));
-        pthread_mutex_lock(&p->lock);
-    } else if (pthread_mutex_trylock(&p->lock) != 0) {
-        return MPI_SUCCESS;
-    }
-    *known = agreement_done(g, &rc);
+    if (block)
+        rc = agreement_wait(g);
+    *known = block || agreement_test(g, 0, &rc);
     if (*known) {
         c->all_direct = rc == MPI_SUCCESS && g->largest >= c->large;
         c->pending = NULL;
-        last = agreement_drop(g);
+        agreement_put(g);
     }
-    pthread_mutex_unlock(&p->lock);
-    if (last)
-        agreement_free(g);
-out:
     return rc;
 }
 
@@ -1671,8 +1657,7 @@ static void step_release(void *state)
     if (c == NULL)
         return;
     settle(c);
-    if (c->pending != NULL) /* a start that failed, or none */
-        agreement_put((plan *)c->p, c->pending);
+    agreement_put(c->pending); /* a start that failed, or none: still held */
     free(c->own_sizes);
     free(c->own_reqs);
     free(c->own_bytes);

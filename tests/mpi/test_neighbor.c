@@ -71,6 +71,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -1250,9 +1251,11 @@ static void test_comm_churn(void **state)
  * and 172 (small, large, small). COLTUNE_VERBOSE=2 logs each. Then two
  * batches of nonblocking calls started at once (pending_batch), of large
  * blocks and of small ones, on communicators of their own: one agreement
- * each (all directly, then aggregated) where locality serves them. Run
- * alone, by TEST_HALO_LOOP=1, in neighbor.sh's halo runs, which check the
- * log and force the nonblocking calls' algorithm apart.
+ * each (all directly, then aggregated) where locality serves them; then
+ * pending_ahead, two agreements (small blocks) where locality serves both
+ * forms, one (the blocking call's) where it serves the blocking form
+ * alone. Run alone, by TEST_HALO_LOOP=1, in neighbor.sh's halo runs,
+ * which check the log and force the nonblocking calls' algorithm apart.
  */
 /* The int at i of call k's send buffer on rank r. */
 static int batch_value(int r, int k, int i) { return r * 1000003 + k * 7919 + i; }
@@ -1310,6 +1313,72 @@ static int pending_batch(int ints)
     return bad;
 }
 
+/*
+ * MPI's progress rule across locality's agreements, on a new periodic ring
+ * (P >= 3): every rank makes AHEAD + 1 MPI_Ineighbor_alltoallv then one
+ * MPI_Neighbor_alltoallv, blocks of 3 ints. Rank 0 starts its calls at
+ * once, and makes the blocking one before it completes any; the others
+ * start theirs 0.2 s later and complete the first AHEAD before the rest.
+ * On rank 0 the first AHEAD wait for the agreement the first begins, which
+ * completes only once the others have started; its blocking call waits for
+ * the agreement the next one begins (the AHEAD-th call's), which the
+ * others start only once rank 0's first AHEAD have run their stages:
+ * rank 0 must advance those while it waits. 0 or 1 failure.
+ */
+enum { AHEAD = 64 };
+static int pending_ahead(void)
+{
+    const int P = th_size(), me = th_rank(), ints = 3;
+    const int left = (me + P - 1) % P, right = (me + 1) % P;
+    int dims = P, periods = 1, bad = 0;
+    int counts[2] = {ints, ints}, sdispls[2] = {0, ints}, rdispls[2] = {0, ints};
+    int *sb = malloc((AHEAD + 2) * 2 * (size_t)ints * sizeof(int));
+    int *rb = malloc((AHEAD + 2) * 2 * (size_t)ints * sizeof(int));
+    MPI_Request req[AHEAD + 1];
+    MPI_Comm ring;
+    if (P < 3) {
+        free(sb);
+        free(rb);
+        return 0;
+    }
+    assert_true(sb != NULL && rb != NULL);
+    assert_int_equal(MPI_Cart_create(MPI_COMM_WORLD, 1, &dims, &periods, 0, &ring),
+                     MPI_SUCCESS);
+    for (int k = 0; k < AHEAD + 2; k++)
+        for (int i = 0; i < 2 * ints; i++) {
+            sb[(size_t)k * 2 * ints + i] = batch_value(me, k, i);
+            rb[(size_t)k * 2 * ints + i] = -1;
+        }
+    if (me != 0)
+        nanosleep(&(struct timespec){.tv_nsec = 200000000L}, NULL);
+    for (int k = 0; k <= AHEAD; k++) {
+        const size_t at = (size_t)k * 2 * ints;
+        bad |= MPI_Ineighbor_alltoallv(sb + at, counts, sdispls, MPI_INT, rb + at, counts,
+                                       rdispls, MPI_INT, ring, &req[k]) != MPI_SUCCESS;
+        if (me != 0 && k == AHEAD - 1)
+            bad |= MPI_Waitall(AHEAD, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS;
+    }
+    const size_t last = (size_t)(AHEAD + 1) * 2 * ints;
+    bad |= MPI_Neighbor_alltoallv(sb + last, counts, sdispls, MPI_INT, rb + last, counts,
+                                  rdispls, MPI_INT, ring) != MPI_SUCCESS;
+    if (me == 0)
+        bad |= MPI_Waitall(AHEAD + 1, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS;
+    else
+        bad |= MPI_Wait(&req[AHEAD], MPI_STATUS_IGNORE) != MPI_SUCCESS;
+    for (int k = 0; k < AHEAD + 2 && !bad; k++)
+        for (int i = 0; i < ints; i++)
+            bad |= rb[(size_t)k * 2 * ints + i] != batch_value(left, k, ints + i) ||
+                   rb[(size_t)k * 2 * ints + ints + i] != batch_value(right, k, i);
+    if (bad)
+        fprintf(stderr, "rank %d: %d calls on a ring of %d, rank 0 ahead: wrong blocks "
+                        "(seed %llu)\n",
+                me, AHEAD + 2, P, (unsigned long long)th_seed());
+    free(sb);
+    free(rb);
+    MPI_Comm_free(&ring);
+    return bad;
+}
+
 static void test_halo_loop(void **state)
 {
     (void)state;
@@ -1327,7 +1396,8 @@ static void test_halo_loop(void **state)
     topo_free(&t);
     failures += !th_all(!pending_batch(16000), MPI_COMM_WORLD);
     failures += !th_all(!pending_batch(3), MPI_COMM_WORLD);
-    report(__func__, failures, CALLS + 2);
+    failures += !th_all(!pending_ahead(), MPI_COMM_WORLD);
+    report(__func__, failures, CALLS + 3);
 }
 
 /*
