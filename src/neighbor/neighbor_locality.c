@@ -1452,7 +1452,7 @@ static int call_largest(call *c, plan *p, int64_t *largest)
         agreement *g = NULL;
         CT_CALL(agreement_begin(a, c->ctx, c->large, 1, &g));
         *largest = g->largest;
-        free(g);
+        agreement_put(g);
     } else {
         CT_CALL(agreement_turn(c, p, p->calls++));
         agreement *g = p->force;

@@ -1236,27 +1236,6 @@ static void test_comm_churn(void **state)
     report(__func__, failures, ncases);
 }
 
-/*
- * A halo loop: 200 Neighbor_alltoallv on one grid (the 9-point stencil, not
- * periodic: no neighbour twice), whose blocks are small (0-8 ints) in calls
- * 0-39, large (16000-20000 ints) in calls 40-99 and small again from 100;
- * calls 3, 7, 11, ... and 64 and 192 are MPI_Ineighbor_alltoallv. locality
- * agrees the largest block at every 64th call it serves, which and the
- * calls up to the next take: where it serves both forms (Open MPI) calls 0
- * (blocking, small), 64 (nonblocking, large: its start begins the
- * agreement, and its stage 1 waits for it, as may the calls after it), 128
- * (blocking, small) and 192 (nonblocking, small: complete once the
- * communicator is freed), so calls 100-127 send their small blocks
- * directly; where it serves the blocking calls only (MPICH), calls 0, 86
- * and 172 (small, large, small). COLTUNE_VERBOSE=2 logs each. Then two
- * batches of nonblocking calls started at once (pending_batch), of large
- * blocks and of small ones, on communicators of their own: one agreement
- * each (all directly, then aggregated) where locality serves them; then
- * pending_ahead, two agreements (small blocks) where locality serves both
- * forms, one (the blocking call's) where it serves the blocking form
- * alone. Run alone, by TEST_HALO_LOOP=1, in neighbor.sh's halo runs,
- * which check the log and force the nonblocking calls' algorithm apart.
- */
 /* The int at i of call k's send buffer on rank r. */
 static int batch_value(int r, int k, int i) { return r * 1000003 + k * 7919 + i; }
 
@@ -1325,22 +1304,20 @@ static int pending_batch(int ints)
  * others start only once rank 0's first AHEAD have run their stages:
  * rank 0 must advance those while it waits. 0 or 1 failure.
  */
-enum { AHEAD = 64 };
+enum { AHEAD = 64 }; /* locality agrees at every 64th call */
 static int pending_ahead(void)
 {
     const int P = th_size(), me = th_rank(), ints = 3;
     const int left = (me + P - 1) % P, right = (me + 1) % P;
     int dims = P, periods = 1, bad = 0;
     int counts[2] = {ints, ints}, sdispls[2] = {0, ints}, rdispls[2] = {0, ints};
-    int *sb = malloc((AHEAD + 2) * 2 * (size_t)ints * sizeof(int));
-    int *rb = malloc((AHEAD + 2) * 2 * (size_t)ints * sizeof(int));
+    int *sb, *rb;
     MPI_Request req[AHEAD + 1];
     MPI_Comm ring;
-    if (P < 3) {
-        free(sb);
-        free(rb);
+    if (P < 3)
         return 0;
-    }
+    sb = malloc((AHEAD + 2) * 2 * (size_t)ints * sizeof(int));
+    rb = malloc((AHEAD + 2) * 2 * (size_t)ints * sizeof(int));
     assert_true(sb != NULL && rb != NULL);
     assert_int_equal(MPI_Cart_create(MPI_COMM_WORLD, 1, &dims, &periods, 0, &ring),
                      MPI_SUCCESS);
@@ -1379,6 +1356,27 @@ static int pending_ahead(void)
     return bad;
 }
 
+/*
+ * A halo loop: 200 Neighbor_alltoallv on one grid (the 9-point stencil, not
+ * periodic: no neighbour twice), whose blocks are small (0-8 ints) in calls
+ * 0-39, large (16000-20000 ints) in calls 40-99 and small again from 100;
+ * calls 3, 7, 11, ... and 64 and 192 are MPI_Ineighbor_alltoallv. locality
+ * agrees the largest block at every 64th call it serves, which and the
+ * calls up to the next take: where it serves both forms (Open MPI) calls 0
+ * (blocking, small), 64 (nonblocking, large: its start begins the
+ * agreement, and its stage 1 waits for it, as may the calls after it), 128
+ * (blocking, small) and 192 (nonblocking, small: complete once the
+ * communicator is freed), so calls 100-127 send their small blocks
+ * directly; where it serves the blocking calls only (MPICH), calls 0, 86
+ * and 172 (small, large, small). COLTUNE_VERBOSE=2 logs each. Then two
+ * batches of nonblocking calls started at once (pending_batch), of large
+ * blocks and of small ones, on communicators of their own: one agreement
+ * each (all directly, then aggregated) where locality serves them; then
+ * pending_ahead, two agreements (small blocks) where locality serves both
+ * forms, one (the blocking call's) where it serves the blocking form
+ * alone. Run alone, by TEST_HALO_LOOP=1, in neighbor.sh's halo runs,
+ * which check the log and force the nonblocking calls' algorithm apart.
+ */
 static void test_halo_loop(void **state)
 {
     (void)state;
