@@ -72,7 +72,8 @@
  * way without telling each other. Where the ranks know that some block of
  * the call to another node has at least `large` bytes (call_largest: one
  * block size, a persistent request's init, an allreduce every 64 calls,
- * nonblocking or not), every block to another node goes directly: where a call
+ * nonblocking or not, adopted 8 calls on), every block to another node
+ * goes directly: where a call
  * mixes the two ways, its small blocks' hops and the sizes they need, behind
  * the large messages, outlast those (docs/cluster.md measured 0.84-0.87x
  * against 0.97-0.98x with every block direct, at blocks of 1-16 KiB), and a
@@ -210,7 +211,7 @@ typedef struct plan {
      * only part of the plan a call changes: every rank of the communicator
      * makes the calls in the same order, in one thread at a time. */
     long calls;
-    agreement *force;
+    agreement *force, *next; /* next: begun, in force from AGREE_LAG calls on */
 } plan;
 
 /* ------------------------------------------------------------------ */
@@ -329,6 +330,7 @@ static void plan_free(plan *p)
     if (p == NULL)
         return;
     agreement_put(p->force);
+    agreement_put(p->next);
     groups_free(&p->chunk);
     groups_free(&p->part);
     groups_free(&p->agg);
@@ -1320,8 +1322,13 @@ static int64_t one_block(const ct_neighbor_args *a)
 /* ------------------------------------------------------------------ */
 
 /* The calls of a plan agree their largest block anew at every
- * AGREE_EVERY-th call that has to (the first included). */
-enum { AGREE_EVERY = 64 };
+ * AGREE_EVERY-th call that has to (the first included). An agreement after
+ * the first is adopted AGREE_LAG calls after the call that began it, the
+ * calls between keeping the one before: by then it has completed (an
+ * MPI_Iallreduce of the communicator, about half a small call on 4
+ * emulated hosts, advanced by the calls between), so no call waits for it
+ * (a nonblocking call of 16 KiB that did lost about 2%, docs/cluster.md). */
+enum { AGREE_EVERY = 64, AGREE_LAG = 8 };
 
 /* This rank's largest block to a rank of another node (bytes). */
 static int64_t largest_off_node(const ct_neighbor_args *a, const ct_ctx *ctx)
@@ -1405,18 +1412,26 @@ static int agreement_wait(agreement *g)
     return rc;
 }
 
-/* Call i begins the agreement in force where i is a multiple of
- * AGREE_EVERY. The one it replaces has completed here (every call since it
- * began took its answer), or a request that waits for it holds it. */
+/* Call i begins an agreement where i is a multiple of AGREE_EVERY: the
+ * first (i = 0) in force at once, made there by a blocking call; a later
+ * one begun (MPI_Iallreduce) and kept as the next, which call
+ * i + AGREE_LAG puts in force. The one it replaces has completed here
+ * (every call since it was adopted took its answer), or a request that
+ * waits for it holds it. */
 static int agreement_turn(const call *c, plan *p, long i)
 {
-    int rc;
+    int rc = MPI_SUCCESS;
     agreement *g = NULL;
-    if (i % AGREE_EVERY != 0)
-        return MPI_SUCCESS;
-    CT_CALL(agreement_begin(c->a, c->ctx, c->large, c->a->request == NULL, &g));
-    agreement_put(p->force);
-    p->force = g;
+    if (i % AGREE_EVERY == 0) {
+        CT_CALL(agreement_begin(c->a, c->ctx, c->large, i == 0 && c->a->request == NULL, &g));
+        agreement **slot = i == 0 ? &p->force : &p->next;
+        agreement_put(*slot);
+        *slot = g;
+    } else if (i % AGREE_EVERY == AGREE_LAG && p->next != NULL) {
+        agreement_put(p->force);
+        p->force = p->next;
+        p->next = NULL;
+    }
 out:
     return rc;
 }
@@ -1430,14 +1445,14 @@ out:
  *   - a persistent request: agreed once, at its init (which is collective),
  *     for every start (its counts are bound there);
  *   - the blocking and nonblocking calls: agreed at every AGREE_EVERY-th
- *     call, which and the calls up to the next take its answer (a halo
- *     exchange repeats its sizes, and one allreduce in 64 calls costs
- *     little). A nonblocking call's start is local: it begins an
- *     MPI_Iallreduce, and a nonblocking call that finds the agreement in
- *     force not yet complete on this rank takes it as c->pending (*largest
- *     -1 meanwhile): its stage 1 waits for it (step_advance), every rank
- *     taking the same agreement for the call whenever it completes here.
- *     A blocking call waits for it at once.
+ *     call, the first in force at once, a later one from AGREE_LAG calls
+ *     on, until the next is (a halo exchange repeats its sizes, and one
+ *     allreduce in 64 calls costs little: agreement_turn). A nonblocking
+ *     call's start is local: it begins an MPI_Iallreduce, and a nonblocking
+ *     call that finds the agreement in force not yet complete on this rank
+ *     takes it as c->pending (*largest -1 meanwhile): its stage 1 waits for
+ *     it (step_advance), every rank taking the same agreement for the call
+ *     whenever it completes here. A blocking call waits for it at once.
  * The answer only chooses the way of each block (call_plan); a stale one
  * (sizes changed since the agreement) is as correct as a fresh one.
  */

@@ -96,7 +96,8 @@ fi
 # locality's blocks to other nodes all directly where a call's largest is
 # known to be large: in a halo loop whose block sizes change
 # (test_halo_loop), the calls agree it at every 64th call locality serves
-# (COLTUNE_VERBOSE=2 logs each), the calls between keeping it: under Open
+# (COLTUNE_VERBOSE=2 logs each), the first in force at once, a later one
+# from 8 calls on, the calls between keeping the one before: under Open
 # MPI, where it serves the nonblocking calls too, four agreements (small,
 # large, small, small; the second and fourth begun by a nonblocking call),
 # then one for each batch of nonblocking calls started at once (large,

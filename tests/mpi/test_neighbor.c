@@ -1294,17 +1294,19 @@ static int pending_batch(int ints)
 
 /*
  * MPI's progress rule across locality's agreements, on a new periodic ring
- * (P >= 3): every rank makes AHEAD + 1 MPI_Ineighbor_alltoallv then one
+ * (P >= 3): every rank makes AHEAD MPI_Ineighbor_alltoallv then one
  * MPI_Neighbor_alltoallv, blocks of 3 ints. Rank 0 starts its calls at
  * once, and makes the blocking one before it completes any; the others
- * start theirs 0.2 s later and complete the first AHEAD before the rest.
- * On rank 0 the first AHEAD wait for the agreement the first begins, which
- * completes only once the others have started; its blocking call waits for
- * the agreement the next one begins (the AHEAD-th call's), which the
- * others start only once rank 0's first AHEAD have run their stages:
- * rank 0 must advance those while it waits. 0 or 1 failure.
+ * start theirs 0.2 s later, and complete their first AGREE_EVERY before
+ * they start the rest. On rank 0 the first AGREE_EVERY wait for the
+ * agreement the first begins, which completes only once the others have
+ * started; its blocking call (call AGREE_EVERY + AGREE_LAG, which adopts
+ * the agreement call AGREE_EVERY begins) waits for that agreement, which
+ * the others begin only once rank 0's first AGREE_EVERY have run their
+ * stages: rank 0 must advance those while it waits. 0 or 1 failure.
  */
-enum { AHEAD = 64 }; /* locality agrees at every 64th call */
+enum { AGREE_EVERY = 64, AGREE_LAG = 8 }; /* as neighbor_locality.c's */
+enum { AHEAD = AGREE_EVERY + AGREE_LAG };
 static int pending_ahead(void)
 {
     const int P = th_size(), me = th_rank(), ints = 3;
@@ -1312,44 +1314,45 @@ static int pending_ahead(void)
     int dims = P, periods = 1, bad = 0;
     int counts[2] = {ints, ints}, sdispls[2] = {0, ints}, rdispls[2] = {0, ints};
     int *sb, *rb;
-    MPI_Request req[AHEAD + 1];
+    MPI_Request req[AHEAD];
     MPI_Comm ring;
     if (P < 3)
         return 0;
-    sb = malloc((AHEAD + 2) * 2 * (size_t)ints * sizeof(int));
-    rb = malloc((AHEAD + 2) * 2 * (size_t)ints * sizeof(int));
+    sb = malloc((AHEAD + 1) * 2 * (size_t)ints * sizeof(int));
+    rb = malloc((AHEAD + 1) * 2 * (size_t)ints * sizeof(int));
     assert_true(sb != NULL && rb != NULL);
     assert_int_equal(MPI_Cart_create(MPI_COMM_WORLD, 1, &dims, &periods, 0, &ring),
                      MPI_SUCCESS);
-    for (int k = 0; k < AHEAD + 2; k++)
+    for (int k = 0; k <= AHEAD; k++)
         for (int i = 0; i < 2 * ints; i++) {
             sb[(size_t)k * 2 * ints + i] = batch_value(me, k, i);
             rb[(size_t)k * 2 * ints + i] = -1;
         }
     if (me != 0)
         nanosleep(&(struct timespec){.tv_nsec = 200000000L}, NULL);
-    for (int k = 0; k <= AHEAD; k++) {
+    for (int k = 0; k < AHEAD; k++) {
         const size_t at = (size_t)k * 2 * ints;
         bad |= MPI_Ineighbor_alltoallv(sb + at, counts, sdispls, MPI_INT, rb + at, counts,
                                        rdispls, MPI_INT, ring, &req[k]) != MPI_SUCCESS;
-        if (me != 0 && k == AHEAD - 1)
-            bad |= MPI_Waitall(AHEAD, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS;
+        if (me != 0 && k == AGREE_EVERY - 1)
+            bad |= MPI_Waitall(AGREE_EVERY, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS;
     }
-    const size_t last = (size_t)(AHEAD + 1) * 2 * ints;
+    const size_t last = (size_t)AHEAD * 2 * ints;
     bad |= MPI_Neighbor_alltoallv(sb + last, counts, sdispls, MPI_INT, rb + last, counts,
                                   rdispls, MPI_INT, ring) != MPI_SUCCESS;
     if (me == 0)
-        bad |= MPI_Waitall(AHEAD + 1, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS;
+        bad |= MPI_Waitall(AHEAD, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS;
     else
-        bad |= MPI_Wait(&req[AHEAD], MPI_STATUS_IGNORE) != MPI_SUCCESS;
-    for (int k = 0; k < AHEAD + 2 && !bad; k++)
+        bad |= MPI_Waitall(AHEAD - AGREE_EVERY, req + AGREE_EVERY, MPI_STATUSES_IGNORE) !=
+               MPI_SUCCESS;
+    for (int k = 0; k <= AHEAD && !bad; k++)
         for (int i = 0; i < ints; i++)
             bad |= rb[(size_t)k * 2 * ints + i] != batch_value(left, k, ints + i) ||
                    rb[(size_t)k * 2 * ints + ints + i] != batch_value(right, k, i);
     if (bad)
         fprintf(stderr, "rank %d: %d calls on a ring of %d, rank 0 ahead: wrong blocks "
                         "(seed %llu)\n",
-                me, AHEAD + 2, P, (unsigned long long)th_seed());
+                me, AHEAD + 1, P, (unsigned long long)th_seed());
     free(sb);
     free(rb);
     MPI_Comm_free(&ring);
@@ -1360,15 +1363,17 @@ static int pending_ahead(void)
  * A halo loop: 200 Neighbor_alltoallv on one grid (the 9-point stencil, not
  * periodic: no neighbour twice), whose blocks are small (0-8 ints) in calls
  * 0-39, large (16000-20000 ints) in calls 40-99 and small again from 100;
- * calls 3, 7, 11, ... and 64 and 192 are MPI_Ineighbor_alltoallv. locality
- * agrees the largest block at every 64th call it serves, which and the
- * calls up to the next take: where it serves both forms (Open MPI) calls 0
- * (blocking, small), 64 (nonblocking, large: its start begins the
- * agreement, and its stage 1 waits for it, as may the calls after it), 128
- * (blocking, small) and 192 (nonblocking, small: complete once the
- * communicator is freed), so calls 100-127 send their small blocks
- * directly; where it serves the blocking calls only (MPICH), calls 0, 86
- * and 172 (small, large, small). COLTUNE_VERBOSE=2 logs each. Then two
+ * calls 3, 7, 11, ... and 64, 72 and 192 are MPI_Ineighbor_alltoallv.
+ * locality agrees the largest block at every 64th call it serves, the
+ * first in force at once, a later one from 8 calls on: where it serves
+ * both forms (Open MPI) calls 0 (blocking, small: made there), 64
+ * (nonblocking, large: its start begins the agreement, call 72 adopts it,
+ * its stage 1 waiting for it if it has not completed), 128 (blocking,
+ * small: begun there, adopted by call 136, which waits for it) and 192
+ * (nonblocking, small: never adopted, complete once the communicator is
+ * freed), so calls 100-135 send their small blocks directly; where it
+ * serves the blocking calls only (MPICH), calls 0, 88 (adopted by 98) and
+ * 173 (by 184): small, large, small. COLTUNE_VERBOSE=2 logs each. Then two
  * batches of nonblocking calls started at once (pending_batch), of large
  * blocks and of small ones, on communicators of their own: one agreement
  * each (all directly, then aggregated) where locality serves them; then
@@ -1388,7 +1393,7 @@ static void test_halo_loop(void **state)
     for (int i = 0; i < CALLS; i++) {
         const int big = i >= 40 && i < 100;
         nb_case c = make_case(1, 0, big ? CNT_LARGE : CNT_SMALL, i % 2, 0, &stream);
-        c.nonblocking = i % 4 == 3 || i % 128 == 64;
+        c.nonblocking = i % 4 == 3 || i % 128 == 64 || i % 128 == 72;
         failures += !run_case(&c, &t);
     }
     topo_free(&t);
