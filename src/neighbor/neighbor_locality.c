@@ -77,7 +77,9 @@
  * mixes the two ways, its small blocks' hops and the sizes they need, behind
  * the large messages, outlast those (docs/cluster.md measured 0.84-0.87x
  * against 0.97-0.98x with every block direct, at blocks of 1-16 KiB), and a
- * call of every block direct tells no sizes.
+ * call of every block direct tells no sizes: without a window it is
+ * direct's messages alone (run_direct, and a request known to be such at
+ * its build gets direct's schedule).
  *
  * Inside the node (parameter shm). With shm=1 the messages between two
  * ranks of one node do not travel point-to-point: every rank publishes them
@@ -1690,6 +1692,14 @@ int ct_neighbor_locality_build(const ct_neighbor_args *a, ct_ctx *ctx, const lon
         return MPI_ERR_NO_MEM;
     c->args = *a; /* the request's description, kept with it */
     CT_CALL(call_plan(c, &c->args, ctx, params));
+    if (c->all_direct && c->win == NULL) {
+        /* every message directly, known now (not pending): direct's one
+         * round, as the blocking call's run_direct, without the stages'
+         * bookkeeping (each start and test of a request, about 4k
+         * instructions a call; docs/cluster.md) */
+        step_release(c);
+        return ct_neighbor_direct_build(a, ctx, params, s);
+    }
     c->tag = s->tag;
     c->job = (ct_shm_job){.begin = job_begin, .advance = job_advance};
     c->stage = NSTAGES; /* nothing in flight before the first start */
