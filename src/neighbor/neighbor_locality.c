@@ -1696,7 +1696,11 @@ int ct_neighbor_locality_build(const ct_neighbor_args *a, ct_ctx *ctx, const lon
         /* every message directly, known now (not pending): direct's one
          * round, as the blocking call's run_direct, without the stages'
          * bookkeeping (each start and test of a request, about 4k
-         * instructions a call; docs/cluster.md) */
+         * instructions a call; docs/cluster.md). A rank where the same
+         * agreement is still pending runs the stages, which then post the
+         * same messages on the request's tag and nothing else (stage_sizes:
+         * no size told, every chunk, aggregate and part empty), so the two
+         * match. */
         step_release(c);
         return ct_neighbor_direct_build(a, ctx, params, s);
     }
