@@ -79,6 +79,11 @@ static void print_device(const double *maxv)
 
 static void print_table(const double *maxv, const double *sumv, int n)
 {
+    /* What this rank printed before (the learners' table, often longer than
+     * stdout's buffer on a pipe) leaves first, so that the table goes out
+     * in one write of whole lines, which mpirun does not interleave with
+     * another rank's output (neighbor.sh parses the rows). */
+    fflush(stdout);
     printf("coltune statistics (calls and time: max over ranks; bytes sent: sum over ranks;"
            " extra memory: peak per call, max over ranks)\n");
     printf("%-20s %-22s %10s %14s %12s %14s\n", "collective", "algorithm", "calls", "bytes",
