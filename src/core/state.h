@@ -36,6 +36,17 @@ typedef struct ct_requests {
                    engine calls ct_request_progress_all (core/request.c) */
 } ct_requests;
 
+/* An operation of coltune's own begun without a user's request to complete
+ * it (a neighbourhood agreement begun ahead of its use: an MPI_Iallreduce,
+ * neighbor/neighbor_locality.c). Listed from its start until its owner
+ * removes it; MPI_Finalize completes those still listed (complete), as MPI
+ * requires of every operation begun before it. */
+typedef struct ct_outstanding {
+    void (*complete)(struct ct_outstanding *self);
+    struct ct_outstanding *prev, *next;
+    int listed;
+} ct_outstanding;
+
 typedef struct ct_state {
     int init_done;    /* configuration read */
     int mpi_init_seen; /* MPI_Init/MPI_Init_thread went through the shim */
@@ -93,6 +104,7 @@ typedef struct ct_state {
         unsigned long released_buffers, refused_windows, released_windows;
     } cache;
     ct_requests requests;
+    ct_outstanding *outstanding; /* under the lock: ct_outstanding_add */
     /* The configuration's settings (select/config.h), set once it is read;
      * all zero before. */
     const ct_settings *settings;
@@ -122,5 +134,14 @@ void ct_state_unlock(ct_state *st);
 /* Waits, the lock held, until ct_state_wake: a context has been made. */
 void ct_state_wait(ct_state *st);
 void ct_state_wake(ct_state *st);
+
+/* Lists o (its complete set) until ct_outstanding_remove. */
+void ct_outstanding_add(ct_outstanding *o);
+/* Takes o off the list, if it is there (before its memory goes). */
+void ct_outstanding_remove(ct_outstanding *o);
+/* At MPI_Finalize: completes every operation still listed, taking each off
+ * the list first (a rank waits for its own; each was begun on every rank
+ * of its communicator, so the waits complete in any order). */
+void ct_outstanding_complete_all(void);
 
 #endif

@@ -154,6 +154,10 @@ typedef struct agreement {
     const ct_ctx *ctx;
     int refs;
     pthread_mutex_t lock;
+    /* Begun (MPI_Iallreduce): listed until freed, so that MPI_Finalize
+     * completes it where no call did (one begun ahead of its use, on a
+     * communicator the program never frees) */
+    ct_outstanding outstanding;
 } agreement;
 
 /* A list of groups: group g is items[first[g] .. first[g + 1]). */
@@ -321,6 +325,7 @@ static void agreement_put(agreement *g)
 {
     if (g == NULL || __atomic_sub_fetch(&g->refs, 1, __ATOMIC_ACQ_REL) > 0)
         return;
+    ct_outstanding_remove(&g->outstanding);
     if (g->req != MPI_REQUEST_NULL && PMPI_Wait(&g->req, MPI_STATUS_IGNORE) == MPI_SUCCESS)
         agreement_log(g);
     pthread_mutex_destroy(&g->lock);
@@ -1346,6 +1351,8 @@ static int64_t largest_off_node(const ct_neighbor_args *a, const ct_ctx *ctx)
     return largest;
 }
 
+static void agreement_finish(ct_outstanding *o);
+
 /* A new agreement on the largest block to another node over every rank:
  * made at once (block), or begun (MPI_Iallreduce). */
 static int agreement_begin(const ct_neighbor_args *a, ct_ctx *ctx, long large, int block,
@@ -1356,7 +1363,8 @@ static int agreement_begin(const ct_neighbor_args *a, ct_ctx *ctx, long large, i
     if (g == NULL)
         return MPI_ERR_NO_MEM;
     *g = (agreement){.req = MPI_REQUEST_NULL, .mine = largest_off_node(a, ctx),
-                     .large = large, .ctx = ctx, .refs = 1};
+                     .large = large, .ctx = ctx, .refs = 1,
+                     .outstanding = {.complete = agreement_finish}};
     pthread_mutex_init(&g->lock, NULL);
     if (block)
         CT_CALL(PMPI_Allreduce(&g->mine, &g->largest, 1, MPI_INT64_T, MPI_MAX,
@@ -1366,6 +1374,8 @@ static int agreement_begin(const ct_neighbor_args *a, ct_ctx *ctx, long large, i
                                 ctx->decide_comm, &g->req));
     if (block)
         agreement_log(g);
+    else
+        ct_outstanding_add(&g->outstanding);
     *out = g;
     return MPI_SUCCESS;
 out:
@@ -1412,6 +1422,13 @@ static int agreement_wait(agreement *g)
     while (!agreement_test(g, 1, &rc))
         ;
     return rc;
+}
+
+/* MPI_Finalize's completion of an agreement still listed (its plan, and so
+ * it, live on: the communicator was not freed). */
+static void agreement_finish(ct_outstanding *o)
+{
+    (void)agreement_wait((agreement *)((char *)o - offsetof(agreement, outstanding)));
 }
 
 /* Call i begins an agreement where i is a multiple of AGREE_EVERY: the

@@ -100,6 +100,7 @@ int ct_shim_finalize(void)
         if (cfg->set.stats && st->mpi_init_seen)
             ct_stats_report(MPI_COMM_WORLD);
         st->finalizing = 1;
+        ct_outstanding_complete_all();
         ct_ctx_release_predefined();
         ct_ctx_keyval_free();
         ct_request_handles_free();
