@@ -144,20 +144,21 @@ out:
 }
 
 /* A request's byte view (CT_A_BYTES): the algorithm's schedule on the
- * call's bytes, as one step of the request's schedule (core/bytes_step.h). */
+ * call's bytes, as one step of the request's schedule, or on the request's
+ * own schedule where the view is the call's memory (core/bytes_step.h). */
 static int build_bytes(const ct_algorithm *alg, const long *params, const ct_alltoallv_args *a,
                        ct_ctx *ctx, ct_sched *s)
 {
     int rc;
     ct_alltoallv_args b;
-    ct_bytes_step *step = ct_bytes_step_new(s, ctx);
-    if (step == NULL)
-        return MPI_ERR_NO_MEM;
-    CT_CALL(bytes_args(&step->v, a, ctx->size, &b));
-    CT_CALL(alg->build.alltoallv(&b, ctx, params, &step->inner));
-    return ct_bytes_step_add(s, step);
+    ct_bytes_pair v;
+    ct_bytes_step *step;
+    ct_sched *into;
+    CT_CALL(bytes_args(&v, a, ctx->size, &b));
+    CT_CALL(ct_bytes_step_begin(s, ctx, &v, &step, &into));
+    return ct_bytes_step_end(s, step, alg->build.alltoallv(&b, ctx, params, into));
 out:
-    ct_bytes_step_free(step);
+    ct_bytes_pair_free(&v);
     return rc;
 }
 

@@ -5,6 +5,7 @@
 #include "core/bytes_step.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static int bytes_start(void *state)
 {
@@ -53,6 +54,33 @@ int ct_bytes_step_add(ct_sched *s, ct_bytes_step *b)
     ct_sched_step(s, &bytes_step, b,
                   sizeof *b + ct_bytes_pair_bytes(&b->v) + ct_sched_own_bytes(&b->inner));
     return MPI_SUCCESS;
+}
+
+int ct_bytes_step_begin(ct_sched *s, ct_ctx *ctx, ct_bytes_pair *v, ct_bytes_step **step,
+                        ct_sched **into)
+{
+    *step = NULL;
+    *into = s;
+    if (ct_bytes_pair_in_place(v))
+        return MPI_SUCCESS;
+    *step = ct_bytes_step_new(s, ctx);
+    if (*step == NULL)
+        return MPI_ERR_NO_MEM;
+    (*step)->v = *v;
+    memset(v, 0, sizeof *v);
+    *into = &(*step)->inner;
+    return MPI_SUCCESS;
+}
+
+int ct_bytes_step_end(ct_sched *s, ct_bytes_step *step, int rc)
+{
+    if (step == NULL)
+        return rc;
+    if (rc != MPI_SUCCESS) {
+        ct_bytes_step_free(step);
+        return rc;
+    }
+    return ct_bytes_step_add(s, step);
 }
 
 void ct_bytes_step_free(ct_bytes_step *b)

@@ -21,6 +21,19 @@ typedef struct ct_bytes_step {
                       no one sends to are unpacked unchanged) */
 } ct_bytes_step;
 
+/* Where a request's algorithm builds its schedule on the byte view *v (the
+ * caller's, initialised): on a view in place (ct_bytes_pair_in_place: the
+ * call's own buffers and arrays, which MPI keeps as they are while the
+ * request needs them), on s itself (*step NULL), with no step to pack and
+ * unpack nothing; else a new step takes *v (the caller's is then empty) and
+ * the algorithm builds on its inner schedule. ct_bytes_step_end then adds
+ * the step. */
+int ct_bytes_step_begin(ct_sched *s, ct_ctx *ctx, ct_bytes_pair *v, ct_bytes_step **step,
+                        ct_sched **into);
+/* The step of ct_bytes_step_begin, its schedule built with rc: added to s
+ * (none: rc). */
+int ct_bytes_step_end(ct_sched *s, ct_bytes_step *step, int rc);
+
 /* A new step for s (its inner schedule prepared on s's tag), or NULL. */
 ct_bytes_step *ct_bytes_step_new(ct_sched *s, ct_ctx *ctx);
 /* Appends b, built, to s as its step (s owns b from here, even on failure). */

@@ -232,21 +232,24 @@ int ct_bytes_unpack(const ct_bytes *v, MPI_Comm comm) { return pack_all(v, 1, co
 
 /*
  * One side's blocks as MPI_BYTE counts and displacements from *base (the
- * staging, or the user's buffer): linear when the call's are (uniform
- * blocks: no per-call array), else MPI_Count arrays in *arrays ([2n], freed
- * by the caller).
+ * staging, or the user's buffer): seen in place, the call's own vectors in
+ * bytes (ct_vec_affine); staged, linear when the call's are (uniform
+ * blocks), else MPI_Count arrays in *arrays ([2n], freed by the caller).
  */
 static int bytes_vecs(const ct_bytes *v, MPI_Count **arrays, ct_vec *counts, ct_vec *displs,
                       char **base)
 {
     const int P = v->n;
     *base = v->staged ? v->staging : v->buf;
+    if (!v->staged) { /* block j: counts[j] * size bytes at displs[j] * extent + true_lb */
+        *counts = ct_vec_affine(v->counts, 0, (MPI_Count)v->t.size);
+        *displs = ct_vec_affine(v->displs, v->t.true_lb, v->t.extent);
+        return MPI_SUCCESS;
+    }
     if (v->counts.kind == CT_VEC_LINEAR && v->displs.kind == CT_VEC_LINEAR) {
         const MPI_Count bytes = (MPI_Count)ct_bytes_len(v, 0);
         *counts = ct_vec_linear(bytes, 0);
-        *displs = v->staged ? ct_vec_linear(0, bytes) /* back to back */
-                            : ct_vec_linear(v->displs.base * v->t.extent + v->t.true_lb,
-                                            v->displs.step * v->t.extent);
+        *displs = ct_vec_linear(0, bytes); /* back to back */
         return MPI_SUCCESS;
     }
     *arrays = malloc((size_t)(P > 0 ? P : 1) * 2 * sizeof(MPI_Count));
@@ -275,6 +278,11 @@ int ct_bytes_pair_init(ct_bytes_pair *v, const void *sendbuf, int ns, ct_vec sco
     CT_CALL(bytes_vecs(&v->r, &v->rarrays, &v->rcounts, &v->rdispls, &v->rbase));
 out:
     return rc;
+}
+
+int ct_bytes_pair_in_place(const ct_bytes_pair *v)
+{
+    return !v->s.staged && !v->r.staged; /* and so no arrays (bytes_vecs) */
 }
 
 size_t ct_bytes_pair_bytes(const ct_bytes_pair *v)

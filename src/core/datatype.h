@@ -24,37 +24,52 @@ int ct_type_info(MPI_Datatype type, ct_typeinfo *ti);
  * where element j is base + j * step: counts have step 0, displacements base
  * 0 and step the count). Every entry point describes its call with these, so
  * the algorithms never know which one was used and nothing is converted or
- * allocated per call.
+ * allocated per call. An array's element j is base + a[j] * step: the call's
+ * own (base 0, step 1), or, in a byte view of a contiguous type
+ * (ct_bytes_pair), the same array in bytes (ct_vec_affine). So only the
+ * entry points, which describe the call as given, hand v to the MPI library.
  */
 typedef enum ct_vec_kind { CT_VEC_INT, CT_VEC_COUNT, CT_VEC_AINT, CT_VEC_LINEAR } ct_vec_kind;
 
 typedef struct ct_vec {
     ct_vec_kind kind;
     const void *v;        /* the array (CT_VEC_INT, CT_VEC_COUNT, CT_VEC_AINT) */
-    MPI_Count base, step; /* CT_VEC_LINEAR */
+    MPI_Count base, step; /* element j: base + v[j] * step, or base + j * step */
 } ct_vec;
 
-static inline ct_vec ct_vec_int(const int *v) { return (ct_vec){CT_VEC_INT, v, 0, 0}; }
-static inline ct_vec ct_vec_count(const MPI_Count *v) { return (ct_vec){CT_VEC_COUNT, v, 0, 0}; }
-static inline ct_vec ct_vec_aint(const MPI_Aint *v) { return (ct_vec){CT_VEC_AINT, v, 0, 0}; }
+static inline ct_vec ct_vec_int(const int *v) { return (ct_vec){CT_VEC_INT, v, 0, 1}; }
+static inline ct_vec ct_vec_count(const MPI_Count *v) { return (ct_vec){CT_VEC_COUNT, v, 0, 1}; }
+static inline ct_vec ct_vec_aint(const MPI_Aint *v) { return (ct_vec){CT_VEC_AINT, v, 0, 1}; }
 static inline ct_vec ct_vec_linear(MPI_Count base, MPI_Count step)
 {
     return (ct_vec){CT_VEC_LINEAR, NULL, base, step};
 }
 
+/* x seen as base + x[j] * scale (no array copied). */
+static inline ct_vec ct_vec_affine(ct_vec x, MPI_Count base, MPI_Count scale)
+{
+    x.base = base + x.base * scale;
+    x.step *= scale;
+    return x;
+}
+
 static inline MPI_Count ct_vec_at(const ct_vec *x, int j)
 {
+    MPI_Count k = j;
     switch (x->kind) {
     case CT_VEC_INT:
-        return ((const int *)x->v)[j];
+        k = ((const int *)x->v)[j];
+        break;
     case CT_VEC_COUNT:
-        return ((const MPI_Count *)x->v)[j];
+        k = ((const MPI_Count *)x->v)[j];
+        break;
     case CT_VEC_AINT:
-        return ((const MPI_Aint *)x->v)[j];
+        k = ((const MPI_Aint *)x->v)[j];
+        break;
     case CT_VEC_LINEAR:
         break;
     }
-    return x->base + (MPI_Count)j * x->step;
+    return x->base + k * x->step;
 }
 
 
@@ -128,6 +143,9 @@ typedef struct ct_bytes_pair {
 int ct_bytes_pair_init(ct_bytes_pair *v, const void *sendbuf, int ns, ct_vec scounts,
                        ct_vec sdispls, MPI_Datatype stype, void *recvbuf, int nr,
                        ct_vec rcounts, ct_vec rdispls, MPI_Datatype rtype);
+/* Is v the call's own memory: nothing staged (contiguous types), so no
+ * buffer or array of its own? */
+int ct_bytes_pair_in_place(const ct_bytes_pair *v);
 /* Bytes it holds (staging and arrays). */
 size_t ct_bytes_pair_bytes(const ct_bytes_pair *v);
 void ct_bytes_pair_free(ct_bytes_pair *v);

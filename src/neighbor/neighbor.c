@@ -237,23 +237,25 @@ int ct_neighbor_dispatch(const ct_neighbor_args *a, const ct_spec *forced)
 /* ------------------------------------------------------------------ */
 
 /* A candidate's schedule for a request (learn.h), on the byte view where it
- * needs it (CT_A_BYTES): then one step of s (core/bytes_step.h). */
+ * needs it (CT_A_BYTES): then one step of s, or s itself where the view is
+ * the call's memory (core/bytes_step.h). */
 static int learn_build(const void *args, ct_ctx *ctx, const ct_adapt_cand *cand, ct_sched *s)
 {
     int rc;
     const ct_neighbor_args *a = args;
     ct_neighbor_args b;
+    ct_bytes_pair v;
+    ct_bytes_step *step;
+    ct_sched *into;
     if (!(cand->alg->restrictions & CT_A_BYTES))
         return cand->alg->build.neighbor(a, ctx, cand->params, s);
-    ct_bytes_step *step = ct_bytes_step_new(s, ctx);
-    if (step == NULL)
-        return MPI_ERR_NO_MEM;
-    step->pack_recv = a->graph->null_source; /* blocks no one sends to, unchanged */
-    CT_CALL(bytes_args(&step->v, a, &b));
-    CT_CALL(cand->alg->build.neighbor(&b, ctx, cand->params, &step->inner));
-    return ct_bytes_step_add(s, step);
+    CT_CALL(bytes_args(&v, a, &b));
+    CT_CALL(ct_bytes_step_begin(s, ctx, &v, &step, &into));
+    if (step != NULL)
+        step->pack_recv = a->graph->null_source; /* blocks no one sends to, unchanged */
+    return ct_bytes_step_end(s, step, cand->alg->build.neighbor(&b, ctx, cand->params, into));
 out:
-    ct_bytes_step_free(step);
+    ct_bytes_pair_free(&v);
     return rc;
 }
 
