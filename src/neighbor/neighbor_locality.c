@@ -1432,9 +1432,9 @@ static void agreement_finish(ct_outstanding *o)
 }
 
 /* Call i begins an agreement where i is a multiple of AGREE_EVERY: the
- * first (i = 0) in force at once, made there by a blocking call; a later
- * one begun (MPI_Iallreduce) and kept as the next, which call
- * i + AGREE_LAG puts in force. The one it replaces has completed here
+ * first (i = 0) in force at once (a blocking call makes it there, a
+ * nonblocking one begins it: MPI_Iallreduce); a later one begun by either
+ * form and kept as the next, which call i + AGREE_LAG puts in force. The one it replaces has completed here
  * (every call since it was adopted took its answer), or a request that
  * waits for it holds it. */
 static int agreement_turn(const call *c, plan *p, long i)
@@ -1466,8 +1466,9 @@ out:
  *   - the blocking and nonblocking calls: agreed at every AGREE_EVERY-th
  *     call, the first in force at once, a later one from AGREE_LAG calls
  *     on, until the next is (a halo exchange repeats its sizes, and one
- *     allreduce in 64 calls costs little: agreement_turn). A nonblocking
- *     call's start is local: it begins an MPI_Iallreduce, and a nonblocking
+ *     allreduce in 64 calls costs little: agreement_turn). Only a blocking
+ *     first call makes its agreement at once; every other agreement is an
+ *     MPI_Iallreduce (a nonblocking call's start is local), and a nonblocking
  *     call that finds the agreement in force not yet complete on this rank
  *     takes it as c->pending (*largest -1 meanwhile): its stage 1 waits for
  *     it (step_advance), every rank taking the same agreement for the call
@@ -1685,16 +1686,22 @@ static int step_wait(void *state)
     return step_advance(state, 1, &done);
 }
 
-static void step_release(void *state)
+/* What a request's call holds, released (not the call itself). */
+static void call_drop(call *c)
 {
-    call *c = state;
-    if (c == NULL)
-        return;
     settle(c);
     agreement_put(c->pending); /* a start that failed, or none: still held */
     free(c->own_sizes);
     free(c->own_reqs);
     free(c->own_bytes);
+}
+
+static void step_release(void *state)
+{
+    call *c = state;
+    if (c == NULL)
+        return;
+    call_drop(c);
     free(c);
 }
 
@@ -1704,23 +1711,27 @@ int ct_neighbor_locality_build(const ct_neighbor_args *a, ct_ctx *ctx, const lon
                                ct_sched *s)
 {
     int rc;
-    call *c = calloc(1, sizeof *c);
-    if (c == NULL)
-        return MPI_ERR_NO_MEM;
-    c->args = *a; /* the request's description, kept with it */
+    call planned = {.args = *a}, *c = &planned; /* the request's description, kept with it */
     CT_CALL(call_plan(c, &c->args, ctx, params));
     if (c->all_direct && c->win == NULL) {
-        /* every message directly, known now (not pending): direct's one
-         * round, as the blocking call's run_direct, without the stages'
-         * bookkeeping (each start and test of a request, about 4k
-         * instructions a call; docs/cluster.md). A rank where the same
-         * agreement is still pending runs the stages, which then post the
-         * same messages on the request's tag and nothing else (stage_sizes:
-         * no size told, every chunk, aggregate and part empty), so the two
-         * match. */
-        step_release(c);
+        /* every message directly, known now (not pending: the call holds
+         * nothing): direct's one round, as the blocking call's run_direct,
+         * without the stages' bookkeeping (each start and test of a
+         * request, about 4k instructions a call; docs/cluster.md). A rank
+         * where the same agreement is still pending runs the stages, which
+         * then post the same messages on the request's tag and nothing else
+         * (stage_sizes: no size told, every chunk, aggregate and part
+         * empty), so the two match. */
         return ct_neighbor_direct_build(a, ctx, params, s);
     }
+    c = malloc(sizeof *c); /* the stages': the request's own */
+    if (c == NULL) {
+        rc = MPI_ERR_NO_MEM;
+        c = &planned;
+        goto out;
+    }
+    *c = planned;
+    c->a = &c->args;
     c->tag = s->tag;
     c->job = (ct_shm_job){.begin = job_begin, .advance = job_advance};
     c->stage = NSTAGES; /* nothing in flight before the first start */
@@ -1728,6 +1739,8 @@ int ct_neighbor_locality_build(const ct_neighbor_args *a, ct_ctx *ctx, const lon
     ct_sched_step(s, &locality_step, c, sizeof *c);
     return MPI_SUCCESS;
 out:
-    step_release(c);
+    call_drop(c);
+    if (c != &planned)
+        free(c);
     return rc;
 }

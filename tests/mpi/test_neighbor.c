@@ -1298,9 +1298,9 @@ static int pending_batch(int ints)
  * MPI_Neighbor_alltoallv, blocks of 3 ints. Rank 0 starts its calls at
  * once, and makes the blocking one before it completes any; the others
  * start theirs 0.2 s later, and complete their first AGREE_EVERY before
- * they start the rest. On rank 0 the first AGREE_EVERY wait for the
- * agreement the first begins, which completes only once the others have
- * started; its blocking call (call AGREE_EVERY + AGREE_LAG, which adopts
+ * they start the rest. On rank 0 all AHEAD wait for the agreement the
+ * first begins (calls AGREE_EVERY to AHEAD - 1 keep it in force), which
+ * completes only once the others have started; its blocking call (call AGREE_EVERY + AGREE_LAG, which adopts
  * the agreement call AGREE_EVERY begins) waits for that agreement, which
  * the others begin only once rank 0's first AGREE_EVERY have run their
  * stages: rank 0 must advance those while it waits. 0 or 1 failure.
