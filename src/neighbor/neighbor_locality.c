@@ -1434,9 +1434,9 @@ static void agreement_finish(ct_outstanding *o)
 /* Call i begins an agreement where i is a multiple of AGREE_EVERY: the
  * first (i = 0) in force at once (a blocking call makes it there, a
  * nonblocking one begins it: MPI_Iallreduce); a later one begun by either
- * form and kept as the next, which call i + AGREE_LAG puts in force. The one it replaces has completed here
- * (every call since it was adopted took its answer), or a request that
- * waits for it holds it. */
+ * form and kept as the next, which call i + AGREE_LAG puts in force. The
+ * one it replaces has completed here (every call since it was adopted took
+ * its answer), or a request that waits for it holds it. */
 static int agreement_turn(const call *c, plan *p, long i)
 {
     int rc = MPI_SUCCESS;
