@@ -30,11 +30,22 @@ static int bytes_wait(void *state)
     return rc == MPI_SUCCESS ? ct_bytes_unpack(&b->v.r, b->comm) : rc;
 }
 
-static void bytes_release(void *state) { ct_bytes_step_free(state); }
+/* Frees a step that was not added, or one its schedule releases. */
+static void step_free(ct_bytes_step *b)
+{
+    if (b == NULL)
+        return;
+    ct_sched_free(&b->inner);
+    ct_bytes_pair_free(&b->v);
+    free(b);
+}
+
+static void bytes_release(void *state) { step_free(state); }
 
 static const ct_step bytes_step = {bytes_start, bytes_test, bytes_wait, bytes_release};
 
-ct_bytes_step *ct_bytes_step_new(ct_sched *s, ct_ctx *ctx)
+/* A new step for s (its inner schedule prepared on s's tag), or NULL. */
+static ct_bytes_step *step_new(ct_sched *s, ct_ctx *ctx)
 {
     ct_bytes_step *b = calloc(1, sizeof *b);
     if (b == NULL)
@@ -44,11 +55,12 @@ ct_bytes_step *ct_bytes_step_new(ct_sched *s, ct_ctx *ctx)
     return b;
 }
 
-int ct_bytes_step_add(ct_sched *s, ct_bytes_step *b)
+/* Appends b, built, to s as its step (s owns b from here, even on failure). */
+static int step_add(ct_sched *s, ct_bytes_step *b)
 {
     const int rc = ct_sched_reserve(s, 1, 1);
     if (rc != MPI_SUCCESS) {
-        ct_bytes_step_free(b);
+        step_free(b);
         return rc;
     }
     ct_sched_step(s, &bytes_step, b,
@@ -63,7 +75,7 @@ int ct_bytes_step_begin(ct_sched *s, ct_ctx *ctx, ct_bytes_pair *v, ct_bytes_ste
     *into = s;
     if (ct_bytes_pair_in_place(v))
         return MPI_SUCCESS;
-    *step = ct_bytes_step_new(s, ctx);
+    *step = step_new(s, ctx);
     if (*step == NULL)
         return MPI_ERR_NO_MEM;
     (*step)->v = *v;
@@ -77,17 +89,8 @@ int ct_bytes_step_end(ct_sched *s, ct_bytes_step *step, int rc)
     if (step == NULL)
         return rc;
     if (rc != MPI_SUCCESS) {
-        ct_bytes_step_free(step);
+        step_free(step);
         return rc;
     }
-    return ct_bytes_step_add(s, step);
-}
-
-void ct_bytes_step_free(ct_bytes_step *b)
-{
-    if (b == NULL)
-        return;
-    ct_sched_free(&b->inner);
-    ct_bytes_pair_free(&b->v);
-    free(b);
+    return step_add(s, step);
 }

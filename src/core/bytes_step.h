@@ -4,7 +4,8 @@
  * schedule on the bytes of a call (ct_bytes_pair), as one step of the
  * request's schedule, whose non-contiguous sides are staged in memory of the
  * request's own: the send side packed at each start, the receive side
- * unpacked at completion. The Alltoall(v) and neighbourhood drivers use it.
+ * unpacked at completion; none where both sides are contiguous, seen in
+ * place. The Alltoall(v) and neighbourhood drivers use it.
  */
 #ifndef CT_BYTES_STEP_H
 #define CT_BYTES_STEP_H
@@ -14,7 +15,7 @@
 #include "core/sched.h"
 
 typedef struct ct_bytes_step {
-    ct_bytes_pair v; /* the byte view: the caller initialises it */
+    ct_bytes_pair v; /* the byte view, taken from the caller (ct_bytes_step_begin) */
     ct_sched inner;  /* the algorithm's schedule on it: the caller builds it */
     MPI_Comm comm;
     int pack_recv; /* the receive side is packed at each start too (blocks that
@@ -33,12 +34,5 @@ int ct_bytes_step_begin(ct_sched *s, ct_ctx *ctx, ct_bytes_pair *v, ct_bytes_ste
 /* The step of ct_bytes_step_begin, its schedule built with rc: added to s
  * (none: rc). */
 int ct_bytes_step_end(ct_sched *s, ct_bytes_step *step, int rc);
-
-/* A new step for s (its inner schedule prepared on s's tag), or NULL. */
-ct_bytes_step *ct_bytes_step_new(ct_sched *s, ct_ctx *ctx);
-/* Appends b, built, to s as its step (s owns b from here, even on failure). */
-int ct_bytes_step_add(ct_sched *s, ct_bytes_step *b);
-/* Frees a step that was not added. */
-void ct_bytes_step_free(ct_bytes_step *b);
 
 #endif

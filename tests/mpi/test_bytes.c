@@ -8,9 +8,9 @@
  * blocks already lie back to back; both sides of a call (ct_bytes_pair) in
  * bytes without an array of their own where both are contiguous, and a
  * request's step (bytes_step.h) only where a side is staged. Run by
- * alltoallv.sh on one rank (it
- * links the internal library, as the unit tests do; not under valgrind,
- * whose leak check would judge the MPI library's MPI_Init).
+ * alltoallv.sh on one rank (it links the internal library, as the unit
+ * tests do; not under valgrind, whose leak check would judge the MPI
+ * library's MPI_Init).
  */
 #include <stdarg.h>
 #include <stddef.h>

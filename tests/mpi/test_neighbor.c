@@ -1300,10 +1300,11 @@ static int pending_batch(int ints)
  * start theirs 0.2 s later, and complete their first AGREE_EVERY before
  * they start the rest. On rank 0 all AHEAD wait for the agreement the
  * first begins (calls AGREE_EVERY to AHEAD - 1 keep it in force), which
- * completes only once the others have started; its blocking call (call AGREE_EVERY + AGREE_LAG, which adopts
- * the agreement call AGREE_EVERY begins) waits for that agreement, which
- * the others begin only once rank 0's first AGREE_EVERY have run their
- * stages: rank 0 must advance those while it waits. 0 or 1 failure.
+ * completes only once the others have started; its blocking call (call
+ * AGREE_EVERY + AGREE_LAG, which adopts the agreement call AGREE_EVERY
+ * begins) waits for that agreement, which the others begin only once rank
+ * 0's first AGREE_EVERY have run their stages: rank 0 must advance those
+ * while it waits. 0 or 1 failure.
  */
 enum { AGREE_EVERY = 64, AGREE_LAG = 8 }; /* as neighbor_locality.c's */
 enum { AHEAD = AGREE_EVERY + AGREE_LAG };
