@@ -796,7 +796,11 @@ static na_call *call_of(ct_shm_job *job)
     return (na_call *)((char *)job - offsetof(na_call, job));
 }
 
-static void job_begin(ct_shm_job *job) { call_begin(call_of(job), 0); }
+static int job_begin(ct_shm_job *job)
+{
+    call_begin(call_of(job), 0);
+    return 1;
+}
 
 static int job_advance(ct_shm_job *job, int *done) { return call_advance(call_of(job), 0, done); }
 

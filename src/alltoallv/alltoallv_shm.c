@@ -39,23 +39,30 @@
  * point-to-point too, where P - 1 of them would need more than two rounds
  * of the window (direct_limit).
  *
- * MPI_Alltoall needs none of that when its blocks are large: every rank
- * knows every block's size from its own arguments, so when they reach large
- * every block of every rank travels point-to-point, and every rank skips
- * the window alike (no plan, header or round 0: all_p2p).
+ * MPI_Alltoall needs none of that when its blocks are large or empty:
+ * every rank knows every block's size from its own arguments, so then every
+ * block of every rank travels point-to-point (or none does), and every rank
+ * skips the window alike (no plan, header or round 0: all_p2p).
  *
  * An MPI_Alltoallv cannot know that without round 0, whose synchronisation
  * cost the point-to-point blocks about 5% (P = 32, 16 - 32 KiB blocks,
- * coltune-bench, against the same blocks without it). So it learns it from
- * round 0 itself: when no rank put a byte in the window and some rank sent a
- * block point-to-point (every rank reads that from every header, so all
- * agree: ct_shm_stream.all_direct), the next P2P_RUN Alltoallv calls on the
- * communicator with the same large send every block point-to-point without
- * the window (all_p2p, with the user's counts and types, as the MPI library
- * would), and the call after them runs the rounds again to see whether that
- * still holds. Blocks
- * that have become small meanwhile cost at most P2P_RUN calls at the
- * point-to-point speed.
+ * coltune-bench, against the same blocks without it), and is all an empty
+ * call costs (11 us at P = 4 on 2 cores, where the library's nonblocking
+ * call completes at once). So it learns it from round 0 itself: when no
+ * rank put a byte in the window (every rank reads that from every header,
+ * so all agree: ct_shm_stream.empty, and all_direct where some rank sent a
+ * block point-to-point), the next Alltoallv calls on the communicator with
+ * the same large skip the window, a run: their blocks travel point-to-point
+ * with the user's counts and types, as the MPI library's would (all_p2p),
+ * and the call after the run goes through the window again to see whether
+ * that still holds. The first run is P2P_RUN calls, and each run twice as
+ * long as the one before while the call between them finds the same, up to
+ * P2P_RUN_MAX: a benchmark's loop of a thousand empty calls pays seven
+ * synchronisations. Blocks that have become small meanwhile cost at most
+ * P2P_RUN_MAX calls at the point-to-point speed, which is the library's.
+ * The blocking call begins its runs where all its blocks went
+ * point-to-point (all_direct): it posts the empty blocks too, as the
+ * library's blocking routine does, so an empty call would save nothing.
  *
  * If the window cannot be set up (shm.h), every rank learns it at the first
  * call, and that call and every later one on the communicator that chooses
@@ -72,15 +79,19 @@
  * serves one call at a time, in the order the calls started
  * (ct_shm_stream_enqueue): a call started while another is still running
  * on this rank begins when that one completes; a blocking call first
- * completes those before it. One thing is the blocking call's alone: the
- * point-to-point runs (all_p2p), which depend on how the last call went on
- * every rank, which a start cannot know; the nonblocking forms go through
- * the window, with this call's own tag for the blocks that travel
- * point-to-point. A communicator with no window, an MPI_Ialltoall whose
- * blocks all travel point-to-point, and every call under an MPI library
+ * completes those before it. The blocks that travel point-to-point carry
+ * the request's own tag. The runs depend on how the calls before went on
+ * every rank, which a start may not know yet (they may still be running
+ * here): a request's call reads the run when it begins, when those have
+ * completed on this rank, and one in a run posts its blocks, the empty ones
+ * left out (as the libraries' nonblocking routines and the linear schedule
+ * do: an empty call is complete at once), and leaves the window's queue at
+ * once (ct_shm_job.detached): the next call may begin while its blocks
+ * travel. A communicator with no window, an MPI_Ialltoall whose blocks are
+ * empty or all travel point-to-point, and every call under an MPI library
  * whose progress engine coltune cannot hook (MPICH: see
  * ct_alltoallv_shm_build) get the linear schedule (alltoallv_linear.c):
- * the same messages as all_p2p.
+ * the same messages as a request's run.
  */
 #include "alltoallv/a2av_p2p.h"
 #include "core/shm_stream.h"
@@ -92,9 +103,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Alltoallv calls without the window after one whose blocks all travelled
- * point-to-point (see above): the rounds' cost shared by 17 calls. */
-enum { P2P_RUN = 16 };
+/* Alltoallv calls without the window after one that put nothing in it (see
+ * above): the first run, and the longest, which the runs reach by doubling
+ * while the calls between them find the same. */
+enum { P2P_RUN = 16, P2P_RUN_MAX = 256 };
 
 /* Whether a block of `bytes` travels point-to-point (see above); limit is
  * the call's direct_limit(). */
@@ -270,40 +282,77 @@ static int complete_direct(direct_state *d, int block)
 
 /*
  * Every block point-to-point, where all ranks come alike: an MPI_Alltoall
- * with blocks of at least large bytes (every rank knows every block's size
- * from its own arguments, which the standard makes equal), or an
- * MPI_Alltoallv during a run of P2P_RUN calls. The window has nothing to
+ * whose blocks are empty or of at least large bytes (every rank knows every
+ * block's size from its own arguments, which the standard makes equal), or
+ * an MPI_Alltoallv during a run (see above). The window has nothing to
  * carry and round 0 nothing to settle: no plan, no header, no
- * synchronisation, only the blocks, empty ones too (a receiver whose count
- * is not 0 gets a message, as from the MPI library), in the order
- * post_direct uses (receives from me - 1 down, sends from me + 1 up), with
- * this call's tag (the window's call count still advances: a receive of the
- * previous call waiting to be cancelled cannot take a block of this one).
- * A block that cannot be posted stops the posting; what was posted
+ * synchronisation, only the blocks, in the order post_direct uses
+ * (receives from me - 1 down, sends from me + 1 up), with the call's tag,
+ * and the own block. The blocking call posts the empty blocks too (a
+ * receiver whose count is not 0 gets a message, as from the MPI library's
+ * blocking routine); a request skips them, as the libraries' nonblocking
+ * routines and the linear schedule do, so that an empty call is complete
+ * at once. A block that cannot be posted stops the posting; what was posted
  * completes, and the call returns the first failure.
  */
-static int all_p2p(direct_state *d)
+static void post_all(direct_state *d, int skip_empty)
 {
     const ct_a2av *x = d->x;
     const int P = x->ctx->size, me = x->ctx->rank;
     int rc = MPI_SUCCESS;
     for (int t = 1; t < P && rc == MPI_SUCCESS; t++) {
         const int i = (me - t + P) % P;
+        if (skip_empty && !ct_a2av_recvs_from(x, i))
+            continue;
         rc = ct_irecv(ct_a2av_recvblock(x, i), ct_a2av_rcount(x, i), x->a->recvtype, i, d->tag,
                       x->ctx->comm, &d->reqs[d->n]);
         d->n += rc == MPI_SUCCESS;
     }
     for (int t = 1; t < P && rc == MPI_SUCCESS; t++) {
         const int j = (me + t) % P;
+        if (skip_empty && !ct_a2av_sends_to(x, j))
+            continue;
         rc = ct_isend(ct_a2av_sendblock(x, j), ct_a2av_scount(x, j), x->a->sendtype, j, d->tag,
                       x->ctx->comm, &d->reqs[d->n]);
         d->n += rc == MPI_SUCCESS;
     }
     keep_first(d, rc);
     keep_first(d, ct_a2av_self_copy(x));
-    for (; d->next < d->n; d->next++) /* one at a time: the first failure's class */
+}
+
+/* The blocking call's: posted, then completed one at a time (the first
+ * failure's class). */
+static int all_p2p(direct_state *d)
+{
+    post_all(d, 0);
+    for (; d->next < d->n; d->next++)
         keep_first(d, PMPI_Wait(&d->reqs[d->next], MPI_STATUS_IGNORE));
     return d->rc;
+}
+
+/* Is an Alltoallv call on s, with direct limit large, in a run without the
+ * window (see above)? The same on every rank. */
+static int in_run(const ct_shm_stream *s, long large)
+{
+    return s->p2p_left > 0 && s->p2p_limit == large;
+}
+
+/*
+ * After an Alltoallv's exchange with direct limit large, on every rank
+ * alike: whether it found what begins a run (found), and so the next run.
+ * A run twice as long as the last, up to P2P_RUN_MAX, where the call that
+ * ended the last found the same; P2P_RUN after a call that did not.
+ */
+static void learn_run(ct_shm_stream *s, int found, long large)
+{
+    if (found) {
+        const int next = s->p2p_run > 0 ? 2 * s->p2p_run : P2P_RUN;
+        s->p2p_run = next < P2P_RUN_MAX ? next : P2P_RUN_MAX;
+    } else {
+        s->p2p_run = 0;
+    }
+    s->p2p_left = s->p2p_run;
+    s->p2p_limit = large;
 }
 
 /* ------------------------------------------------------------------ */
@@ -322,6 +371,7 @@ typedef struct shm_call {
     ct_shm_idle idle;
     ct_shm_xchg xchg;
     int xchg_rc;  /* the exchange's result, once it has completed */
+    MPI_Request *run_reqs; /* an Alltoallv request's, for its calls in a run */
     size_t staged;
     /* a request's own buffers for non-contiguous sides (a blocking call's
      * are the context's) */
@@ -420,12 +470,20 @@ out:
     return rc;
 }
 
-/* Does this MPI_Alltoall send every block point-to-point (all_p2p)? */
-static int alltoall_all_direct(const shm_call *c)
+/* Is the call an MPI_Alltoall's (blocking, nonblocking or persistent)? */
+static int is_alltoall(const shm_call *c)
 {
-    return c->x.a->coll == CT_COLL_ALLTOALL || c->x.a->coll == CT_COLL_IALLTOALL
-               ? is_direct((size_t)ct_a2av_scount(&c->x, 0) * (size_t)c->st.size, c->large)
-               : 0;
+    return c->x.a->coll == CT_COLL_ALLTOALL || c->x.a->coll == CT_COLL_IALLTOALL;
+}
+
+/* Does this MPI_Alltoall skip the window, its blocks all empty or all
+ * point-to-point (all_p2p)? */
+static int alltoall_skips_window(const shm_call *c)
+{
+    if (!is_alltoall(c))
+        return 0;
+    const size_t block = (size_t)ct_a2av_scount(&c->x, 0) * (size_t)c->st.size;
+    return block == 0 || is_direct(block, c->large);
 }
 
 /* The start of the exchange (the window is this call's): the plan, the
@@ -489,8 +547,8 @@ int ct_alltoallv_shm(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params
     c.packed = c.stage = NULL;
     /* An MPI_Alltoall whose blocks all travel point-to-point, or a call of a
      * point-to-point run (see above): no window */
-    const int alltoall = a->coll == CT_COLL_ALLTOALL;
-    if (alltoall ? alltoall_all_direct(&c) : s->p2p_left > 0 && s->p2p_limit == c.large) {
+    const int alltoall = is_alltoall(&c);
+    if (alltoall ? alltoall_skips_window(&c) : in_run(s, c.large)) {
         direct_state d = {.x = &c.x, .reqs = s->reqs, .tag = c.tag};
         s->calls++; /* as an exchange counts it: the next call's tag differs */
         s->p2p_left -= !alltoall;
@@ -499,10 +557,8 @@ int ct_alltoallv_shm(const ct_alltoallv_args *a, ct_ctx *ctx, const long *params
     ctx->call_extra += ct_shm_stream_bytes(P);
     call_begin(&c, 1);
     rc = call_advance(&c, 1, &done);
-    if (!alltoall) { /* on every rank alike, whatever rc */
-        s->p2p_left = s->all_direct ? P2P_RUN : 0;
-        s->p2p_limit = c.large;
-    }
+    if (!alltoall) /* on every rank alike, whatever rc */
+        learn_run(s, s->all_direct, c.large);
 out:
     return rc;
 }
@@ -516,9 +572,42 @@ static shm_call *call_of(ct_shm_job *job)
     return (shm_call *)((char *)job - offsetof(shm_call, job));
 }
 
-static void job_begin(ct_shm_job *job) { call_begin(call_of(job), 0); }
+/*
+ * A request's call begins when the window is its: the calls before it have
+ * completed on this rank, so every rank reads the same run. In a run, it
+ * posts its blocks point-to-point alone, on its own requests and with the
+ * request's tag, the empty ones left out (post_all), and leaves the queue
+ * (returns 0): the next call may begin at once, and the request completes
+ * when its blocks have (step_test, step_wait). Else, the exchange.
+ */
+static int job_begin(ct_shm_job *job)
+{
+    shm_call *c = call_of(job);
+    ct_shm_stream *s = c->s;
+    if (is_alltoall(c) || !in_run(s, c->large)) {
+        call_begin(c, 0);
+        return 1;
+    }
+    c->d = (direct_state){.x = &c->x, .reqs = c->run_reqs, .tag = c->tag};
+    s->calls++;
+    s->p2p_left--;
+    post_all(&c->d, 1);
+    return 0;
+}
 
-static int job_advance(ct_shm_job *job, int *done) { return call_advance(call_of(job), 0, done); }
+/* A request's exchange that put nothing in the window, its blocks all
+ * point-to-point or all empty, begins a run: after an empty one the calls
+ * of the run complete at once, as the MPI library's do. (A blocking call
+ * would post its empty blocks all the same, so only all_direct begins its
+ * runs.) */
+static int job_advance(ct_shm_job *job, int *done)
+{
+    shm_call *c = call_of(job);
+    const int rc = call_advance(c, 0, done);
+    if (*done && !is_alltoall(c)) /* on every rank alike, whatever rc */
+        learn_run(c->s, c->s->empty, c->large);
+    return rc;
+}
 
 static int step_start(void *state)
 {
@@ -527,10 +616,20 @@ static int step_start(void *state)
     return MPI_SUCCESS;
 }
 
+/* Whether the request's call began in a run (job_begin returned 0). */
+static int in_a_run(const shm_call *c)
+{
+    return __atomic_load_n(&c->job.detached, __ATOMIC_ACQUIRE);
+}
+
 static int step_test(void *state, int *done)
 {
     shm_call *c = state;
     *done = ct_shm_stream_progress(c->s, &c->job, 0);
+    if (*done && in_a_run(c)) {
+        *done = complete_direct(&c->d, 0);
+        return c->d.rc;
+    }
     return *done ? c->job.rc : MPI_SUCCESS;
 }
 
@@ -538,6 +637,10 @@ static int step_wait(void *state)
 {
     shm_call *c = state;
     ct_shm_stream_progress(c->s, &c->job, 1);
+    if (in_a_run(c)) {
+        complete_direct(&c->d, 1);
+        return c->d.rc;
+    }
     return c->job.rc;
 }
 
@@ -546,6 +649,7 @@ static void step_free(void *state)
     shm_call *c = state;
     free(c->packed);
     free(c->stage);
+    free(c->run_reqs);
     free(c);
 }
 
@@ -580,7 +684,7 @@ int ct_alltoallv_shm_build(const ct_alltoallv_args *a, ct_ctx *ctx, const long *
     CT_CALL(call_prepare(c, &c->args, ctx));
     if (c->s != NULL) {
         c->large = direct_limit(params[0], c->s->W, ctx->size);
-        if (alltoall_all_direct(c))
+        if (alltoall_skips_window(c))
             c->s = NULL;
     }
     /* Where nothing advances a request while its rank is in another MPI call
@@ -590,7 +694,7 @@ int ct_alltoallv_shm_build(const ct_alltoallv_args *a, ct_ctx *ctx, const long *
      * MPI library moves by itself. The same library on every rank: all agree. */
     if (c->s != NULL && !ct_request_hooked())
         c->s = NULL;
-    if (c->s == NULL) { /* one rank, no window, every block point-to-point, no hook */
+    if (c->s == NULL) { /* one rank, no window, no block in it, no hook */
         free(c);
         return ct_alltoallv_linear_build(a, ctx, NULL, s);
     }
@@ -604,7 +708,13 @@ int ct_alltoallv_shm_build(const ct_alltoallv_args *a, ct_ctx *ctx, const long *
         c->stage = malloc(n > 0 ? n : 1);
         bytes += n;
     }
-    if ((!c->st.contig && c->packed == NULL) || (!c->rt.contig && c->stage == NULL)) {
+    if (!is_alltoall(c)) { /* its calls in a run: a receive and a send per peer */
+        const size_t n = 2 * (size_t)(ctx->size - 1);
+        c->run_reqs = malloc(n * sizeof *c->run_reqs);
+        bytes += n * sizeof *c->run_reqs;
+    }
+    if ((!c->st.contig && c->packed == NULL) || (!c->rt.contig && c->stage == NULL) ||
+        (!is_alltoall(c) && c->run_reqs == NULL)) {
         rc = MPI_ERR_NO_MEM;
         goto out;
     }

@@ -474,7 +474,7 @@ void ct_shm_stream_begin(ct_shm_xchg *x, ct_shm_stream *s, const ct_shm_out *out
     *x = (ct_shm_xchg){.s = s, .out = out, .local_rc = local_rc, .want = want,
                        .nwant = nwant, .place = place, .blocking = blocking, .rounds = 1};
     s->calls++;
-    s->all_direct = 0;
+    s->empty = s->all_direct = 0;
     /* the wants are read even when this rank has failed: their direct flags */
     const int irc = want != NULL || nwant == 0 ? index_wants(s, want, nwant) : MPI_ERR_INTERN;
     if (irc != MPI_SUCCESS) {
@@ -508,7 +508,8 @@ static int after_round0(ct_shm_xchg *x)
         return 0;
     }
     x->rounds = rs->longest == 0 ? 1 : (rs->longest + s->W - 1) / s->W;
-    s->all_direct = rs->longest == 0 && rs->direct;
+    s->empty = rs->longest == 0;
+    s->all_direct = s->empty && rs->direct;
     if (x->place != NULL)
         x->place_rc = place_deferred(s, rs, x->want, x->nwant, x->rounds, x->place);
     return 1;
@@ -560,11 +561,26 @@ static int try_claim(ct_shm_stream *s)
 
 static void unclaim(ct_shm_stream *s) { __atomic_store_n(&s->queue_busy, 0, __ATOMIC_RELEASE); }
 
+/* Begins the head (under the claim), and the jobs after it while one
+ * begins without the window: that one leaves the queue, and only then is
+ * it marked detached (its owner may free it from then on). */
+static void begin_head(ct_shm_stream *s)
+{
+    ct_shm_job *j;
+    while ((j = s->head) != NULL && !j->begin(j)) {
+        __atomic_store_n(&s->head, j->next, __ATOMIC_RELEASE);
+        if (s->head == NULL)
+            s->tail = NULL;
+        __atomic_store_n(&j->detached, 1, __ATOMIC_RELEASE);
+    }
+}
+
 void ct_shm_stream_enqueue(ct_shm_stream *s, ct_shm_job *job)
 {
     unsigned spins = 0;
     job->next = NULL;
     job->done = 0;
+    job->detached = 0;
     job->rc = MPI_SUCCESS;
     while (!try_claim(s))
         ct_shm_pause(s->w, &spins);
@@ -574,7 +590,7 @@ void ct_shm_stream_enqueue(ct_shm_stream *s, ct_shm_job *job)
         __atomic_store_n(&s->head, job, __ATOMIC_RELEASE);
     s->tail = job;
     if (s->head == job)
-        job->begin(job);
+        begin_head(s);
     unclaim(s);
 }
 
@@ -594,14 +610,16 @@ static int queue_step(ct_shm_stream *s)
     if (s->head == NULL)
         s->tail = NULL;
     else
-        s->head->begin(s->head);
+        begin_head(s);
     __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE); /* its owner may free it now */
     return 1;
 }
 
 static int reached(const ct_shm_stream *s, const ct_shm_job *job)
 {
-    return job != NULL ? __atomic_load_n(&job->done, __ATOMIC_ACQUIRE) : ct_shm_stream_idle(s);
+    return job != NULL ? __atomic_load_n(&job->done, __ATOMIC_ACQUIRE) ||
+                             __atomic_load_n(&job->detached, __ATOMIC_ACQUIRE)
+                       : ct_shm_stream_idle(s);
 }
 
 int ct_shm_stream_progress(ct_shm_stream *s, ct_shm_job *job, int block)

@@ -106,13 +106,18 @@ typedef struct ct_shm_place {
  * (begin: it prepares and publishes its round 0, telling the members of a
  * failure through it) once the one before it has completed on this rank,
  * and advance takes it on without blocking; its completion (the call's
- * error class in rc) begins the next.
+ * error class in rc) begins the next. A begin that finds the window has
+ * nothing to carry for its call (the shm Alltoallv's runs without it)
+ * returns 0: the job leaves the queue at once (detached), the next begins,
+ * and the job's owner completes the call without the queue
+ * (ct_shm_stream_progress returns once the job is detached).
  */
 typedef struct ct_shm_job {
     struct ct_shm_job *next;
-    void (*begin)(struct ct_shm_job *job);
+    int (*begin)(struct ct_shm_job *job); /* returns whether it holds the window */
     int (*advance)(struct ct_shm_job *job, int *done); /* without blocking */
     int done, rc;
+    int detached; /* atomic: begun without the window, no longer the queue's */
 } ct_shm_job;
 
 /* A window for streams of nblocks blocks, created by the first call that
@@ -147,13 +152,14 @@ typedef struct ct_shm_stream {
                      its first call (the shm Allgather(v): remote rank to
                      union rank); freed with the window */
     unsigned long calls; /* exchanges begun on the window, the same on every member */
-    int all_direct; /* the last exchange put no byte in the window and some member
-                       marked a block direct: read from every member's header in
-                       round 0, so the same on every member */
+    /* What the last exchange put in the window, read from every member's
+     * header in round 0, so the same on every member: no byte (empty), and
+     * of those, one where some member marked a block direct (all_direct). */
+    int empty, all_direct;
     /* The caller's own (alltoallv_shm.c), the same on every member: calls
-     * still to make without the window, and the direct limit under which
-     * the run was found. */
-    int p2p_left;
+     * still to make without the window, the length of the last such run,
+     * and the direct limit under which it was found. */
+    int p2p_left, p2p_run;
     long p2p_limit;
     unsigned long seq0;  /* the half round 0 of the last exchange used */
     ct_shm_job *head, *tail; /* the queue of nonblocking exchanges, head running */
@@ -262,7 +268,8 @@ void ct_shm_stream_enqueue(ct_shm_stream *s, ct_shm_job *job);
  * without waiting (block 0). With job NULL, until the queue is empty: a
  * blocking call's exchange on the window, and the window's release, wait
  * for the nonblocking ones started before them (on every member in the same
- * order). Returns job->done (1 when job is NULL and the queue is empty).
+ * order). Returns whether job is done or detached (1 when job is NULL and
+ * the queue is empty).
  */
 int ct_shm_stream_progress(ct_shm_stream *s, ct_shm_job *job, int block);
 static inline int ct_shm_stream_idle(const ct_shm_stream *s)

@@ -1275,12 +1275,13 @@ static int window_run(call *c, int local_rc)
 /* A request's exchange, a job of the window's queue. */
 static call *call_of(ct_shm_job *job) { return (call *)((char *)job - offsetof(call, job)); }
 
-static void job_begin(ct_shm_job *job)
+static int job_begin(ct_shm_job *job)
 {
     call *c = call_of(job);
     const int nw = window_plan(c, c->win_rc);
     ct_shm_stream_begin(&c->xchg, c->win, c->win->out, c->win_rc,
                         c->win_rc == MPI_SUCCESS ? c->win->want : NULL, nw, NULL, 0);
+    return 1;
 }
 
 static int job_advance(ct_shm_job *job, int *done)

@@ -1308,6 +1308,169 @@ static void test_req_persistent_tags_held(void **state)
 #endif
 }
 
+/* ------------------------------------------------------------------ */
+/* shm's runs without the window, in every form                        */
+/* ------------------------------------------------------------------ */
+
+/* Call c of test_shm_runs: the bytes rank i sends rank j (shm:large=64). */
+static int run_bytes(int c, int i, int j)
+{
+    if (c < 500) /* empty, so runs of 16 up to 256 calls; one call in a run */
+        return c == 250 ? 10 : 0;
+    if (c < 800) /* through the window: the run ends (it is 256 calls at most) */
+        return 10;
+    if (c < 860) /* every block point-to-point: runs again, from 16 calls */
+        return 100;
+    switch (c % 4) {
+    case 0: return 0;
+    case 1: return 10;
+    case 2: return (i + j + c) % 3 ? 20 : 100; /* some of each */
+    default: return 100;
+    }
+}
+
+enum { RUN_CALLS = 900, RUN_SLOTS = 3, RUN_N = 100 };
+
+/* The buffers of one call in flight. */
+typedef struct run_slot {
+    int *sc, *rc, *displs;
+    unsigned char *sb, *rb;
+    MPI_Request req;
+    int call;
+} run_slot;
+
+static void run_slot_fill(run_slot *s, int c)
+{
+    const int P = th_size(), me = th_rank();
+    s->call = c;
+    for (int j = 0; j < P; j++) {
+        s->sc[j] = run_bytes(c, me, j);
+        s->rc[j] = run_bytes(c, j, me);
+        s->displs[j] = j * RUN_N;
+        memset(s->sb + (size_t)j * RUN_N, (16 * me + j + c) & 0xff, RUN_N);
+    }
+    memset(s->rb, 0xff, (size_t)P * RUN_N);
+}
+
+/* Every block whole, and nothing written past it (nothing at all where the
+ * call is empty). */
+static int run_slot_ok(const run_slot *s)
+{
+    const int P = th_size(), me = th_rank(), c = s->call;
+    int ok = 1;
+    for (int j = 0; j < P && ok; j++)
+        for (int b = 0; b < RUN_N && ok; b++)
+            ok = s->rb[(size_t)j * RUN_N + b] ==
+                 (b < run_bytes(c, j, me) ? (unsigned char)((16 * j + me + c) & 0xff) : 0xff);
+    if (!ok)
+        fprintf(stderr, "# shm runs, call %d: rank %d got a wrong block\n", c, me);
+    return ok;
+}
+
+static int run_start(run_slot *s, int c)
+{
+    run_slot_fill(s, c);
+    return coltune_ialltoallv("shm:large=64", s->sb, s->sc, s->displs, MPI_BYTE, s->rb, s->rc,
+                              s->displs, MPI_BYTE, MPI_COMM_WORLD, &s->req);
+}
+
+/*
+ * shm's runs without the window (alltoallv_shm.c): once an Alltoallv's
+ * exchange put no byte in the window, its blocks all empty or all
+ * point-to-point, the next calls skip it, in runs that double up to 256
+ * calls, and a request's call in a run leaves the window's queue at once.
+ * 900 calls whose blocks change (empty for 500, one call with blocks for
+ * the window inside a run, then 300 through the window, then
+ * point-to-point, then a mix), as MPI_Ialltoallv, three at a time now and then (completed in
+ * reverse order, or by MPI_Waitall beside a persistent request), blocking
+ * between, and persistent requests of empty and of point-to-point blocks
+ * started among them: every block whole on every rank, nothing written
+ * where nothing was sent.
+ */
+static void test_shm_runs(void **state)
+{
+    (void)state;
+    const int P = th_size();
+    run_slot slot[RUN_SLOTS];
+    int ok = 1;
+    for (int k = 0; k < RUN_SLOTS; k++) {
+        slot[k].sc = malloc(3 * (size_t)P * sizeof(int));
+        slot[k].sb = malloc(2 * (size_t)P * RUN_N);
+        assert_true(slot[k].sc && slot[k].sb);
+        slot[k].rc = slot[k].sc + P;
+        slot[k].displs = slot[k].sc + 2 * P;
+        slot[k].rb = slot[k].sb + (size_t)P * RUN_N;
+        slot[k].req = MPI_REQUEST_NULL;
+    }
+#if HAVE_INIT
+    /* persistent requests of calls 0 (empty) and 800 (point-to-point), in
+     * slots of their own */
+    run_slot pers[2];
+    for (int k = 0; k < 2; k++) {
+        pers[k].sc = malloc(3 * (size_t)P * sizeof(int));
+        pers[k].sb = malloc(2 * (size_t)P * RUN_N);
+        assert_true(pers[k].sc && pers[k].sb);
+        pers[k].rc = pers[k].sc + P;
+        pers[k].displs = pers[k].sc + 2 * P;
+        pers[k].rb = pers[k].sb + (size_t)P * RUN_N;
+        run_slot_fill(&pers[k], k == 0 ? 0 : 800);
+        assert_int_equal(coltune_alltoallv_init("shm:large=64", pers[k].sb, pers[k].sc,
+                                                pers[k].displs, MPI_BYTE, pers[k].rb,
+                                                pers[k].rc, pers[k].displs, MPI_BYTE,
+                                                MPI_COMM_WORLD, MPI_INFO_NULL, &pers[k].req),
+                         MPI_SUCCESS);
+    }
+#endif
+    for (int c = 0; c < RUN_CALLS;) {
+        if (c % 11 == 5) { /* blocking */
+            run_slot_fill(&slot[0], c);
+            assert_int_equal(coltune_alltoallv("shm:large=64", slot[0].sb, slot[0].sc,
+                                               slot[0].displs, MPI_BYTE, slot[0].rb,
+                                               slot[0].rc, slot[0].displs, MPI_BYTE,
+                                               MPI_COMM_WORLD),
+                             MPI_SUCCESS);
+            ok &= run_slot_ok(&slot[0]);
+            c++;
+            continue;
+        }
+#if HAVE_INIT
+        if (c % 13 == 0) { /* a persistent request with a call beside it */
+            run_slot *p = &pers[(c / 13) % 2];
+            MPI_Request both[2];
+            memset(p->rb, 0xff, (size_t)P * RUN_N);
+            assert_int_equal(MPI_Start(&p->req), MPI_SUCCESS);
+            assert_int_equal(run_start(&slot[0], c), MPI_SUCCESS);
+            both[0] = p->req;
+            both[1] = slot[0].req;
+            assert_int_equal(MPI_Waitall(2, both, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+            ok &= run_slot_ok(p) && run_slot_ok(&slot[0]);
+            c++;
+            continue;
+        }
+#endif
+        const int n = c % 7 == 3 && c + RUN_SLOTS <= RUN_CALLS ? RUN_SLOTS : 1;
+        for (int k = 0; k < n; k++)
+            assert_int_equal(run_start(&slot[k], c + k), MPI_SUCCESS);
+        for (int k = n - 1; k >= 0; k--) {
+            assert_int_equal(MPI_Wait(&slot[k].req, MPI_STATUS_IGNORE), MPI_SUCCESS);
+            ok &= run_slot_ok(&slot[k]) && slot[k].req == MPI_REQUEST_NULL;
+        }
+        c += n;
+    }
+#if HAVE_INIT
+    for (int k = 0; k < 2; k++) {
+        MPI_Request_free(&pers[k].req);
+        free(pers[k].sc);
+        free(pers[k].sb);
+    }
+#endif
+    for (int k = 0; k < RUN_SLOTS; k++) {
+        free(slot[k].sc);
+        free(slot[k].sb);
+    }
+    assert_true(th_all(ok, MPI_COMM_WORLD));
+}
+
 int main(int argc, char **argv)
 {
     th_init(&argc, &argv);
@@ -1336,7 +1499,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_req_persistent_apart),
         cmocka_unit_test(test_req_persistent_window_kept),
         cmocka_unit_test(test_req_persistent_comm_freed),
-        cmocka_unit_test(test_persistent_learns)};
+        cmocka_unit_test(test_persistent_learns), cmocka_unit_test(test_shm_runs)};
     int failed = th_run("nbc", tests, sizeof tests / sizeof tests[0]);
     MPI_Finalize();
     return failed ? 1 : 0;
