@@ -616,7 +616,10 @@ static int step_start(void *state)
     return MPI_SUCCESS;
 }
 
-/* Whether the request's call began in a run (job_begin returned 0). */
+/* Whether the request's call began in a run (job_begin returned 0). From
+ * then on the request does not look at the window: a later blocking call
+ * may release it (this rank's copy of the request holds the communicator,
+ * but another rank's may be complete and freed: cache.h). */
 static int in_a_run(const shm_call *c)
 {
     return __atomic_load_n(&c->job.detached, __ATOMIC_ACQUIRE);
@@ -625,23 +628,24 @@ static int in_a_run(const shm_call *c)
 static int step_test(void *state, int *done)
 {
     shm_call *c = state;
-    *done = ct_shm_stream_progress(c->s, &c->job, 0);
-    if (*done && in_a_run(c)) {
-        *done = complete_direct(&c->d, 0);
-        return c->d.rc;
+    if (!in_a_run(c)) {
+        *done = ct_shm_stream_progress(c->s, &c->job, 0);
+        if (!in_a_run(c))
+            return *done ? c->job.rc : MPI_SUCCESS;
     }
-    return *done ? c->job.rc : MPI_SUCCESS;
+    *done = complete_direct(&c->d, 0);
+    return c->d.rc;
 }
 
 static int step_wait(void *state)
 {
     shm_call *c = state;
-    ct_shm_stream_progress(c->s, &c->job, 1);
-    if (in_a_run(c)) {
-        complete_direct(&c->d, 1);
-        return c->d.rc;
-    }
-    return c->job.rc;
+    if (!in_a_run(c))
+        ct_shm_stream_progress(c->s, &c->job, 1);
+    if (!in_a_run(c))
+        return c->job.rc;
+    complete_direct(&c->d, 1);
+    return c->d.rc;
 }
 
 static void step_free(void *state)
