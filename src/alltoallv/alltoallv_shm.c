@@ -87,7 +87,10 @@
  * left out (as the libraries' nonblocking routines and the linear schedule
  * do: an empty call is complete at once), and leaves the window's queue at
  * once (ct_shm_job.detached): the next call may begin while its blocks
- * travel. A communicator with no window, an MPI_Ialltoall whose blocks are
+ * travel. Like those, it trusts both ends of a block to agree whether it is
+ * empty, as MPI requires of the type signatures: a receiver that expects
+ * bytes its sender does not send waits for them, where the window would
+ * have given it nothing (and MPI_ERR_TRUNCATE for bytes it did not expect). A communicator with no window, an MPI_Ialltoall whose blocks are
  * empty or all travel point-to-point, and every call under an MPI library
  * whose progress engine coltune cannot hook (MPICH: see
  * ct_alltoallv_shm_build) get the linear schedule (alltoallv_linear.c):
@@ -341,10 +344,12 @@ static int in_run(const ct_shm_stream *s, long large)
  * After an Alltoallv's exchange with direct limit large, on every rank
  * alike: whether it found what begins a run (found), and so the next run.
  * A run twice as long as the last, up to P2P_RUN_MAX, where the call that
- * ended the last found the same; P2P_RUN after a call that did not.
+ * ended the last found the same under the same large; else P2P_RUN.
  */
 static void learn_run(ct_shm_stream *s, int found, long large)
 {
+    if (s->p2p_limit != large) /* the runs before were found under another limit */
+        s->p2p_run = 0;
     if (found) {
         const int next = s->p2p_run > 0 ? 2 * s->p2p_run : P2P_RUN;
         s->p2p_run = next < P2P_RUN_MAX ? next : P2P_RUN_MAX;
@@ -633,8 +638,10 @@ static int step_test(void *state, int *done)
         if (!in_a_run(c))
             return *done ? c->job.rc : MPI_SUCCESS;
     }
+    /* done only once every block has, even after a failure: the request
+     * (and its run_reqs) may be freed at its completion */
     *done = complete_direct(&c->d, 0);
-    return c->d.rc;
+    return *done ? c->d.rc : MPI_SUCCESS;
 }
 
 static int step_wait(void *state)

@@ -85,9 +85,9 @@ for P in ${CT_TEST_NP:-4 7}; do
         with_env COLTUNE_SHM_WINDOW=64 COLTUNE_IALLTOALLV=shm:large=64 COLTUNE_ALLTOALLV=shm \
         TEST_FILTER='test_req_*' -- run_mpi "$P" "$prog"
 done
-# shm's runs without the window (test_shm_runs): 900 calls whose blocks
+# shm's runs without the window (test_shm_runs): 1040 calls whose blocks
 # change, nonblocking, blocking and persistent, some in flight together;
-# with a window of 64 bytes a rank too (the window's calls in rounds).
+# with a window of 64 bytes a rank too (the window's calls in two rounds).
 for P in ${CT_TEST_NP:-1 3 4 7}; do
     check_run "nbc P=$P shm's runs without the window" \
         with_env TEST_FILTER=test_shm_runs -- run_mpi "$P" "$prog"

@@ -1312,24 +1312,27 @@ static void test_req_persistent_tags_held(void **state)
 /* shm's runs without the window, in every form                        */
 /* ------------------------------------------------------------------ */
 
-/* Call c of test_shm_runs: the bytes rank i sends rank j (shm:large=64). */
+/* Call c of test_shm_runs: the bytes rank i sends rank j (shm:large=64:
+ * blocks under 64 bytes go through the window, the others point-to-point). */
 static int run_bytes(int c, int i, int j)
 {
-    if (c < 500) /* empty, so runs of 16 up to 256 calls; one call in a run */
-        return c == 250 ? 10 : 0;
-    if (c < 800) /* through the window: the run ends (it is 256 calls at most) */
-        return 10;
-    if (c < 860) /* every block point-to-point: runs again, from 16 calls */
+    if (c < 500) /* empty: runs of 16 to 256 calls; one call of window blocks in a run */
+        return c == 250 ? 40 : 0;
+    if (c < 800) /* window blocks: the run under way carries the first, the next call
+                    through the window ends it */
+        return 40;
+    if (c < 860) /* every block point-to-point: runs again, begun by a blocking call */
         return 100;
-    switch (c % 4) {
+    if (c < 960) /* window blocks again */
+        return 40;
+    switch (c % 4) { /* a mix: some calls of both kinds of block go through the window */
     case 0: return 0;
-    case 1: return 10;
-    case 2: return (i + j + c) % 3 ? 20 : 100; /* some of each */
-    default: return 100;
+    case 3: return 100;
+    default: return (i + j + c) % 3 ? 40 : 100;
     }
 }
 
-enum { RUN_CALLS = 900, RUN_SLOTS = 3, RUN_N = 100 };
+enum { RUN_CALLS = 1040, RUN_SLOTS = 3, RUN_N = 100 };
 
 /* The buffers of one call in flight. */
 typedef struct run_slot {
@@ -1379,13 +1382,17 @@ static int run_start(run_slot *s, int c)
  * exchange put no byte in the window, its blocks all empty or all
  * point-to-point, the next calls skip it, in runs that double up to 256
  * calls, and a request's call in a run leaves the window's queue at once.
- * 900 calls whose blocks change (empty for 500, one call with blocks for
- * the window inside a run, then 300 through the window, then
- * point-to-point, then a mix), as MPI_Ialltoallv, three at a time now and then (completed in
- * reverse order, or by MPI_Waitall beside a persistent request), blocking
- * between, and persistent requests of empty and of point-to-point blocks
- * started among them: every block whole on every rank, nothing written
- * where nothing was sent.
+ * 1040 calls whose blocks change (run_bytes), as MPI_Ialltoallv, three at a
+ * time now and then (completed in reverse order), blocking every eleventh
+ * call, and persistent requests of empty and of point-to-point blocks
+ * started beside a call of the same kind (by MPI_Waitall): every block
+ * whole on every rank, nothing written where nothing was sent. Following
+ * the runs as alltoallv_shm.c keeps them (the same on every P > 2): runs of
+ * 16 to 256 calls; over 300 calls carry window blocks in a run (call 250 and
+ * the first of 500 - 800); a blocking call begins a run (call 800); calls
+ * with both kinds of block go through the window (calls 977, 978, 1029,
+ * 1030). With COLTUNE_SHM_WINDOW=64 (nbc.sh) a window call at P = 4 runs in
+ * two rounds (3 blocks of 40 bytes).
  */
 static void test_shm_runs(void **state)
 {
@@ -1422,7 +1429,7 @@ static void test_shm_runs(void **state)
     }
 #endif
     for (int c = 0; c < RUN_CALLS;) {
-        if (c % 11 == 5) { /* blocking */
+        if (c % 11 == 5 || c == 800) { /* blocking */
             run_slot_fill(&slot[0], c);
             assert_int_equal(coltune_alltoallv("shm:large=64", slot[0].sb, slot[0].sc,
                                                slot[0].displs, MPI_BYTE, slot[0].rb,
@@ -1434,8 +1441,9 @@ static void test_shm_runs(void **state)
             continue;
         }
 #if HAVE_INIT
-        if (c % 13 == 0) { /* a persistent request with a call beside it */
-            run_slot *p = &pers[(c / 13) % 2];
+        if (c % 13 == 0 && (c < 500 || (c >= 800 && c < 860))) {
+            /* a persistent request with a call of its kind beside it */
+            run_slot *p = &pers[c < 500 ? 0 : 1];
             MPI_Request both[2];
             memset(p->rb, 0xff, (size_t)P * RUN_N);
             assert_int_equal(MPI_Start(&p->req), MPI_SUCCESS);
