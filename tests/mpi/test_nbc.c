@@ -1342,6 +1342,24 @@ typedef struct run_slot {
     int call;
 } run_slot;
 
+static void run_slot_alloc(run_slot *s)
+{
+    const int P = th_size();
+    s->sc = malloc(3 * (size_t)P * sizeof(int));
+    s->sb = malloc(2 * (size_t)P * RUN_N);
+    assert_true(s->sc && s->sb);
+    s->rc = s->sc + P;
+    s->displs = s->sc + 2 * P;
+    s->rb = s->sb + (size_t)P * RUN_N;
+    s->req = MPI_REQUEST_NULL;
+}
+
+static void run_slot_free(run_slot *s)
+{
+    free(s->sc);
+    free(s->sb);
+}
+
 static void run_slot_fill(run_slot *s, int c)
 {
     const int P = th_size(), me = th_rank();
@@ -1400,26 +1418,14 @@ static void test_shm_runs(void **state)
     const int P = th_size();
     run_slot slot[RUN_SLOTS];
     int ok = 1;
-    for (int k = 0; k < RUN_SLOTS; k++) {
-        slot[k].sc = malloc(3 * (size_t)P * sizeof(int));
-        slot[k].sb = malloc(2 * (size_t)P * RUN_N);
-        assert_true(slot[k].sc && slot[k].sb);
-        slot[k].rc = slot[k].sc + P;
-        slot[k].displs = slot[k].sc + 2 * P;
-        slot[k].rb = slot[k].sb + (size_t)P * RUN_N;
-        slot[k].req = MPI_REQUEST_NULL;
-    }
+    for (int k = 0; k < RUN_SLOTS; k++)
+        run_slot_alloc(&slot[k]);
 #if HAVE_INIT
     /* persistent requests of calls 0 (empty) and 800 (point-to-point), in
      * slots of their own */
     run_slot pers[2];
     for (int k = 0; k < 2; k++) {
-        pers[k].sc = malloc(3 * (size_t)P * sizeof(int));
-        pers[k].sb = malloc(2 * (size_t)P * RUN_N);
-        assert_true(pers[k].sc && pers[k].sb);
-        pers[k].rc = pers[k].sc + P;
-        pers[k].displs = pers[k].sc + 2 * P;
-        pers[k].rb = pers[k].sb + (size_t)P * RUN_N;
+        run_slot_alloc(&pers[k]);
         run_slot_fill(&pers[k], k == 0 ? 0 : 800);
         assert_int_equal(coltune_alltoallv_init("shm:large=64", pers[k].sb, pers[k].sc,
                                                 pers[k].displs, MPI_BYTE, pers[k].rb,
@@ -1468,14 +1474,11 @@ static void test_shm_runs(void **state)
 #if HAVE_INIT
     for (int k = 0; k < 2; k++) {
         MPI_Request_free(&pers[k].req);
-        free(pers[k].sc);
-        free(pers[k].sb);
+        run_slot_free(&pers[k]);
     }
 #endif
-    for (int k = 0; k < RUN_SLOTS; k++) {
-        free(slot[k].sc);
-        free(slot[k].sb);
-    }
+    for (int k = 0; k < RUN_SLOTS; k++)
+        run_slot_free(&slot[k]);
     assert_true(th_all(ok, MPI_COMM_WORLD));
 }
 
