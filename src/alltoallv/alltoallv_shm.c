@@ -376,12 +376,14 @@ typedef struct shm_call {
     ct_shm_idle idle;
     ct_shm_xchg xchg;
     int xchg_rc;  /* the exchange's result, once it has completed */
-    MPI_Request *run_reqs; /* an Alltoallv request's, for its calls in a run */
     size_t staged;
     /* a request's own buffers for non-contiguous sides (a blocking call's
      * are the context's) */
     char *packed, *stage;
     ct_shm_job job; /* a request's place in the window's queue */
+    /* An Alltoallv request's, for its calls in a run: a receive and a send
+     * per peer, allocated with it (none in a blocking call's) */
+    MPI_Request run_reqs[];
 } shm_call;
 
 /* Memory for packing or staging: the request's own, or the context's. */
@@ -476,10 +478,12 @@ out:
 }
 
 /* Is the call an MPI_Alltoall's (blocking, nonblocking or persistent)? */
-static int is_alltoall(const shm_call *c)
+static int coll_is_alltoall(ct_coll coll)
 {
-    return c->x.a->coll == CT_COLL_ALLTOALL || c->x.a->coll == CT_COLL_IALLTOALL;
+    return coll == CT_COLL_ALLTOALL || coll == CT_COLL_IALLTOALL;
 }
+
+static int is_alltoall(const shm_call *c) { return coll_is_alltoall(c->x.a->coll); }
 
 /* Does this MPI_Alltoall skip the window, its blocks all empty or all
  * point-to-point (all_p2p)? */
@@ -639,7 +643,7 @@ static int step_test(void *state, int *done)
             return *done ? c->job.rc : MPI_SUCCESS;
     }
     /* done only once every block has, even after a failure: the request
-     * (and its run_reqs) may be freed at its completion */
+     * (and its run_reqs with it) may be freed at its completion */
     *done = complete_direct(&c->d, 0);
     return *done ? c->d.rc : MPI_SUCCESS;
 }
@@ -660,7 +664,6 @@ static void step_free(void *state)
     shm_call *c = state;
     free(c->packed);
     free(c->stage);
-    free(c->run_reqs);
     free(c);
 }
 
@@ -687,8 +690,9 @@ int ct_alltoallv_shm_build(const ct_alltoallv_args *a, ct_ctx *ctx, const long *
                            ct_sched *s)
 {
     int rc;
-    size_t bytes = sizeof(shm_call);
-    shm_call *c = calloc(1, sizeof *c);
+    const size_t nrun = coll_is_alltoall(a->coll) ? 0 : 2 * (size_t)(ctx->size - 1);
+    size_t bytes = sizeof(shm_call) + nrun * sizeof(MPI_Request);
+    shm_call *c = calloc(1, bytes);
     if (c == NULL)
         return MPI_ERR_NO_MEM;
     c->args = *a;
@@ -719,13 +723,7 @@ int ct_alltoallv_shm_build(const ct_alltoallv_args *a, ct_ctx *ctx, const long *
         c->stage = malloc(n > 0 ? n : 1);
         bytes += n;
     }
-    if (!is_alltoall(c)) { /* its calls in a run: a receive and a send per peer */
-        const size_t n = 2 * (size_t)(ctx->size - 1);
-        c->run_reqs = malloc(n * sizeof *c->run_reqs);
-        bytes += n * sizeof *c->run_reqs;
-    }
-    if ((!c->st.contig && c->packed == NULL) || (!c->rt.contig && c->stage == NULL) ||
-        (!is_alltoall(c) && c->run_reqs == NULL)) {
+    if ((!c->st.contig && c->packed == NULL) || (!c->rt.contig && c->stage == NULL)) {
         rc = MPI_ERR_NO_MEM;
         goto out;
     }
